@@ -1,0 +1,168 @@
+/* args.c — option values and inputs shared by the fp8kv commands. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/oracle.h"
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "fp8kv %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'fp8kv %s --help'.\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_input_error(const char *cmd)
+{
+    fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
+    return EXIT_USAGE;
+}
+
+int cli_parse_choice(const char *cmd, const char *option, const char *value,
+                     const char *const *names, int count)
+{
+    int i = fp8kv_name_index(names, count, value);
+    if (i >= 0)
+        return i;
+    char accepted[256] = "";
+    for (int k = 0; k < count; k++) {
+        strncat(accepted, names[k], sizeof accepted - strlen(accepted) - 1);
+        if (k + 1 < count)
+            strncat(accepted, "|", sizeof accepted - strlen(accepted) - 1);
+    }
+    cli_usage_error(cmd, "--%s: '%s' is not one of %s", option, value, accepted);
+    return -1;
+}
+
+int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_option *options,
+                   int count, struct cli_args *out)
+{
+    memset(out, 0, sizeof *out);
+    out->positional = argv + 1;
+    int only_positional = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positional || strncmp(arg, "--", 2) != 0) {
+            out->positional[out->npositional++] = argv[i];
+            continue;
+        }
+        if (arg[2] == '\0') {
+            only_positional = 1;
+            continue;
+        }
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        if (len == 4 && strncmp(name, "help", 4) == 0 && !eq) {
+            out->help = 1;
+            continue;
+        }
+        int k = 0;
+        while (k < count && !(strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0))
+            k++;
+        if (k == count)
+            return cli_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);
+        if (!options[k].takes_value) {
+            if (eq)
+                return cli_usage_error(cmd, "option --%s takes no value", options[k].name);
+            out->value[k] = "";
+        } else if (eq) {
+            out->value[k] = eq + 1;
+        } else if (i + 1 < argc) {
+            out->value[k] = argv[++i];
+        } else {
+            return cli_usage_error(cmd, "option --%s needs a value", options[k].name);
+        }
+    }
+    return -1;
+}
+
+/* "0x" followed only by hex digits: a bit pattern, not a hex float. */
+static int is_hex_bits(const char *s)
+{
+    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
+        return 0;
+    for (const char *p = s + 2; *p; p++)
+        if (!isxdigit((unsigned char)*p))
+            return 0;
+    return 1;
+}
+
+int cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
+{
+    if (is_hex_bits(text)) {
+        errno = 0;
+        unsigned long long v = strtoull(text, NULL, 16);
+        unsigned long long limit = dtype == FP8KV_DTYPE_F32 ? 0xFFFFFFFFull : 0xFFFFull;
+        if (errno || v > limit)
+            return fp8kv_fail("'%s' is too large for %s bits (at most 0x%llx)", text,
+                              fp8kv_dtype_names[dtype], limit);
+        *bits = (uint32_t)v;
+        return FP8KV_OK;
+    }
+    if (fp8kv_oracle_parse(dtype, text, bits) != 0)
+        return fp8kv_fail("'%s' is not a valid %s input: give hex bits (0x43e80001), a hex float "
+                          "(0x1.dp+8) or a decimal (464, -1.0625, inf, nan)",
+                          text, fp8kv_dtype_names[dtype]);
+    return FP8KV_OK;
+}
+
+int cli_parse_code(const char *text, uint8_t *code)
+{
+    const char *digits = text;
+    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+        digits += 2;
+    size_t n = strlen(digits);
+    if (n < 1 || n > 2 || !isxdigit((unsigned char)digits[0]) ||
+        (n == 2 && !isxdigit((unsigned char)digits[1])))
+        return fp8kv_fail("'%s' is not an fp8 code: give two hex digits (00..ff)", text);
+    *code = (uint8_t)strtoul(digits, NULL, 16);
+    return FP8KV_OK;
+}
+
+void cli_inputs_open(struct cli_inputs *in, int argc, char **argv, int first)
+{
+    memset(in, 0, sizeof *in);
+    in->args = argv + first;
+    in->count = argc > first ? argc - first : 0;
+    in->from_stdin = in->count == 0;
+}
+
+const char *cli_inputs_next(struct cli_inputs *in)
+{
+    if (!in->from_stdin) {
+        if (in->next == in->count)
+            return NULL;
+        snprintf(in->where, sizeof in->where, "argument %d", in->next + 1);
+        return in->args[in->next++];
+    }
+    for (;;) {
+        ssize_t n = getline(&in->line, &in->cap, stdin);
+        if (n < 0)
+            return NULL;
+        in->line_number++;
+        char *s = in->line;
+        while (n > 0 && isspace((unsigned char)s[n - 1]))
+            s[--n] = '\0';
+        while (isspace((unsigned char)*s))
+            s++;
+        if (*s == '\0' || *s == '#')
+            continue;
+        snprintf(in->where, sizeof in->where, "stdin line %ld", in->line_number);
+        return s;
+    }
+}
+
+void cli_inputs_close(struct cli_inputs *in)
+{
+    free(in->line);
+    in->line = NULL;
+}

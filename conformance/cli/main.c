@@ -1,0 +1,47 @@
+/* main.c — the fp8kv command line: dispatch to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_command commands[] = {
+    {"encode", "the oracle's code for f32/f16/bf16 inputs (TestFloat-style filter)", cmd_encode},
+    {"decode", "the oracle's read value for fp8 codes", cmd_decode},
+    {"gen", "generate the golden vectors (--check: compare with a regeneration)", cmd_gen},
+    {"verify", "check a vector directory against MANIFEST.json and SHA256SUMS", cmd_verify},
+};
+static const int command_count = (int)(sizeof commands / sizeof commands[0]);
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: fp8kv COMMAND [options]   (fp8kv COMMAND --help for each)\n\n"
+                 "fp8kv checks fp8 KV-cache codecs against an exact MPFR oracle.\n\ncommands:\n");
+    for (int i = 0; i < command_count; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nexit codes: 0 ok/conformant, 1 nonconformant, 2 usage or input error, "
+                 "3 target unavailable\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return EXIT_CONFORMANT;
+    }
+    for (int i = 0; i < command_count; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "fp8kv %s: cannot write the output\n", commands[i].name);
+                return EXIT_USAGE;
+            }
+            return rc;
+        }
+    fprintf(stderr, "fp8kv: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,47 @@
+/* manifest.h — the generator's record of the files it writes, and MANIFEST.json/SHA256SUMS. */
+#ifndef FP8KV_GEN_MANIFEST_H
+#define FP8KV_GEN_MANIFEST_H
+
+#include <stddef.h>
+
+#include "fp8kv/npy.h"
+
+struct manifest_entry {
+    char *path;        /* relative to the vector directory */
+    const char *profile; /* NULL for files that belong to no profile */
+    const char *set;
+    char *description;
+    int is_npy;
+    enum fp8kv_npy_dtype dtype;
+    int ndim;
+    size_t shape[FP8KV_NPY_MAX_DIMS];
+};
+
+struct manifest {
+    const char *dir;
+    struct manifest_entry *entries;
+    size_t count, capacity;
+};
+
+/* manifest_add_npy: writes dir/path as .npy and records it. 0 or FP8KV_ERR. */
+int manifest_add_npy(struct manifest *m, const char *profile, const char *set, const char *path,
+                     const char *description, enum fp8kv_npy_dtype dtype, int ndim,
+                     const size_t *shape, const void *data);
+
+/* manifest_add_text: writes dir/path (atomically) with len bytes of text and records it. */
+int manifest_add_text(struct manifest *m, const char *profile, const char *set, const char *path,
+                      const char *description, const char *text, size_t len);
+
+/* manifest_finish: hashes every recorded file and writes MANIFEST.json and SHA256SUMS. */
+int manifest_finish(struct manifest *m, const char *generator_version);
+
+/* manifest_free: releases the records (not the files). */
+void manifest_free(struct manifest *m);
+
+/* make_dirs: mkdir -p of path. 0 or FP8KV_ERR. */
+int make_dirs(const char *path);
+
+/* write_file_atomic: writes len bytes to path via path.tmp and rename. 0 or FP8KV_ERR. */
+int write_file_atomic(const char *path, const void *data, size_t len);
+
+#endif

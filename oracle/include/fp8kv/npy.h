@@ -1,0 +1,61 @@
+/* fp8kv/npy.h — NumPy .npy v1.0 files: the container of every golden vector.
+ *
+ * Only what the vectors use: little-endian, C order, 1-D or 2-D arrays of u1/u2/u4/f4/f8.
+ * Written files are byte-for-byte deterministic (numpy's own header layout: the dict padded
+ * with spaces and a final newline to a multiple of 64 bytes) and load with numpy.load.
+ */
+#ifndef FP8KV_NPY_H
+#define FP8KV_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fp8kv_npy_dtype { FP8KV_NPY_U8, FP8KV_NPY_U16, FP8KV_NPY_U32, FP8KV_NPY_F32,
+                       FP8KV_NPY_F64, FP8KV_NPY_DTYPE_COUNT };
+
+#define FP8KV_NPY_MAX_DIMS 2
+
+struct fp8kv_npy {
+    enum fp8kv_npy_dtype dtype;
+    int ndim;                         /* 1 or 2 */
+    size_t shape[FP8KV_NPY_MAX_DIMS]; /* shape[1] is 1 when ndim is 1 */
+    size_t count;                     /* shape[0] * shape[1] */
+    void *data;                       /* count elements, owned; NULL after a header-only read */
+};
+
+/* fp8kv_npy_descr: numpy's descr string of a dtype ("|u1", "<u2", "<u4", "<f4", "<f8"). */
+const char *fp8kv_npy_descr(enum fp8kv_npy_dtype dtype);
+
+/* fp8kv_npy_elem_size: bytes per element of a dtype. */
+size_t fp8kv_npy_elem_size(enum fp8kv_npy_dtype dtype);
+
+/* fp8kv_npy_write: writes an array to path atomically (path.tmp, then rename). shape has
+ * ndim entries. Returns 0, or FP8KV_ERR with a message naming path. */
+int fp8kv_npy_write(const char *path, enum fp8kv_npy_dtype dtype, int ndim, const size_t *shape,
+                    const void *data);
+
+/* fp8kv_npy_read: reads a whole file into out (out->data malloc'd; free with fp8kv_npy_free).
+ * Rejects a bad magic, version, header dict, dtype outside the list above, fortran_order True,
+ * more than 2 dimensions, and a data length that does not match the shape, with a message
+ * naming path and what is wrong. Returns 0 or FP8KV_ERR. */
+int fp8kv_npy_read(const char *path, struct fp8kv_npy *out);
+
+/* fp8kv_npy_read_header: as fp8kv_npy_read (length check included) but leaves data NULL. */
+int fp8kv_npy_read_header(const char *path, struct fp8kv_npy *out);
+
+/* fp8kv_npy_read_expect: fp8kv_npy_read, then checks the dtype and ndim (and shape[0] when
+ * want_len is not 0), naming path on a mismatch. */
+int fp8kv_npy_read_expect(const char *path, enum fp8kv_npy_dtype dtype, int ndim, size_t want_len,
+                          struct fp8kv_npy *out);
+
+/* fp8kv_npy_free: frees out->data (safe on a zeroed or already freed struct). */
+void fp8kv_npy_free(struct fp8kv_npy *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

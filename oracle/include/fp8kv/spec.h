@@ -1,0 +1,141 @@
+/* fp8kv/spec.h — the semantic parameters of fp8 KV-cache codecs, in one place.
+ *
+ * Every choice real stacks disagree on (format, overflow rule, Inf policy, scale model, input
+ * dtype, read output) is a named value here, with one table of names. This header and spec.c
+ * need no MPFR: the GPU build and the verifier use them too. The exact arithmetic lives in
+ * oracle.h.
+ */
+#ifndef FP8KV_SPEC_H
+#define FP8KV_SPEC_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- formats ---------------------------------------------------------------------------- */
+
+enum fp8kv_format_id {
+    FP8KV_E4M3FN,   /* OCP: bias 7, max 448, NaN S.1111.111, signed zeros */
+    FP8KV_E4M3FNUZ, /* bias 8, max 240, NaN 0x80 only, no negative zero */
+    FP8KV_FORMAT_COUNT
+};
+
+/* An fp8 format: a binary format of precision 1+man_bits with subnormals, whose largest
+ * finite magnitude is max_code. emin_mpfr/emax_mpfr are MPFR's exponent bounds (significand
+ * in [1/2, 1)) for emulating it with mpfr_subnormalize. */
+struct fp8kv_format {
+    enum fp8kv_format_id id;
+    const char *name;
+    int exp_bits, man_bits, bias;
+    uint8_t max_code;      /* largest finite positive code: 0x7E (fn), 0x7F (fnuz) */
+    uint8_t nan_code;      /* the positive (or only) NaN code: 0x7F (fn), 0x80 (fnuz) */
+    int nan_has_sign;      /* 1: NaN keeps the sign (0x7F / 0xFF); 0: a single NaN code */
+    int has_negative_zero; /* 1: 0x80 is -0; 0: zeros and underflows are 0x00 */
+    int emin_mpfr, emax_mpfr;
+    double max_value;      /* 448 / 240 */
+    double min_normal;     /* 2^-6 / 2^-7 */
+};
+
+/* ---- profiles: a format plus the rules that change bytes -------------------------------- */
+
+enum fp8kv_overflow { FP8KV_OVERFLOW_SATFINITE, FP8KV_OVERFLOW_NAN, FP8KV_OVERFLOW_COUNT };
+enum fp8kv_inf_policy { FP8KV_INF_CLAMP, FP8KV_INF_NAN, FP8KV_INF_COUNT };
+enum fp8kv_nan_check { FP8KV_NAN_CHECK_CLASS, FP8KV_NAN_CHECK_STRICT, FP8KV_NAN_CHECK_COUNT };
+
+/* Under overflow = nan the Inf policy is always nan (Inf is the ultimate overflow). */
+struct fp8kv_profile {
+    const char *name; /* e.g. "e4m3fn_satfinite", also the vector sub-directory */
+    const struct fp8kv_format *format;
+    enum fp8kv_overflow overflow;
+    enum fp8kv_inf_policy inf;
+};
+
+/* ---- store scale models, input dtypes, read outputs ------------------------------------- */
+
+enum fp8kv_scale_model {
+    FP8KV_MODEL_F32_DIV,       /* RNE8(RN32(x / s)) */
+    FP8KV_MODEL_F32_MUL_RECIP, /* RNE8(RN32(x * RN32(1 / s))) */
+    FP8KV_MODEL_F16_DIV,       /* RNE8(RN16(RN32(x / s))) */
+    FP8KV_MODEL_EXACT,         /* RNE8(x / s), one rounding */
+    FP8KV_MODEL_COUNT
+};
+
+enum fp8kv_dtype { FP8KV_DTYPE_F32, FP8KV_DTYPE_F16, FP8KV_DTYPE_BF16, FP8KV_DTYPE_COUNT };
+
+/* Read models: y = decode(q) * s, rounded to the output dtype as DESIGN.md §1 says. */
+enum fp8kv_read_model {
+    FP8KV_READ_ROUNDED, /* RN32(decode(q) * s), then one more rounding for f16/bf16 output */
+    FP8KV_READ_EXACT,   /* decode(q) * s rounded once to the output dtype */
+    FP8KV_READ_MODEL_COUNT
+};
+
+/* Input classes, the unit in which mismatches are counted. */
+enum fp8kv_class {
+    FP8KV_CLASS_ZERO,
+    FP8KV_CLASS_F32_DENORMAL,
+    FP8KV_CLASS_E4M3_SUBNORMAL, /* below the fp8 normal range (incl. what rounds to 0) */
+    FP8KV_CLASS_NORMAL,
+    FP8KV_CLASS_TIE,            /* exactly a midpoint of two adjacent fp8 values (or of max
+                                   and the first unrepresentable value) */
+    FP8KV_CLASS_OVERFLOW,       /* above the overflow midpoint */
+    FP8KV_CLASS_INF,
+    FP8KV_CLASS_NAN,
+    FP8KV_CLASS_COUNT
+};
+
+/* ---- the tables ------------------------------------------------------------------------- */
+
+extern const struct fp8kv_format fp8kv_formats[FP8KV_FORMAT_COUNT];
+extern const struct fp8kv_profile fp8kv_profiles[];
+extern const int fp8kv_profile_count;
+
+/* Names, one table each; the index is the enum value. */
+extern const char *const fp8kv_overflow_names[FP8KV_OVERFLOW_COUNT];
+extern const char *const fp8kv_inf_names[FP8KV_INF_COUNT];
+extern const char *const fp8kv_nan_check_names[FP8KV_NAN_CHECK_COUNT];
+extern const char *const fp8kv_model_names[FP8KV_MODEL_COUNT];
+extern const char *const fp8kv_dtype_names[FP8KV_DTYPE_COUNT];
+extern const char *const fp8kv_read_model_names[FP8KV_READ_MODEL_COUNT];
+extern const char *const fp8kv_class_names[FP8KV_CLASS_COUNT];
+
+/* fp8kv_name_index: the index of name in a table of count names, or -1 if absent. */
+int fp8kv_name_index(const char *const *table, int count, const char *name);
+
+/* fp8kv_format_by_name: the format called name, or NULL. */
+const struct fp8kv_format *fp8kv_format_by_name(const char *name);
+
+/* fp8kv_profile_find: the profile of the table with these parameters, or NULL. Under
+ * overflow = nan the Inf policy is ignored. */
+const struct fp8kv_profile *fp8kv_profile_find(enum fp8kv_format_id format,
+                                               enum fp8kv_overflow overflow,
+                                               enum fp8kv_inf_policy inf);
+
+/* fp8kv_profile_by_name: the profile called name, or NULL. */
+const struct fp8kv_profile *fp8kv_profile_by_name(const char *name);
+
+/* ---- bits --------------------------------------------------------------------------------- */
+
+/* fp8kv_widen_to_f32: the f32 bits of an f16 or bf16 value given by its bits (exact:
+ * every f16 and bf16 value, NaN payloads included, is an f32 value). f32 passes through. */
+uint32_t fp8kv_widen_to_f32(enum fp8kv_dtype dtype, uint32_t bits);
+
+/* fp8kv_classify_f32: the input class of the f32 with these bits, relative to format. */
+enum fp8kv_class fp8kv_classify_f32(const struct fp8kv_format *format, uint32_t bits);
+
+/* fp8kv_nan_code: the NaN code a profile's format gives for a NaN of this sign. */
+uint8_t fp8kv_nan_code(const struct fp8kv_format *format, int negative);
+
+/* fp8kv_is_nan_code: 1 if code is a NaN of format. */
+int fp8kv_is_nan_code(const struct fp8kv_format *format, uint8_t code);
+
+/* fp8kv_codes_match: whether a subject's code got equals the oracle's want under the NaN
+ * check: class accepts any NaN code for a NaN; strict wants the byte. */
+int fp8kv_codes_match(const struct fp8kv_format *format, enum fp8kv_nan_check check, uint8_t got,
+                      uint8_t want);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

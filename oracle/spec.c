@@ -1,0 +1,171 @@
+/* spec.c — the descriptor tables of fp8kv/spec.h and the small MPFR-free helpers on them. */
+#include "fp8kv/spec.h"
+
+#include <math.h>
+#include <string.h>
+
+/* MPFR bounds: the smallest subnormal 2^(1-bias-man_bits) is 0.5 * 2^emin_mpfr, and the top
+ * binade 2^(2^exp_bits - 1 - bias) is 0.5 * 2^emax_mpfr. For e4m3fn the top binade holds 480
+ * (the NaN pattern), so max_code, not emax, is the finite limit; for e4m3fnuz they agree. */
+const struct fp8kv_format fp8kv_formats[FP8KV_FORMAT_COUNT] = {
+    [FP8KV_E4M3FN] = {.id = FP8KV_E4M3FN, .name = "e4m3fn", .exp_bits = 4, .man_bits = 3,
+                      .bias = 7, .max_code = 0x7E, .nan_code = 0x7F, .nan_has_sign = 1,
+                      .has_negative_zero = 1, .emin_mpfr = -8, .emax_mpfr = 9,
+                      .max_value = 448.0, .min_normal = 0x1p-6},
+    [FP8KV_E4M3FNUZ] = {.id = FP8KV_E4M3FNUZ, .name = "e4m3fnuz", .exp_bits = 4, .man_bits = 3,
+                        .bias = 8, .max_code = 0x7F, .nan_code = 0x80, .nan_has_sign = 0,
+                        .has_negative_zero = 0, .emin_mpfr = -9, .emax_mpfr = 8,
+                        .max_value = 240.0, .min_normal = 0x1p-7},
+};
+
+#define PROFILE(fmt, ovf, inf_, nm)                                                            \
+    {.name = nm, .format = &fp8kv_formats[fmt], .overflow = ovf, .inf = inf_}
+const struct fp8kv_profile fp8kv_profiles[] = {
+    PROFILE(FP8KV_E4M3FN, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e4m3fn_satfinite"),
+    PROFILE(FP8KV_E4M3FN, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_NAN, "e4m3fn_satfinite_infnan"),
+    PROFILE(FP8KV_E4M3FN, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN, "e4m3fn_nan"),
+    PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e4m3fnuz_satfinite"),
+    PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_NAN, "e4m3fnuz_satfinite_infnan"),
+    PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN, "e4m3fnuz_nan"),
+};
+#undef PROFILE
+const int fp8kv_profile_count = (int)(sizeof fp8kv_profiles / sizeof fp8kv_profiles[0]);
+
+const char *const fp8kv_overflow_names[FP8KV_OVERFLOW_COUNT] = {"satfinite", "nan"};
+const char *const fp8kv_inf_names[FP8KV_INF_COUNT] = {"clamp", "nan"};
+const char *const fp8kv_nan_check_names[FP8KV_NAN_CHECK_COUNT] = {"class", "strict"};
+const char *const fp8kv_model_names[FP8KV_MODEL_COUNT] = {"f32_div", "f32_mul_recip", "f16_div",
+                                                          "exact"};
+const char *const fp8kv_dtype_names[FP8KV_DTYPE_COUNT] = {"f32", "f16", "bf16"};
+const char *const fp8kv_read_model_names[FP8KV_READ_MODEL_COUNT] = {"rounded", "exact"};
+const char *const fp8kv_class_names[FP8KV_CLASS_COUNT] = {
+    "zero", "f32-denormal", "e4m3-subnormal", "normal", "tie", "overflow", "inf", "nan"};
+
+int fp8kv_name_index(const char *const *table, int count, const char *name)
+{
+    for (int i = 0; i < count; i++)
+        if (name && strcmp(table[i], name) == 0)
+            return i;
+    return -1;
+}
+
+const struct fp8kv_format *fp8kv_format_by_name(const char *name)
+{
+    for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
+        if (name && strcmp(fp8kv_formats[i].name, name) == 0)
+            return &fp8kv_formats[i];
+    return NULL;
+}
+
+const struct fp8kv_profile *fp8kv_profile_find(enum fp8kv_format_id format,
+                                               enum fp8kv_overflow overflow,
+                                               enum fp8kv_inf_policy inf)
+{
+    if (overflow == FP8KV_OVERFLOW_NAN)
+        inf = FP8KV_INF_NAN;
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        if (p->format->id == format && p->overflow == overflow && p->inf == inf)
+            return p;
+    }
+    return NULL;
+}
+
+const struct fp8kv_profile *fp8kv_profile_by_name(const char *name)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++)
+        if (name && strcmp(fp8kv_profiles[i].name, name) == 0)
+            return &fp8kv_profiles[i];
+    return NULL;
+}
+
+/* ---- bits ------------------------------------------------------------------------------- */
+
+static uint32_t widen_f16(uint32_t h)
+{
+    uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
+    if (exp == 0x1F) /* Inf or NaN: payload moves to the top of the f32 significand */
+        return sign | 0x7F800000u | (man << 13);
+    if (exp != 0)
+        return sign | ((exp - 15 + 127) << 23) | (man << 13);
+    if (man == 0)
+        return sign;
+    /* subnormal f16: man * 2^-24, normal in f32; shift the leading one to bit 10 */
+    int e = -14;
+    while (!(man & 0x400u)) {
+        man <<= 1;
+        e--;
+    }
+    return sign | ((uint32_t)(e + 127) << 23) | ((man & 0x3FFu) << 13);
+}
+
+uint32_t fp8kv_widen_to_f32(enum fp8kv_dtype dtype, uint32_t bits)
+{
+    switch (dtype) {
+    case FP8KV_DTYPE_F16: return widen_f16(bits & 0xFFFFu);
+    case FP8KV_DTYPE_BF16: return (bits & 0xFFFFu) << 16;
+    default: return bits;
+    }
+}
+
+static float f32_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* A positive finite v is an fp8 midpoint when v / (half the fp8 quantum of its binade) is an
+ * odd integer. Everything here is exact in double: v has 24 significant bits. */
+static int is_midpoint(const struct fp8kv_format *f, double v)
+{
+    int e;
+    frexp(v, &e); /* v in [2^(e-1), 2^e) */
+    double binade = v < f->min_normal ? f->min_normal : ldexp(1.0, e - 1);
+    double half_quantum = ldexp(binade, -f->man_bits - 1);
+    double k = v / half_quantum;
+    return k == floor(k) && fmod(k, 2.0) == 1.0;
+}
+
+enum fp8kv_class fp8kv_classify_f32(const struct fp8kv_format *f, uint32_t bits)
+{
+    uint32_t mag = bits & 0x7FFFFFFFu;
+    if (mag > 0x7F800000u)
+        return FP8KV_CLASS_NAN;
+    if (mag == 0x7F800000u)
+        return FP8KV_CLASS_INF;
+    if (mag == 0)
+        return FP8KV_CLASS_ZERO;
+    if (mag < 0x00800000u)
+        return FP8KV_CLASS_F32_DENORMAL;
+    double v = (double)f32_from_bits(mag);
+    int e;
+    frexp(f->max_value, &e); /* max in [2^(e-1), 2^e): half its ulp is 2^(e-1-man_bits-1) */
+    double overflow_midpoint = f->max_value + ldexp(1.0, e - 2 - f->man_bits);
+    if (v > overflow_midpoint)
+        return FP8KV_CLASS_OVERFLOW;
+    if (is_midpoint(f, v))
+        return FP8KV_CLASS_TIE;
+    if (v < f->min_normal)
+        return FP8KV_CLASS_E4M3_SUBNORMAL;
+    return FP8KV_CLASS_NORMAL;
+}
+
+uint8_t fp8kv_nan_code(const struct fp8kv_format *f, int negative)
+{
+    return (uint8_t)(f->nan_has_sign && negative ? f->nan_code | 0x80u : f->nan_code);
+}
+
+int fp8kv_is_nan_code(const struct fp8kv_format *f, uint8_t code)
+{
+    return f->nan_has_sign ? (code & 0x7Fu) == f->nan_code : code == f->nan_code;
+}
+
+int fp8kv_codes_match(const struct fp8kv_format *f, enum fp8kv_nan_check check, uint8_t got,
+                      uint8_t want)
+{
+    if (got == want)
+        return 1;
+    return check == FP8KV_NAN_CHECK_CLASS && fp8kv_is_nan_code(f, want) &&
+           fp8kv_is_nan_code(f, got);
+}
