@@ -1,0 +1,93 @@
+/* t_cli.c — the fp8kv command line: the calculator interface, exit codes, messages. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* Runs a shell command line; returns its exit status and its stdout (first 64 KiB). */
+static int run(const char *cmdline, char *out, size_t size)
+{
+    FILE *p = popen(cmdline, "r");
+    cr_assert_not_null(p, "cannot run %s", cmdline);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define FP8KV FP8KV_EXE
+
+Test(cli, encode_args_exact_lines)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " encode 464 0x43e80001 -0 0x1.dp+8", out, sizeof out), 0);
+    cr_assert_str_eq(out, "0x43e80000 7e\n0x43e80001 7e\n0x80000000 80\n0x43e80000 7e\n");
+    cr_assert_eq(run(FP8KV " encode --overflow nan 0x43e80001 -inf", out, sizeof out), 0);
+    cr_assert_str_eq(out, "0x43e80001 7f\n0xff800000 ff\n");
+}
+
+Test(cli, encode_stdin_pipe_and_models)
+{
+    char out[4096];
+    cr_assert_eq(run("printf '0x1334\\n\\n# comment\\n  0x1334  \\n' | " FP8KV
+                     " encode --input-dtype f16 --scale 0.1 --model f16_div",
+                     out, sizeof out),
+                 0);
+    cr_assert_str_eq(out, "0x3a668000 04\n0x3a668000 04\n");
+    cr_assert_eq(run(FP8KV " encode --scale=3.0 --model f32_mul_recip 0x3D63FFFF", out, sizeof out),
+                 0);
+    cr_assert_str_eq(out, "0x3d63ffff 0a\n");
+    cr_assert_eq(run(FP8KV " encode --format e4m3fnuz --overflow nan 248", out, sizeof out), 0);
+    cr_assert_str_eq(out, "0x43780000 80\n");
+}
+
+Test(cli, decode_lines)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " decode 7e 0x01 ff", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7e 0x43e00000\n01 0x3b000000\nff 0xffc00000\n");
+    cr_assert_eq(run(FP8KV " decode --output-dtype f16 --scale 1e30 7e", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7e 0x7c00\n");
+}
+
+Test(cli, bad_input_exit_2_with_message)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " encode 1.5 bogus 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "0x3fc00000 3c\n") == out, "the good input is still answered");
+    cr_assert(strstr(out, "argument 2") && strstr(out, "bogus"), "message: %s", out);
+    cr_assert_eq(run("printf '1\\nxyz\\n' | " FP8KV " encode 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "stdin line 2"), "message: %s", out);
+    cr_assert_eq(run(FP8KV " encode --model nope 1 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "--model") && strstr(out, "nope"), "message: %s", out);
+    cr_assert_eq(run(FP8KV " encode --scale 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " encode --input-dtype f16 0x10000 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " decode 100 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " decode --model exact 7e 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " frobnicate 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " gen --vectors 2>&1", out, sizeof out), 2);
+}
+
+Test(cli, help_everywhere)
+{
+    static const char *const commands[] = {"encode", "decode", "gen", "verify"};
+    char cmd[256], out[8192];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        snprintf(cmd, sizeof cmd, FP8KV " %s --help", commands[i]);
+        cr_assert_eq(run(cmd, out, sizeof out), 0, "%s --help", commands[i]);
+        cr_assert(strstr(out, "usage: fp8kv"), "%s --help: %s", commands[i], out);
+    }
+    cr_assert_eq(run(FP8KV " --help", out, sizeof out), 0);
+    cr_assert(strstr(out, "verify"));
+}
+
+Test(cli, verify_committed_vectors)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " verify --vectors " FP8KV_SOURCE_DIR "/vectors 2>&1", out, sizeof out), 0,
+                 "%s", out);
+    cr_assert_eq(run(FP8KV " verify --vectors /nonexistent/fp8kv 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "/nonexistent/fp8kv"), "message names the directory: %s", out);
+}

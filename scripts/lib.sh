@@ -1,0 +1,31 @@
+# scripts/lib.sh — what the fp8kv scripts share: the repo root, the build, a python with numpy.
+# Sourced, not run.
+
+FP8KV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FP8KV_JOBS=${FP8KV_JOBS:-$(nproc)}
+
+# fp8kv_build DIR [cmake options...]: configures (Ninja, once) and builds the tree into DIR.
+fp8kv_build() {
+  local dir=$1
+  shift
+  cmake -S "$FP8KV_ROOT" -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1 || {
+    cat "$dir.configure.log" >&2
+    echo "fp8kv: cmake configure failed (log above)" >&2
+    return 2
+  }
+  cmake --build "$dir" -j "$FP8KV_JOBS"
+}
+
+# fp8kv_python: prints a python3 that can import numpy (Debian's first, where pyenv and
+# friends may shadow it without numpy), or fails.
+fp8kv_python() {
+  local py
+  for py in /usr/bin/python3 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy' 2>/dev/null; then
+      command -v "$py"
+      return 0
+    fi
+  done
+  echo "fp8kv: no python3 with numpy found (scripts/bootstrap installs python3-numpy)" >&2
+  return 2
+}
