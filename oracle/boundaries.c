@@ -2,11 +2,6 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/oracle.h"
 
-int fp8kv_boundary_count(const struct fp8kv_format *f)
-{
-    return f->max_code + 2;
-}
-
 /* The rank of a positive f32 under format f: its code magnitude, or max_code + 1 when it
  * overflows (judged under the overflow = nan rule, where overflow is visible as NaN). */
 static int rank_of(const struct fp8kv_profile *nan_rule, uint32_t bits)

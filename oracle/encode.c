@@ -4,30 +4,9 @@
 #include "fp8kv/oracle.h"
 #include "rounding.h"
 
-/* ---- the overflow and Inf rules --------------------------------------------------------- */
-
 static uint8_t signed_code(uint8_t magnitude, int negative)
 {
     return (uint8_t)(negative ? magnitude | 0x80u : magnitude);
-}
-
-static uint8_t overflow_code(const struct fp8kv_profile *p, int negative)
-{
-    if (p->overflow == FP8KV_OVERFLOW_SATFINITE)
-        return signed_code(p->format->max_code, negative);
-    return fp8kv_nan_code(p->format, negative);
-}
-
-static uint8_t infinity_code(const struct fp8kv_profile *p, int negative)
-{
-    if (p->overflow == FP8KV_OVERFLOW_SATFINITE && p->inf == FP8KV_INF_CLAMP)
-        return signed_code(p->format->max_code, negative);
-    return fp8kv_nan_code(p->format, negative);
-}
-
-static uint8_t zero_code(const struct fp8kv_format *f, int negative)
-{
-    return f->has_negative_zero && negative ? 0x80u : 0x00u;
 }
 
 /* ---- the code of a rounded value ---------------------------------------------------------- */
@@ -55,15 +34,15 @@ uint8_t encode_rounded(const struct fp8kv_profile *p, mpfr_ptr r, int t)
     if (mpfr_nan_p(r))
         return fp8kv_nan_code(f, 0);
     if (mpfr_inf_p(r))
-        return infinity_code(p, negative);
+        return fp8kv_infinity_code(p, negative);
 
     struct binfmt bf = binfmt_of_fp8(f);
     fit_binfmt(r, t, &bf);
     /* overflow is decided after rounding: RNE can land on max (464 -> 448), or above it */
     if (mpfr_inf_p(r) || mpfr_cmp_d(r, f->max_value) > 0 || mpfr_cmp_d(r, -f->max_value) < 0)
-        return overflow_code(p, negative);
+        return fp8kv_overflow_code(p, negative);
     if (mpfr_zero_p(r))
-        return zero_code(f, negative);
+        return fp8kv_zero_code(f, negative);
     return signed_code(code_of_value(f, r), negative);
 }
 

@@ -156,6 +156,35 @@ uint8_t fp8kv_nan_code(const struct fp8kv_format *f, int negative)
     return (uint8_t)(f->nan_has_sign && negative ? f->nan_code | 0x80u : f->nan_code);
 }
 
+int fp8kv_boundary_count(const struct fp8kv_format *f)
+{
+    return f->max_code + 2;
+}
+
+uint8_t fp8kv_zero_code(const struct fp8kv_format *f, int negative)
+{
+    return f->has_negative_zero && negative ? 0x80u : 0x00u;
+}
+
+static uint8_t signed_max(const struct fp8kv_format *f, int negative)
+{
+    return (uint8_t)(negative ? f->max_code | 0x80u : f->max_code);
+}
+
+uint8_t fp8kv_overflow_code(const struct fp8kv_profile *p, int negative)
+{
+    if (p->overflow == FP8KV_OVERFLOW_SATFINITE)
+        return signed_max(p->format, negative);
+    return fp8kv_nan_code(p->format, negative);
+}
+
+uint8_t fp8kv_infinity_code(const struct fp8kv_profile *p, int negative)
+{
+    if (p->overflow == FP8KV_OVERFLOW_SATFINITE && p->inf == FP8KV_INF_CLAMP)
+        return signed_max(p->format, negative);
+    return fp8kv_nan_code(p->format, negative);
+}
+
 int fp8kv_is_nan_code(const struct fp8kv_format *f, uint8_t code)
 {
     return f->nan_has_sign ? (code & 0x7Fu) == f->nan_code : code == f->nan_code;

@@ -96,9 +96,6 @@ int fp8kv_oracle_parse(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
 
 /* ---- certified boundaries ---------------------------------------------------------------- */
 
-/* fp8kv_boundary_count: entries of a format's boundary table: max_code + 2. */
-int fp8kv_boundary_count(const struct fp8kv_format *f);
-
 /* fp8kv_oracle_boundaries: fills b[0 .. max_code+1] with f32 bits: b[0] = 0, b[k] (1 <= k <=
  * max_code) = the smallest positive f32 whose code magnitude is k, b[max_code+1] = the
  * smallest positive f32 that overflows (rounds above max). Found by bisection over f32 bit

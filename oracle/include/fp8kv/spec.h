@@ -127,6 +127,22 @@ enum fp8kv_class fp8kv_classify_f32(const struct fp8kv_format *format, uint32_t 
 /* fp8kv_nan_code: the NaN code a profile's format gives for a NaN of this sign. */
 uint8_t fp8kv_nan_code(const struct fp8kv_format *format, int negative);
 
+/* fp8kv_boundary_count: entries of a format's certified boundary table (boundaries.npy):
+ * max_code + 2 (one per finite code magnitude, then the first overflowing f32). */
+int fp8kv_boundary_count(const struct fp8kv_format *format);
+
+/* fp8kv_zero_code: the code of a zero (or an underflow to zero) of this sign: -0 is 0x80
+ * where the format has it, else 0x00. */
+uint8_t fp8kv_zero_code(const struct fp8kv_format *format, int negative);
+
+/* fp8kv_overflow_code: the code of a finite value that rounds above max: ±max under
+ * satfinite, NaN under nan. */
+uint8_t fp8kv_overflow_code(const struct fp8kv_profile *p, int negative);
+
+/* fp8kv_infinity_code: the code of ±Inf: ±max under satfinite with Inf policy clamp, NaN
+ * otherwise. */
+uint8_t fp8kv_infinity_code(const struct fp8kv_profile *p, int negative);
+
 /* fp8kv_is_nan_code: 1 if code is a NaN of format. */
 int fp8kv_is_nan_code(const struct fp8kv_format *format, uint8_t code);
 
