@@ -35,7 +35,8 @@ static const struct {
     size_t size;
 } dtypes[FP8KV_NPY_DTYPE_COUNT] = {
     [FP8KV_NPY_U8] = {"|u1", 1},  [FP8KV_NPY_U16] = {"<u2", 2}, [FP8KV_NPY_U32] = {"<u4", 4},
-    [FP8KV_NPY_F32] = {"<f4", 4}, [FP8KV_NPY_F64] = {"<f8", 8},
+    [FP8KV_NPY_F32] = {"<f4", 4}, [FP8KV_NPY_F64] = {"<f8", 8}, [FP8KV_NPY_I32] = {"<i4", 4},
+    [FP8KV_NPY_I64] = {"<i8", 8},
 };
 
 const char *fp8kv_npy_descr(enum fp8kv_npy_dtype dtype)
@@ -107,7 +108,7 @@ int fp8kv_npy_write(const char *path, enum fp8kv_npy_dtype dtype, int ndim, cons
     if (path == NULL)
         return fp8kv_fail("npy write: no path given");
     if ((unsigned)dtype >= FP8KV_NPY_DTYPE_COUNT)
-        return fp8kv_fail("%s: cannot write dtype %d (not one of u1/u2/u4/f4/f8)", path,
+        return fp8kv_fail("%s: cannot write dtype %d (not one of u1/u2/u4/f4/f8/i4/i8)", path,
                           (int)dtype);
     if (ndim < 1 || ndim > FP8KV_NPY_MAX_DIMS || shape == NULL)
         return fp8kv_fail("%s: cannot write an array of %d dimensions (1 or 2 supported)", path,
@@ -305,8 +306,9 @@ static int parse_dict(struct parser *ps, struct fp8kv_npy *out)
             if (parse_string(ps, descr, sizeof descr) != 0)
                 return fp8kv_fail("%s: header 'descr' is not a simple string", ps->path);
             if (descr_to_dtype(descr, &out->dtype) != 0)
-                return fp8kv_fail("%s: unsupported descr '%s' (want |u1, <u2, <u4, <f4 or <f8)",
-                                  ps->path, descr);
+                return fp8kv_fail(
+                    "%s: unsupported descr '%s' (want |u1, <u2, <u4, <f4, <f8, <i4 or <i8)",
+                    ps->path, descr);
         } else if (strcmp(key, "fortran_order") == 0) {
             if (have_order++)
                 return fp8kv_fail("%s: header repeats 'fortran_order'", ps->path);

@@ -25,6 +25,12 @@ int cmd_encode(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+
+struct fp8kv_check;
+/* cli_print_sweep: prints a sweep's per-class counts, first failures and verdict line;
+ * returns EXIT_CONFORMANT or EXIT_NONCONFORMANT. */
+int cli_print_sweep(const struct fp8kv_check *c);
 
 /* cli_usage_error: prints "fp8kv <cmd>: <message>" and a pointer to --help on stderr;
  * returns EXIT_USAGE. */

@@ -9,6 +9,7 @@ static const struct cli_command commands[] = {
     {"decode", "the oracle's read value for fp8 codes", cmd_decode},
     {"gen", "generate the golden vectors (--check: compare with a regeneration)", cmd_gen},
     {"verify", "check a vector directory against MANIFEST.json and SHA256SUMS", cmd_verify},
+    {"sweep", "exhaustive sweep of one codec under one profile", cmd_sweep},
 };
 static const int command_count = (int)(sizeof commands / sizeof commands[0]);
 

@@ -192,6 +192,52 @@ Test(npy, round_trip_every_dtype_1d_and_2d)
     }
 }
 
+/* Signed integers (slot mappings with -1 padding, block tables) keep their sign and width,
+ * and the header says '<i4' / '<i8' as numpy.save writes it. */
+Test(npy, round_trip_signed_integers)
+{
+    const int32_t v32[5] = {-1, 0, 1, INT32_MIN, INT32_MAX};
+    const int64_t v64[2][3] = {{-1, 7, INT64_MIN}, {INT64_MAX, -123456789012345, 0}};
+    const size_t s1[1] = {5}, s2[2] = {2, 3};
+    const char *path = in_tmp("i4.npy");
+    cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_I32, 1, s1, v32), 0, "%s", fp8kv_last_error());
+    struct fp8kv_npy a;
+    cr_assert_eq(fp8kv_npy_read_expect(path, FP8KV_NPY_I32, 1, 5, &a), 0, "%s",
+                 fp8kv_last_error());
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(((const int32_t *)a.data)[i], v32[i]);
+    fp8kv_npy_free(&a);
+    path = in_tmp("i8.npy");
+    cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_I64, 2, s2, v64), 0, "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_npy_read_expect(path, FP8KV_NPY_I64, 2, 2, &a), 0, "%s",
+                 fp8kv_last_error());
+    cr_assert_eq(a.shape[1], 3);
+    cr_assert_eq(memcmp(a.data, v64, sizeof v64), 0);
+    fp8kv_npy_free(&a);
+    /* an i4 file is not an i8 or a u4 one */
+    cr_assert_eq(fp8kv_npy_read_expect(in_tmp("i4.npy"), FP8KV_NPY_I64, 1, 5, &a), FP8KV_ERR);
+    cr_assert_not_null(strstr(fp8kv_last_error(), "dtype <i4, expected <i8"), "%s",
+                       fp8kv_last_error());
+    cr_assert_eq(fp8kv_npy_read_expect(in_tmp("i4.npy"), FP8KV_NPY_U32, 1, 5, &a), FP8KV_ERR);
+}
+
+Test(npy, header_bytes_match_numpy_signed)
+{
+    const int64_t v[2] = {-1, 2};
+    const size_t shape[1] = {2};
+    const char *path = in_tmp("i.npy");
+    cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_I64, 1, shape, v), 0);
+    size_t n;
+    unsigned char *b = read_bytes(path, &n);
+    const char *dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+    cr_assert_eq(n, 128 + 16);
+    cr_assert_eq(memcmp(b + 10, dict, strlen(dict)), 0, "dict is '%.60s'", b + 10);
+    const unsigned char data[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                    2,    0,    0,    0,    0,    0,    0,    0};
+    cr_assert_eq(memcmp(b + 128, data, 16), 0);
+    free(b);
+}
+
 Test(npy, round_trip_empty_arrays)
 {
     const size_t s1[1] = {0};
@@ -213,8 +259,10 @@ Test(npy, descr_and_elem_size)
     cr_assert_str_eq(fp8kv_npy_descr(FP8KV_NPY_U32), "<u4");
     cr_assert_str_eq(fp8kv_npy_descr(FP8KV_NPY_F32), "<f4");
     cr_assert_str_eq(fp8kv_npy_descr(FP8KV_NPY_F64), "<f8");
+    cr_assert_str_eq(fp8kv_npy_descr(FP8KV_NPY_I32), "<i4");
+    cr_assert_str_eq(fp8kv_npy_descr(FP8KV_NPY_I64), "<i8");
     cr_assert_null(fp8kv_npy_descr(FP8KV_NPY_DTYPE_COUNT));
-    const size_t sizes[FP8KV_NPY_DTYPE_COUNT] = {1, 2, 4, 4, 8};
+    const size_t sizes[FP8KV_NPY_DTYPE_COUNT] = {1, 2, 4, 4, 8, 4, 8};
     for (int d = 0; d < FP8KV_NPY_DTYPE_COUNT; d++)
         cr_assert_eq(fp8kv_npy_elem_size((enum fp8kv_npy_dtype)d), sizes[d]);
     cr_assert_eq(fp8kv_npy_elem_size(FP8KV_NPY_DTYPE_COUNT), 0);
@@ -419,7 +467,7 @@ Test(npy, rejects_unknown_descr)
 {
     const uint32_t v[4] = {0};
     const char *path = in_tmp("g.npy");
-    const char *descrs[] = {"<i4", ">u4", "<u8", "|b1", "<f2", "O", "<U1"};
+    const char *descrs[] = {">i4", "<i2", ">u4", "<u8", "|b1", "<f2", "O", "<U1"};
     for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++) {
         char dict[128];
         snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (1,), }",

@@ -11,6 +11,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/gen.h"
 #include "fp8kv/oracle.h"
+#include "kv_cases.h"
 #include "manifest.h"
 #include "sets.h"
 
@@ -235,6 +236,8 @@ int fp8kv_generate(const char *dir, FILE *log)
             rc = gen_scale_pairs(&m, p, log);
         if (rc == 0)
             rc = gen_reads(&m, p);
+        if (rc == 0)
+            rc = gen_kv_cases(&m, p);
         if (rc == 0 && log)
             fprintf(log, "gen: %s done (%.1f s)\n", p->name, seconds_since(&t0));
     }

@@ -1,6 +1,6 @@
 /* fp8kv/npy.h — NumPy .npy v1.0 files: the container of every golden vector.
  *
- * Only what the vectors use: little-endian, C order, 1-D or 2-D arrays of u1/u2/u4/f4/f8.
+ * Only what the vectors use: little-endian, C order, 1-D or 2-D arrays of u1/u2/u4/f4/f8/i4/i8.
  * Written files are byte-for-byte deterministic (numpy's own header layout: the dict padded
  * with spaces and a final newline to a multiple of 64 bytes) and load with numpy.load.
  */
@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 enum fp8kv_npy_dtype { FP8KV_NPY_U8, FP8KV_NPY_U16, FP8KV_NPY_U32, FP8KV_NPY_F32,
-                       FP8KV_NPY_F64, FP8KV_NPY_DTYPE_COUNT };
+                       FP8KV_NPY_F64, FP8KV_NPY_I32, FP8KV_NPY_I64, FP8KV_NPY_DTYPE_COUNT };
 
 #define FP8KV_NPY_MAX_DIMS 2
 
@@ -27,7 +27,8 @@ struct fp8kv_npy {
     void *data;                       /* count elements, owned; NULL after a header-only read */
 };
 
-/* fp8kv_npy_descr: numpy's descr string of a dtype ("|u1", "<u2", "<u4", "<f4", "<f8"). */
+/* fp8kv_npy_descr: numpy's descr string of a dtype ("|u1", "<u2", "<u4", "<f4", "<f8", "<i4",
+ * "<i8"). */
 const char *fp8kv_npy_descr(enum fp8kv_npy_dtype dtype);
 
 /* fp8kv_npy_elem_size: bytes per element of a dtype. */

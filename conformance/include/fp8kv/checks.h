@@ -1,0 +1,110 @@
+/* fp8kv/checks.h — the one engine that judges: every check of a conformance run.
+ *
+ * The Criterion suites and `fp8kv run` call the same functions. A check compares a subject
+ * (a codec, a decoder, a KV-cache path of a target) with the golden vectors or the certified
+ * boundaries, and fills a struct fp8kv_check that the report writers print. A check never
+ * passes by default: `passed` is set only after the comparison ran over all its cases.
+ */
+#ifndef FP8KV_CHECKS_H
+#define FP8KV_CHECKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fp8kv/codec.h"
+#include "fp8kv/kv_cache.h"
+#include "fp8kv/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FP8KV_MAX_FAILURE_LINES 20
+
+/* One check's outcome. */
+struct fp8kv_check {
+    char name[96];    /* what was checked, e.g. "sweep-f32", "edges", "kv-store" */
+    char subject[64]; /* the codec, decoder or kernel under test */
+    char profile[48]; /* profile name, or "" */
+    char detail[160]; /* the vector set, nan check, layout, dtype ... in words */
+    uint64_t cases, mismatches;
+    uint64_t class_cases[FP8KV_CLASS_COUNT];      /* per input class, where classes apply */
+    uint64_t class_mismatches[FP8KV_CLASS_COUNT];
+    int has_classes;
+    int has_nmse;
+    double nmse, threshold; /* gated: passed requires nmse <= threshold */
+    int gated;              /* 0: reported, never fails the run (quantization error) */
+    int passed;
+    double seconds;
+    /* the first failures, TestFloat style: "input => got  expected want  class" */
+    int failure_lines;
+    char failures[FP8KV_MAX_FAILURE_LINES][96];
+};
+
+/* fp8kv_check_init: zeroes c and sets its names (any may be NULL). */
+void fp8kv_check_init(struct fp8kv_check *c, const char *name, const char *subject,
+                      const char *profile, const char *detail);
+
+/* fp8kv_check_failure: counts one mismatch of class cls (or -1: no class) and records the
+ * printf-formatted line while fewer than FP8KV_MAX_FAILURE_LINES are kept. */
+void fp8kv_check_failure(struct fp8kv_check *c, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* fp8kv_check_finish: sets passed from the counts (mismatches == 0, and nmse <= threshold
+ * when gated and has_nmse), and the duration. */
+void fp8kv_check_finish(struct fp8kv_check *c, double seconds);
+
+/* A growable list of checks: a run's results. */
+struct fp8kv_results {
+    struct fp8kv_check *items;
+    size_t count, capacity;
+};
+
+/* fp8kv_results_add: appends a copy of c. 0 or FP8KV_ERR (out of memory). */
+int fp8kv_results_add(struct fp8kv_results *r, const struct fp8kv_check *c);
+
+/* fp8kv_results_passed: 1 when every gated check passed (and there is at least one). */
+int fp8kv_results_passed(const struct fp8kv_results *r);
+
+/* fp8kv_results_free: releases the list. */
+void fp8kv_results_free(struct fp8kv_results *r);
+
+/* fp8kv_nmse: sum (y - ref)^2 / sum ref^2 over n values (0 when both are all zero; +Inf
+ * when ref is all zero and y is not). NaN pairs (both NaN) count as equal; a NaN on one side
+ * only makes the result +Inf. */
+double fp8kv_nmse(const float *y, const double *ref, size_t n);
+
+/* fp8kv_now: a monotonic clock in seconds. */
+double fp8kv_now(void);
+
+/* fp8kv_vector_path: "<dir>/<profile>/<file>" into buf; returns buf. */
+const char *fp8kv_vector_path(char *buf, size_t size, const char *dir,
+                              const struct fp8kv_profile *p, const char *file);
+
+/* fp8kv_cfg_of_profile: the codec configuration that implements profile p with store scale
+ * model m (m must not be FP8KV_MODEL_EXACT: no kernel computes it). */
+struct fp8kv_codec_cfg fp8kv_cfg_of_profile(const struct fp8kv_profile *p,
+                                            enum fp8kv_scale_model m);
+
+/* ---- KV-cache checks (kv_checks.c) ---------------------------------------------------------- */
+
+/* fp8kv_check_kv: runs a target's KV-cache paths on every golden KV case of profile p in the
+ * vector directory dir and appends one check per path and case group: store byte identity
+ * (both layouts, f32/f16/bf16 inputs, padding slots untouched), read NMSE against the
+ * oracle's dequantization (f32 output: NMSE exactly 0 and bit identity; f16/bf16: against
+ * the oracle's rounded read model, bit identity), attention NMSE against the high-precision
+ * reference (threshold 1e-10). Returns 0, or FP8KV_ERR when the vectors cannot be read. */
+int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
+                   const struct fp8kv_kv_paths *paths, struct fp8kv_results *out);
+
+/* fp8kv_check_quantization_nmse: the NMSE of store-then-read against the unquantized input
+ * for Gaussian, Gaussian-with-outliers and uniform data (fixed seeds), one check each,
+ * reported and not gated (gated = 0). */
+int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p,
+                                  const struct fp8kv_kv_paths *paths, struct fp8kv_results *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

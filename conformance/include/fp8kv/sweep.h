@@ -1,0 +1,68 @@
+/* fp8kv/sweep.h — exhaustive sweeps: every f32, f16 or bf16 input through an encoder.
+ *
+ * The expected code of an input is read off the certified boundary table (boundaries.npy):
+ * positive finite f32 patterns between boundary k and boundary k+1 all encode to code k, so
+ * the input space splits into a few hundred runs of one expected code each (plus the
+ * overflow, Inf and NaN runs, and their negative mirror). Verification is then a comparison
+ * of each output with the expected code of its run: two comparisons' worth of work per input,
+ * vectorized. Chunks of the input space go to OpenMP threads with bounded buffers, so memory
+ * stays constant whatever the domain.
+ */
+#ifndef FP8KV_SWEEP_H
+#define FP8KV_SWEEP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fp8kv/checks.h"
+#include "fp8kv/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fp8kv_sweep_domain { FP8KV_SWEEP_F32, FP8KV_SWEEP_F16, FP8KV_SWEEP_BF16,
+                          FP8KV_SWEEP_DOMAIN_COUNT };
+
+extern const char *const fp8kv_sweep_domain_names[FP8KV_SWEEP_DOMAIN_COUNT];
+
+/* The encoder under test: q[i] = its code of x[i] at scale s. Returns 0, or a negative value
+ * when the subject failed (a plugin that crashed): the sweep then stops with that status.
+ * May be called from several threads at once unless the subject says otherwise. */
+struct fp8kv_sweep_subject {
+    const char *name;
+    void *ctx;
+    int (*encode)(void *ctx, const float *x, size_t n, float s, uint8_t *q);
+    int single_threaded; /* 1: call encode from one thread at a time */
+};
+
+struct fp8kv_sweep_options {
+    int threads;      /* 0: OpenMP's default */
+    FILE *progress;   /* a progress bar goes here when it is a terminal; NULL: none */
+    uint64_t limit;   /* 0: the whole domain; else only the first `limit` inputs (tests) */
+};
+
+/* fp8kv_sweep: runs every input of the domain (in increasing bit-pattern order, widened to
+ * f32 for f16/bf16) through the subject at scale 1 and judges each code against the boundary
+ * table of p's format (boundaries: fp8kv_boundary_count entries, from boundaries.npy) under
+ * the NaN check. Fills c: cases, mismatches per input class, the first failures in input
+ * order as "0x<input> => <got>  expected <want>  <class>", passed. Returns 0, or the
+ * subject's negative status, or FP8KV_ERR (out of memory, bad table). */
+int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                enum fp8kv_sweep_domain domain, const uint32_t *boundaries,
+                const struct fp8kv_sweep_subject *subject, const struct fp8kv_sweep_options *opt,
+                struct fp8kv_check *c);
+
+/* fp8kv_sweep_expected: the expected code of one f32 input under p by the boundary table
+ * (the strict byte; NaN inputs give the NaN code of their sign). */
+uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *boundaries,
+                             uint32_t x_bits);
+
+/* fp8kv_load_boundaries: reads <dir>/<profile>/boundaries.npy and checks its length and that
+ * it is increasing. Returns a malloc'd table, or NULL with a message naming the file. */
+uint32_t *fp8kv_load_boundaries(const char *dir, const struct fp8kv_profile *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,322 @@
+/* sweep.c — the exhaustive sweep engine of fp8kv/sweep.h. */
+#include "fp8kv/sweep.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include "fp8kv/diag.h"
+#include "fp8kv/npy.h"
+
+const char *const fp8kv_sweep_domain_names[FP8KV_SWEEP_DOMAIN_COUNT] = {"f32", "f16", "bf16"};
+
+enum { CHUNK = 1 << 16 };
+
+/* A run of inputs [start, next run's start) that must all give a code c with
+ * (c & mask) == value: mask 0xFF for one exact byte, narrower for "any NaN code". */
+struct run {
+    uint64_t start;
+    uint8_t mask, value;
+};
+
+struct runs {
+    struct run *v;
+    size_t n, cap;
+};
+
+static int push_run(struct runs *r, uint64_t start, uint8_t mask, uint8_t value)
+{
+    if (r->n && r->v[r->n - 1].mask == mask && r->v[r->n - 1].value == value)
+        return FP8KV_OK; /* same expectation: the previous run goes on */
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 512;
+        struct run *v = realloc(r->v, cap * sizeof *v);
+        if (!v)
+            return fp8kv_fail("out of memory");
+        r->v = v;
+        r->cap = cap;
+    }
+    r->v[r->n++] = (struct run){start, mask, value};
+    return FP8KV_OK;
+}
+
+/* The (mask, value) that accepts a code under the NaN check: the exact byte, or any NaN
+ * code of the format when want is a NaN and the check is by class. */
+static void acceptance(const struct fp8kv_format *f, enum fp8kv_nan_check check, uint8_t want,
+                       uint8_t *mask, uint8_t *value)
+{
+    *mask = 0xFF;
+    *value = want;
+    if (check == FP8KV_NAN_CHECK_CLASS && fp8kv_is_nan_code(f, want) && f->nan_has_sign)
+        *mask = 0x7F; /* 0x7F and 0xFF both accepted */
+}
+
+uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *b, uint32_t x)
+{
+    const struct fp8kv_format *f = p->format;
+    int negative = (int)(x >> 31);
+    uint32_t mag = x & 0x7FFFFFFFu;
+    if (mag > 0x7F800000u)
+        return fp8kv_nan_code(f, negative);
+    if (mag == 0x7F800000u)
+        return fp8kv_infinity_code(p, negative);
+    int top = fp8kv_boundary_count(f) - 1; /* b[top]: the first overflowing f32 */
+    if (mag >= b[top])
+        return fp8kv_overflow_code(p, negative);
+    int lo = 0, hi = top - 1; /* the largest k with b[k] <= mag */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (b[mid] <= mag)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (lo == 0)
+        return fp8kv_zero_code(f, negative);
+    return (uint8_t)(negative ? lo | 0x80 : lo);
+}
+
+/* Runs of the f32 domain, straight from the table: per sign, one run per code, then the
+ * overflow run, the Inf and the NaN runs. */
+static int f32_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check, const uint32_t *b,
+                    struct runs *r)
+{
+    const struct fp8kv_format *f = p->format;
+    int top = fp8kv_boundary_count(f) - 1, rc = 0;
+    uint8_t m, v;
+    for (int negative = 0; negative <= 1 && rc == 0; negative++) {
+        uint64_t sign = negative ? 0x80000000u : 0;
+        for (int k = 0; k <= top && rc == 0; k++) {
+            uint8_t want = k == 0     ? fp8kv_zero_code(f, negative)
+                           : k == top ? fp8kv_overflow_code(p, negative)
+                                      : (uint8_t)(negative ? k | 0x80 : k);
+            acceptance(f, check, want, &m, &v);
+            rc = push_run(r, sign | b[k], m, v);
+        }
+        acceptance(f, check, fp8kv_infinity_code(p, negative), &m, &v);
+        if (rc == 0)
+            rc = push_run(r, sign | 0x7F800000u, m, v);
+        acceptance(f, check, fp8kv_nan_code(f, negative), &m, &v);
+        if (rc == 0)
+            rc = push_run(r, sign | 0x7F800001u, m, v);
+    }
+    return rc;
+}
+
+/* Runs of a 16-bit domain: the expected code of each widened input, merged where equal. */
+static int half_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                     enum fp8kv_dtype dtype, const uint32_t *b, struct runs *r)
+{
+    int rc = 0;
+    uint8_t m, v;
+    for (uint32_t i = 0; i < 65536 && rc == 0; i++) {
+        acceptance(p->format, check, fp8kv_sweep_expected(p, b, fp8kv_widen_to_f32(dtype, i)), &m,
+                   &v);
+        rc = push_run(r, i, m, v);
+    }
+    return rc;
+}
+
+/* One recorded failure, kept sorted by input so the report is the same for any schedule. */
+struct failure {
+    uint32_t input;
+    uint8_t got, want;
+};
+
+struct shared_state {
+    const struct fp8kv_profile *p;
+    enum fp8kv_sweep_domain domain;
+    const struct runs *runs;
+    uint64_t total;
+    struct failure first[FP8KV_MAX_FAILURE_LINES];
+    int nfirst;
+    uint64_t class_mismatches[FP8KV_CLASS_COUNT];
+    _Atomic uint64_t chunks_done;
+    _Atomic int status;
+};
+
+static uint32_t input_bits(enum fp8kv_sweep_domain d, uint64_t i)
+{
+    return d == FP8KV_SWEEP_F32   ? (uint32_t)i
+           : d == FP8KV_SWEEP_F16 ? fp8kv_widen_to_f32(FP8KV_DTYPE_F16, (uint32_t)i)
+                                  : fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, (uint32_t)i);
+}
+
+static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, uint8_t want)
+{
+    uint32_t x = input_bits(s->domain, index);
+    int cls = (int)fp8kv_classify_f32(s->p->format, x);
+#pragma omp critical(fp8kv_sweep_failures)
+    {
+        s->class_mismatches[cls]++;
+        int pos = s->nfirst;
+        while (pos > 0 && s->first[pos - 1].input > (uint32_t)index)
+            pos--;
+        if (pos < FP8KV_MAX_FAILURE_LINES) {
+            int last = s->nfirst < FP8KV_MAX_FAILURE_LINES ? s->nfirst : FP8KV_MAX_FAILURE_LINES - 1;
+            memmove(&s->first[pos + 1], &s->first[pos], (size_t)(last - pos) * sizeof s->first[0]);
+            s->first[pos] = (struct failure){(uint32_t)index, got, want};
+            if (s->nfirst < FP8KV_MAX_FAILURE_LINES)
+                s->nfirst++;
+        }
+    }
+}
+
+/* Judges q[0 .. n) for the inputs [lo, lo + n): the fast path ORs the differences of a whole
+ * run, the slow path (only when something differs) finds and records each failure. */
+static void judge_chunk(struct shared_state *s, uint64_t lo, size_t n, const uint8_t *q)
+{
+    const struct runs *r = s->runs;
+    size_t k = 0, hi_k = r->n; /* the last run starting at or before lo */
+    while (k + 1 < hi_k) {
+        size_t mid = (k + hi_k) / 2;
+        if (r->v[mid].start <= lo)
+            k = mid;
+        else
+            hi_k = mid;
+    }
+    size_t i = 0; /* offsets into the chunk */
+    for (; i < n; k++) {
+        uint64_t run_end = k + 1 < r->n ? r->v[k + 1].start : UINT64_MAX;
+        size_t stop = run_end - lo < n ? (size_t)(run_end - lo) : n;
+        const uint8_t m = r->v[k].mask, v = r->v[k].value;
+        uint8_t acc = 0;
+        for (size_t j = i; j < stop; j++)
+            acc |= (uint8_t)((q[j] & m) ^ v);
+        if (acc)
+            for (size_t j = i; j < stop; j++)
+                if ((q[j] & m) != v)
+                    record_failure(s, lo + j, q[j], v);
+        i = stop;
+    }
+}
+
+static void draw_progress(FILE *out, const char *what, double fraction)
+{
+    int width = 40, filled = (int)(fraction * width);
+    fprintf(out, "\r%-40.40s [", what);
+    for (int i = 0; i < width; i++)
+        fputc(i < filled ? '#' : '.', out);
+    fprintf(out, "] %3d%%", (int)(fraction * 100.0));
+    fflush(out);
+}
+
+int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                enum fp8kv_sweep_domain domain, const uint32_t *boundaries,
+                const struct fp8kv_sweep_subject *subject, const struct fp8kv_sweep_options *opt,
+                struct fp8kv_check *c)
+{
+    double t0 = fp8kv_now();
+    struct runs runs = {0};
+    int rc = domain == FP8KV_SWEEP_F32
+                 ? f32_runs(p, check, boundaries, &runs)
+                 : half_runs(p, check, domain == FP8KV_SWEEP_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16,
+                             boundaries, &runs);
+    if (rc != 0) {
+        free(runs.v);
+        return rc;
+    }
+    uint64_t total = domain == FP8KV_SWEEP_F32 ? 1ull << 32 : 1ull << 16;
+    if (opt && opt->limit && opt->limit < total)
+        total = opt->limit;
+    struct shared_state s = {.p = p, .domain = domain, .runs = &runs, .total = total};
+    atomic_init(&s.chunks_done, 0);
+    atomic_init(&s.status, 0);
+    const uint64_t chunks = (total + CHUNK - 1) / CHUNK;
+    FILE *progress = opt && opt->progress && isatty(fileno(opt->progress)) ? opt->progress : NULL;
+    char what[96];
+    snprintf(what, sizeof what, "sweep %s %s %s", fp8kv_sweep_domain_names[domain], subject->name,
+             p->name);
+    int threads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
+
+#pragma omp parallel num_threads(threads)
+    {
+        float *x = malloc(CHUNK * sizeof *x);
+        uint8_t *q = malloc(CHUNK);
+        if (!x || !q)
+            atomic_store(&s.status, FP8KV_ERR);
+        double last_draw = 0.0;
+#pragma omp for schedule(dynamic, 4)
+        for (uint64_t ci = 0; ci < chunks; ci++) {
+            if (atomic_load(&s.status) != 0)
+                continue;
+            uint64_t lo = ci * CHUNK;
+            size_t n = (size_t)(total - lo < CHUNK ? total - lo : CHUNK);
+            for (size_t i = 0; i < n; i++) {
+                uint32_t bits = input_bits(domain, lo + i);
+                memcpy(&x[i], &bits, sizeof bits);
+            }
+            int status;
+            if (subject->single_threaded) {
+#pragma omp critical(fp8kv_sweep_subject)
+                status = subject->encode(subject->ctx, x, n, 1.0f, q);
+            } else {
+                status = subject->encode(subject->ctx, x, n, 1.0f, q);
+            }
+            if (status != 0) {
+                atomic_store(&s.status, status);
+                continue;
+            }
+            judge_chunk(&s, lo, n, q);
+            uint64_t done = atomic_fetch_add(&s.chunks_done, 1) + 1;
+            if (progress && omp_get_thread_num() == 0 && fp8kv_now() - last_draw > 0.2) {
+                last_draw = fp8kv_now();
+                draw_progress(progress, what, (double)done / (double)chunks);
+            }
+        }
+        free(x);
+        free(q);
+    }
+    if (progress) {
+        draw_progress(progress, what, 1.0);
+        fputc('\n', progress);
+    }
+
+    char detail[160];
+    snprintf(detail, sizeof detail, "all %llu %s inputs, scale 1, nan check %s",
+             (unsigned long long)total, fp8kv_sweep_domain_names[domain],
+             fp8kv_nan_check_names[check]);
+    char name[32];
+    snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
+    fp8kv_check_init(c, name, subject->name, p->name, detail);
+    c->cases = total;
+    c->has_classes = 1;
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
+        c->class_mismatches[k] = s.class_mismatches[k];
+        c->mismatches += s.class_mismatches[k];
+    }
+    const char *digits = domain == FP8KV_SWEEP_F32 ? "0x%08x" : "0x%04x";
+    for (int i = 0; i < s.nfirst; i++) {
+        const struct failure *f = &s.first[i];
+        char input[16];
+        snprintf(input, sizeof input, digits, f->input);
+        snprintf(c->failures[i], sizeof c->failures[i], "%s => %02x  expected %02x  %s", input,
+                 f->got, f->want,
+                 fp8kv_class_names[fp8kv_classify_f32(p->format, input_bits(domain, f->input))]);
+    }
+    c->failure_lines = s.nfirst;
+    fp8kv_check_finish(c, fp8kv_now() - t0);
+    free(runs.v);
+    return atomic_load(&s.status);
+}
+
+uint32_t *fp8kv_load_boundaries(const char *dir, const struct fp8kv_profile *p)
+{
+    char path[4096];
+    fp8kv_vector_path(path, sizeof path, dir, p, "boundaries.npy");
+    struct fp8kv_npy a = {0};
+    size_t count = (size_t)fp8kv_boundary_count(p->format);
+    if (fp8kv_npy_read_expect(path, FP8KV_NPY_U32, 1, count, &a) != 0)
+        return NULL;
+    uint32_t *b = a.data;
+    for (size_t k = 1; k < count; k++)
+        if (b[k] <= b[k - 1] || b[0] != 0 || b[k] >= 0x7F800000u) {
+            fp8kv_npy_free(&a);
+            fp8kv_fail("%s: not an increasing table of positive finite f32 (entry %zu)", path, k);
+            return NULL;
+        }
+    return b; /* the npy data buffer, handed to the caller */
+}

@@ -1,0 +1,456 @@
+/* t_kv.c — the KV-cache checks: the CPU reference passes every golden case of every profile,
+ * and deliberately broken targets (padding written, f16/bf16 reads truncated, the wrong
+ * layout, the wrong GQA head mapping, low-precision attention, another store scale model)
+ * fail the check that should catch them and no other. Also: missing vectors are an error, and
+ * the quantization NMSE is in a sane range and never gates. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/checks.h"
+#include "fp8kv/diag.h"
+
+#define VECTORS FP8KV_SOURCE_DIR "/vectors"
+#define MIN_CASES 4
+#define CHECKS_PER_CASE 5 /* store, read f32/f16/bf16, attention */
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+static void run_kv(const struct fp8kv_profile *p, const struct fp8kv_kv_paths *paths,
+                   struct fp8kv_results *r)
+{
+    memset(r, 0, sizeof *r);
+    cr_assert_eq(fp8kv_check_kv(VECTORS, p, paths, r), 0, "%s: %s", p->name, fp8kv_last_error());
+    cr_assert_geq(r->count, MIN_CASES * CHECKS_PER_CASE, "%s: only %zu checks", p->name, r->count);
+    cr_assert_eq(r->count % CHECKS_PER_CASE, 0);
+}
+
+static int is_split_x(const struct fp8kv_check *c)
+{
+    return strstr(c->detail, ": split_x,") != NULL;
+}
+
+static int is_gqa(const struct fp8kv_check *c)
+{
+    int heads = 0, head_size = 0, q_heads = 0;
+    const char *s = strstr(c->detail, " in, ");
+    cr_assert_not_null(s, "%s", c->detail);
+    cr_assert_eq(sscanf(s, " in, %d x %d heads (q %d)", &heads, &head_size, &q_heads), 3, "%s",
+                 c->detail);
+    return q_heads != heads;
+}
+
+static void print_failures(const struct fp8kv_check *c)
+{
+    fprintf(stderr, "%s [%s] %s: %llu of %llu mismatched, nmse %g\n", c->name, c->profile,
+            c->detail, (unsigned long long)c->mismatches, (unsigned long long)c->cases, c->nmse);
+    for (int i = 0; i < c->failure_lines; i++)
+        fprintf(stderr, "  %s\n", c->failures[i]);
+}
+
+/* expect: check c passed exactly when should_pass says. */
+static void expect(const struct fp8kv_check *c, int should_pass)
+{
+    if (c->passed != should_pass)
+        print_failures(c);
+    cr_assert_eq(c->passed, should_pass, "%s %s (%s): passed %d, expected %d", c->name, c->detail,
+                 c->profile, c->passed, should_pass);
+    if (!should_pass)
+        cr_assert_gt(c->failure_lines, 0, "%s failed without a failure line", c->name);
+}
+
+/* ---- the reference passes -------------------------------------------------------------------- */
+
+Test(kv, cpu_reference_passes_every_case_of_every_profile)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        struct fp8kv_results r;
+        run_kv(&fp8kv_profiles[i], &fp8kv_cpu_kv_paths, &r);
+        int split_x = 0, nhd = 0, gqa = 0;
+        for (size_t k = 0; k < r.count; k++) {
+            const struct fp8kv_check *c = &r.items[k];
+            expect(c, 1);
+            cr_assert(c->gated);
+            cr_assert_gt(c->cases, 0);
+            cr_assert_str_eq(c->subject, "cpu-reference");
+            if (strncmp(c->name, "kv-read-", 8) == 0)
+                cr_assert(c->has_nmse && c->nmse == 0.0 && c->threshold == 0.0);
+            if (strcmp(c->name, "kv-attention") == 0) {
+                cr_assert(c->has_nmse && c->threshold == 1e-10);
+                split_x += is_split_x(c);
+                nhd += !is_split_x(c);
+                gqa += is_gqa(c);
+            }
+        }
+        cr_assert(split_x > 0 && nhd > 0 && gqa > 0, "cases lack a layout or GQA");
+        cr_assert(fp8kv_results_passed(&r));
+        fp8kv_results_free(&r);
+    }
+}
+
+/* ---- broken targets -------------------------------------------------------------------------- */
+
+/* A store that sends padding (-1) to the last slot of the cache, as a Python-style negative
+ * index would. */
+static void store_padding_at_end(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                                 enum fp8kv_kv_dtype in, const void *key, const void *value,
+                                 int num_tokens, const int64_t *slot_mapping, float k_scale,
+                                 float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+{
+    int64_t *slots = malloc((size_t)num_tokens * sizeof *slots + 1);
+    cr_assert_not_null(slots);
+    for (int t = 0; t < num_tokens; t++)
+        slots[t] = slot_mapping[t] == -1 ? (int64_t)shape->num_blocks * shape->block_size - 1
+                                         : slot_mapping[t];
+    fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slots, k_scale, v_scale,
+                                key_cache, value_cache);
+    free(slots);
+}
+
+Test(kv, padding_written_fails_only_the_store)
+{
+    const struct fp8kv_kv_paths broken = {"padding-at-end", store_padding_at_end,
+                                          fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
+    struct fp8kv_results r;
+    run_kv(&fp8kv_profiles[0], &broken, &r);
+    for (size_t k = 0; k < r.count; k++) {
+        const struct fp8kv_check *c = &r.items[k];
+        const int is_store = strcmp(c->name, "kv-store") == 0;
+        expect(c, !is_store); /* every case has padding tokens */
+        if (is_store)
+            cr_assert_not_null(strstr(c->failures[0], "(unwritten slot)"), "%s", c->failures[0]);
+    }
+    cr_assert_not(fp8kv_results_passed(&r));
+    fp8kv_results_free(&r);
+}
+
+/* f16 rounded toward zero: RNE, then one step down in magnitude where that overshot. */
+static uint16_t f16_toward_zero(float y)
+{
+    uint16_t h = fp8kv_f32_to_f16_rne(y);
+    if (isfinite(y) && (h & 0x7FFFu) != 0 && fabsf(fp8kv_f16_to_f32(h)) > fabsf(y))
+        h--;
+    return h;
+}
+
+/* A read that truncates to f16/bf16 instead of rounding to nearest even. */
+static void gather_truncating(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                              int is_key, const uint8_t *cache, const int32_t *block_table,
+                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                              float scale, enum fp8kv_kv_dtype out, void *dst)
+{
+    if (out == FP8KV_KV_F32) {
+        fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table, max_blocks_per_seq,
+                                 seq_lens, num_seqs, scale, out, dst);
+        return;
+    }
+    size_t n = 0;
+    for (int i = 0; i < num_seqs; i++)
+        n += (size_t)seq_lens[i] * (size_t)shape->num_heads * (size_t)shape->head_size;
+    float *y = malloc(n * sizeof *y + 1);
+    cr_assert_not_null(y);
+    fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table, max_blocks_per_seq, seq_lens,
+                             num_seqs, scale, FP8KV_KV_F32, y);
+    uint16_t *h = dst;
+    for (size_t i = 0; i < n; i++)
+        h[i] = out == FP8KV_KV_F16 ? f16_toward_zero(y[i]) : (uint16_t)(fp8kv_f32_bits(y[i]) >> 16);
+    free(y);
+}
+
+Test(kv, truncating_reads_fail_only_the_16_bit_reads)
+{
+    const struct fp8kv_kv_paths broken = {"truncating-read", fp8kv_cpu_reshape_and_cache,
+                                          gather_truncating, fp8kv_cpu_paged_attention};
+    struct fp8kv_results r;
+    run_kv(&fp8kv_profiles[0], &broken, &r);
+    for (size_t k = 0; k < r.count; k++) {
+        const struct fp8kv_check *c = &r.items[k];
+        const int is_16 =
+            strcmp(c->name, "kv-read-f16") == 0 || strcmp(c->name, "kv-read-bf16") == 0;
+        expect(c, !is_16);
+        if (is_16)
+            cr_assert_gt(c->nmse, 0.0);
+    }
+    fp8kv_results_free(&r);
+}
+
+/* Paths that lay every cache out as NHD, whatever the shape says. */
+static struct fp8kv_cache_shape as_nhd(const struct fp8kv_cache_shape *shape)
+{
+    struct fp8kv_cache_shape s = *shape;
+    s.layout = FP8KV_LAYOUT_NHD;
+    return s;
+}
+
+static void store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                      const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                      uint8_t *value_cache)
+{
+    const struct fp8kv_cache_shape s = as_nhd(shape);
+    fp8kv_cpu_reshape_and_cache(cfg, &s, in, key, value, num_tokens, slot_mapping, k_scale, v_scale,
+                                key_cache, value_cache);
+}
+
+static void gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                       int is_key, const uint8_t *cache, const int32_t *block_table,
+                       int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
+                       enum fp8kv_kv_dtype out, void *dst)
+{
+    const struct fp8kv_cache_shape s = as_nhd(shape);
+    fp8kv_cpu_gather_dequant(cfg, &s, is_key, cache, block_table, max_blocks_per_seq, seq_lens,
+                             num_seqs, scale, out, dst);
+}
+
+static void attention_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                          const float *query, int num_q_heads, const uint8_t *key_cache,
+                          const uint8_t *value_cache, const int32_t *block_table,
+                          int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                          float k_scale, float v_scale, float softmax_scale, float *out)
+{
+    const struct fp8kv_cache_shape s = as_nhd(shape);
+    fp8kv_cpu_paged_attention(cfg, &s, query, num_q_heads, key_cache, value_cache, block_table,
+                              max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale,
+                              softmax_scale, out);
+}
+
+Test(kv, wrong_layout_fails_every_split_x_check)
+{
+    const struct fp8kv_kv_paths broken = {"nhd-only", store_nhd, gather_nhd, attention_nhd};
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        struct fp8kv_results r;
+        run_kv(&fp8kv_profiles[i], &broken, &r);
+        for (size_t k = 0; k < r.count; k++)
+            expect(&r.items[k], !is_split_x(&r.items[k]));
+        fp8kv_results_free(&r);
+    }
+}
+
+/* Attention that maps q head qh to kv head qh % num_heads (instead of qh / group): right for
+ * MHA, wrong for GQA. Built from the reference by running each group slice as MHA. */
+static void attention_modulo_heads(struct fp8kv_codec_cfg cfg,
+                                   const struct fp8kv_cache_shape *shape, const float *query,
+                                   int num_q_heads, const uint8_t *key_cache,
+                                   const uint8_t *value_cache, const int32_t *block_table,
+                                   int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                                   float k_scale, float v_scale, float softmax_scale, float *out)
+{
+    const size_t H = (size_t)shape->num_heads, D = (size_t)shape->head_size;
+    const size_t slice = (size_t)num_seqs * H * D;
+    float *q = malloc(slice * sizeof *q), *o = malloc(slice * sizeof *o);
+    cr_assert(q && o);
+    for (size_t j = 0; j < (size_t)num_q_heads / H; j++) {
+        for (size_t i = 0; i < (size_t)num_seqs; i++)
+            memcpy(q + i * H * D, query + (i * (size_t)num_q_heads + j * H) * D, H * D * sizeof *q);
+        fp8kv_cpu_paged_attention(cfg, shape, q, (int)H, key_cache, value_cache, block_table,
+                                  max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale,
+                                  softmax_scale, o);
+        for (size_t i = 0; i < (size_t)num_seqs; i++)
+            memcpy(out + (i * (size_t)num_q_heads + j * H) * D, o + i * H * D, H * D * sizeof *o);
+    }
+    free(q);
+    free(o);
+}
+
+Test(kv, wrong_gqa_mapping_fails_only_gqa_attention)
+{
+    const struct fp8kv_kv_paths broken = {"gqa-modulo", fp8kv_cpu_reshape_and_cache,
+                                          fp8kv_cpu_gather_dequant, attention_modulo_heads};
+    struct fp8kv_results r;
+    run_kv(&fp8kv_profiles[0], &broken, &r);
+    int failed = 0;
+    for (size_t k = 0; k < r.count; k++) {
+        const struct fp8kv_check *c = &r.items[k];
+        const int wrong = strcmp(c->name, "kv-attention") == 0 && is_gqa(c);
+        expect(c, !wrong);
+        failed += wrong;
+    }
+    cr_assert_gt(failed, 0);
+    fp8kv_results_free(&r);
+}
+
+/* Attention whose outputs are rounded to bf16: about 2^-9 relative error, far above the
+ * 1e-10 NMSE threshold, though every output is "close". */
+static void attention_bf16_out(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                               const float *query, int num_q_heads, const uint8_t *key_cache,
+                               const uint8_t *value_cache, const int32_t *block_table,
+                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                               float k_scale, float v_scale, float softmax_scale, float *out)
+{
+    fp8kv_cpu_paged_attention(cfg, shape, query, num_q_heads, key_cache, value_cache, block_table,
+                              max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale,
+                              softmax_scale, out);
+    const size_t n = (size_t)num_seqs * (size_t)num_q_heads * (size_t)shape->head_size;
+    for (size_t i = 0; i < n; i++)
+        out[i] = fp8kv_bf16_to_f32(fp8kv_f32_to_bf16_rne(out[i]));
+}
+
+Test(kv, low_precision_attention_fails_the_nmse_threshold)
+{
+    const struct fp8kv_kv_paths broken = {"bf16-attention", fp8kv_cpu_reshape_and_cache,
+                                          fp8kv_cpu_gather_dequant, attention_bf16_out};
+    struct fp8kv_results r;
+    run_kv(&fp8kv_profiles[0], &broken, &r);
+    for (size_t k = 0; k < r.count; k++) {
+        const struct fp8kv_check *c = &r.items[k];
+        const int attention = strcmp(c->name, "kv-attention") == 0;
+        expect(c, !attention);
+        if (attention)
+            cr_assert(c->nmse > 1e-10 && c->nmse < 1e-3, "nmse %g", c->nmse);
+    }
+    fp8kv_results_free(&r);
+}
+
+/* Stores under the reciprocal and f16 models differ from f32_div on some of the midpoint
+ * inputs: the store check tells the models apart, and only it fails. */
+static void store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model,
+                        const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in,
+                        const void *key, const void *value, int num_tokens,
+                        const int64_t *slot_mapping, float k_scale, float v_scale,
+                        uint8_t *key_cache, uint8_t *value_cache)
+{
+    cfg.model = model;
+    fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale,
+                                v_scale, key_cache, value_cache);
+}
+
+static void store_recip(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                        enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                        const int64_t *slot_mapping, float k_scale, float v_scale,
+                        uint8_t *key_cache, uint8_t *value_cache)
+{
+    store_model(cfg, FP8KV_CODEC_F32_MUL_RECIP, shape, in, key, value, num_tokens, slot_mapping,
+                k_scale, v_scale, key_cache, value_cache);
+}
+
+static void store_f16(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                      const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                      uint8_t *value_cache)
+{
+    store_model(cfg, FP8KV_CODEC_F16_DIV, shape, in, key, value, num_tokens, slot_mapping, k_scale,
+                v_scale, key_cache, value_cache);
+}
+
+Test(kv, other_scale_models_fail_the_store)
+{
+    const struct fp8kv_kv_paths targets[] = {
+        {"mul-recip-store", store_recip, fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention},
+        {"f16-div-store", store_f16, fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention},
+    };
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++)
+        for (int i = 0; i < fp8kv_profile_count; i++) {
+            struct fp8kv_results r;
+            run_kv(&fp8kv_profiles[i], &targets[t], &r);
+            int store_failed = 0;
+            for (size_t k = 0; k < r.count; k++) {
+                const struct fp8kv_check *c = &r.items[k];
+                if (strcmp(c->name, "kv-store") == 0)
+                    store_failed += !c->passed;
+                else
+                    expect(c, 1);
+            }
+            cr_assert_gt(store_failed, 0, "%s passes every store of %s", targets[t].name,
+                         fp8kv_profiles[i].name);
+            fp8kv_results_free(&r);
+        }
+}
+
+/* A store that rounds ties away from zero: RNE, then one code up in magnitude where the
+ * quotient sat exactly on the midpoint and RNE went toward zero. */
+static void store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                            enum fp8kv_kv_dtype in, const void *key, const void *value,
+                            int num_tokens, const int64_t *slot_mapping, float k_scale,
+                            float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+{
+    fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale,
+                                v_scale, key_cache, value_cache);
+    const size_t H = (size_t)shape->num_heads, D = (size_t)shape->head_size;
+    for (int t = 0; t < num_tokens; t++) {
+        if (slot_mapping[t] < 0)
+            continue;
+        for (size_t e = 0; e < H * D; e++)
+            for (int is_key = 0; is_key < 2; is_key++) {
+                const void *src = is_key ? key : value;
+                const size_t i = (size_t)t * H * D + e;
+                const float x = in == FP8KV_KV_F32 ? ((const float *)src)[i]
+                                : in == FP8KV_KV_F16
+                                    ? fp8kv_f16_to_f32(((const uint16_t *)src)[i])
+                                    : fp8kv_bf16_to_f32(((const uint16_t *)src)[i]);
+                const float q = fabsf(x / (is_key ? k_scale : v_scale));
+                const int h = (int)(e / D), d = (int)(e % D);
+                uint8_t *at = is_key
+                                  ? key_cache + fp8kv_key_offset(shape, slot_mapping[t], h, d)
+                                  : value_cache + fp8kv_value_offset(shape, slot_mapping[t], h, d);
+                const uint8_t mag = *at & 0x7F;
+                if (mag >= fp8kv_codec_max_code(cfg))
+                    continue;
+                const double lo = fp8kv_decode_bits(cfg, mag);
+                const double hi = fp8kv_decode_bits(cfg, (uint8_t)(mag + 1));
+                if (q > lo && (double)q == (lo + hi) / 2)
+                    *at = (uint8_t)(*at + 1);
+            }
+    }
+}
+
+Test(kv, ties_away_store_fails_only_the_store)
+{
+    const struct fp8kv_kv_paths broken = {"ties-away-store", store_ties_away,
+                                          fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        struct fp8kv_results r;
+        run_kv(&fp8kv_profiles[i], &broken, &r);
+        for (size_t k = 0; k < r.count; k++)
+            expect(&r.items[k], strcmp(r.items[k].name, "kv-store") != 0);
+        fp8kv_results_free(&r);
+    }
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+Test(kv, missing_vectors_are_an_error_naming_the_file)
+{
+    struct fp8kv_results r = {0};
+    cr_assert_eq(fp8kv_check_kv("/nonexistent-fp8kv", &fp8kv_profiles[0], &fp8kv_cpu_kv_paths, &r),
+                 FP8KV_ERR);
+    cr_assert_eq(r.count, 0);
+    const char *msg = fp8kv_last_error();
+    cr_assert_not_null(strstr(msg, "/nonexistent-fp8kv/"), "%s", msg);
+    cr_assert_not_null(strstr(msg, "kv/case0_meta.npy"), "%s", msg);
+    fp8kv_results_free(&r);
+}
+
+/* ---- quantization error ---------------------------------------------------------------------- */
+
+Test(kv, quantization_nmse_is_sane_and_never_gates)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        struct fp8kv_results r = {0};
+        cr_assert_eq(fp8kv_check_quantization_nmse(p, &fp8kv_cpu_kv_paths, &r), 0, "%s",
+                     fp8kv_last_error());
+        cr_assert_eq(r.count, 3);
+        for (size_t k = 0; k < r.count; k++) {
+            const struct fp8kv_check *c = &r.items[k];
+            cr_assert_eq(c->gated, 0, "%s gates", c->name);
+            cr_assert(c->has_nmse);
+            cr_assert_eq(c->cases, 65536);
+            /* e4m3: 3 fraction bits, about 2^-8 relative error squared on average */
+            const double hi = strcmp(c->name, "quant-nmse-outliers") == 0 ? 1e-1 : 1e-2;
+            cr_assert(c->nmse > 1e-4 && c->nmse < hi, "%s %s: nmse %g", p->name, c->name, c->nmse);
+        }
+        cr_assert_str_eq(r.items[0].name, "quant-nmse-gaussian");
+        /* ungated checks alone never make a run pass */
+        cr_assert_not(fp8kv_results_passed(&r));
+        struct fp8kv_results kv;
+        run_kv(p, &fp8kv_cpu_kv_paths, &kv);
+        for (size_t k = 0; k < r.count; k++)
+            cr_assert_eq(fp8kv_results_add(&kv, &r.items[k]), 0);
+        cr_assert(fp8kv_results_passed(&kv), "ungated quantization checks failed a run");
+        fp8kv_results_free(&kv);
+        fp8kv_results_free(&r);
+    }
+}

@@ -1,0 +1,211 @@
+/* kv_cache.c — the CPU reference KV-cache paths of fp8kv/kv_cache.h: store, gather + dequant,
+ * paged-attention decode.
+ *
+ * Plain loops, one element at a time, in the order the contract describes: these are the
+ * readable reference a device kernel is compared against, not a fast implementation. Every
+ * conversion goes through the shared codecs of codec.h (store: fp8kv_store_f32; read:
+ * fp8kv_decode_bits(code) * scale in f32, then RNE to f16 / bf16).
+ */
+#include "fp8kv/kv_cache.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ---- layouts --------------------------------------------------------------------------------- */
+
+size_t fp8kv_cache_bytes(const struct fp8kv_cache_shape *shape)
+{
+    return (size_t)shape->num_blocks * (size_t)shape->block_size * (size_t)shape->num_heads *
+           (size_t)shape->head_size;
+}
+
+size_t fp8kv_key_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim)
+{
+    const size_t bs = (size_t)shape->block_size, heads = (size_t)shape->num_heads,
+                 hs = (size_t)shape->head_size;
+    const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
+    if (shape->layout == FP8KV_LAYOUT_SPLIT_X) {
+        /* [block][head][dim / 16][pos][dim % 16] */
+        const size_t chunks = hs / FP8KV_SPLIT_X;
+        const size_t chunk = (size_t)dim / FP8KV_SPLIT_X, lane = (size_t)dim % FP8KV_SPLIT_X;
+        return (((block * heads + (size_t)head) * chunks + chunk) * bs + pos) * FP8KV_SPLIT_X +
+               lane;
+    }
+    /* [block][pos][head][dim] = [slot][head][dim] */
+    return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
+}
+
+size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim)
+{
+    const size_t bs = (size_t)shape->block_size, heads = (size_t)shape->num_heads,
+                 hs = (size_t)shape->head_size;
+    if (shape->layout == FP8KV_LAYOUT_SPLIT_X) {
+        /* [block][head][dim][pos] */
+        const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
+        return ((block * heads + (size_t)head) * hs + (size_t)dim) * bs + pos;
+    }
+    return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
+}
+
+/* ---- element conversions --------------------------------------------------------------------- */
+
+/* load_widened: element i of an f32 / f16 / bf16 array, widened exactly to f32. */
+static float load_widened(enum fp8kv_kv_dtype dtype, const void *src, size_t i)
+{
+    switch (dtype) {
+    case FP8KV_KV_F16: return fp8kv_f16_to_f32(((const uint16_t *)src)[i]);
+    case FP8KV_KV_BF16: return fp8kv_bf16_to_f32(((const uint16_t *)src)[i]);
+    default: return ((const float *)src)[i];
+    }
+}
+
+/* store_rounded: writes the f32 y into element i of dst, rounded (RNE) to dtype. */
+static void store_rounded(enum fp8kv_kv_dtype dtype, void *dst, size_t i, float y)
+{
+    switch (dtype) {
+    case FP8KV_KV_F16: ((uint16_t *)dst)[i] = fp8kv_f32_to_f16_rne(y); break;
+    case FP8KV_KV_BF16: ((uint16_t *)dst)[i] = fp8kv_f32_to_bf16_rne(y); break;
+    default: ((float *)dst)[i] = y; break;
+    }
+}
+
+/* dequant: decode(code) * scale, one f32 multiplication. */
+static float dequant(struct fp8kv_codec_cfg cfg, uint8_t code, float scale)
+{
+    return fp8kv_decode_bits(cfg, code) * scale;
+}
+
+/* slot_of: the cache slot of token position pos of sequence seq, through the block table. */
+static int64_t slot_of(const struct fp8kv_cache_shape *shape, const int32_t *block_table,
+                       int max_blocks_per_seq, int seq, int pos)
+{
+    const int32_t block =
+        block_table[(size_t)seq * (size_t)max_blocks_per_seq + (size_t)(pos / shape->block_size)];
+    return (int64_t)block * shape->block_size + pos % shape->block_size;
+}
+
+/* ---- store ----------------------------------------------------------------------------------- */
+
+void fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                                 enum fp8kv_kv_dtype in, const void *key, const void *value,
+                                 int num_tokens, const int64_t *slot_mapping, float k_scale,
+                                 float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+{
+    const int heads = shape->num_heads, hs = shape->head_size;
+    for (int t = 0; t < num_tokens; t++) {
+        const int64_t slot = slot_mapping[t];
+        if (slot < 0) /* padding: the cache is left untouched */
+            continue;
+        for (int h = 0; h < heads; h++)
+            for (int d = 0; d < hs; d++) {
+                const size_t i = ((size_t)t * (size_t)heads + (size_t)h) * (size_t)hs + (size_t)d;
+                key_cache[fp8kv_key_offset(shape, slot, h, d)] =
+                    fp8kv_store_f32(cfg, load_widened(in, key, i), k_scale);
+                value_cache[fp8kv_value_offset(shape, slot, h, d)] =
+                    fp8kv_store_f32(cfg, load_widened(in, value, i), v_scale);
+            }
+    }
+}
+
+/* ---- read ------------------------------------------------------------------------------------ */
+
+void fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                              int is_key, const uint8_t *cache, const int32_t *block_table,
+                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                              float scale, enum fp8kv_kv_dtype out, void *dst)
+{
+    const int heads = shape->num_heads, hs = shape->head_size;
+    size_t row = 0; /* output token row: sequences one after the other */
+    for (int i = 0; i < num_seqs; i++)
+        for (int pos = 0; pos < seq_lens[i]; pos++, row++) {
+            const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, i, pos);
+            for (int h = 0; h < heads; h++)
+                for (int d = 0; d < hs; d++) {
+                    const size_t at = is_key ? fp8kv_key_offset(shape, slot, h, d)
+                                             : fp8kv_value_offset(shape, slot, h, d);
+                    const size_t o = (row * (size_t)heads + (size_t)h) * (size_t)hs + (size_t)d;
+                    store_rounded(out, dst, o, dequant(cfg, cache[at], scale));
+                }
+        }
+}
+
+/* ---- attention ------------------------------------------------------------------------------- */
+
+/* attend_one: the output of one sequence and one q head: q [hs], kv head h, n tokens.
+ * scores[n] is scratch. */
+static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                       const float *q, int h, const uint8_t *key_cache, const uint8_t *value_cache,
+                       const int32_t *block_table, int max_blocks_per_seq, int seq, int n,
+                       float k_scale, float v_scale, float softmax_scale, float *scores, float *out)
+{
+    const int hs = shape->head_size;
+    for (int d = 0; d < hs; d++)
+        out[d] = 0.0f;
+    if (n <= 0)
+        return;
+
+    /* scores, and their maximum (a NaN score never becomes the maximum; it stays in the
+     * sum below and makes the output NaN, as the exact softmax would) */
+    float max = -INFINITY;
+    for (int t = 0; t < n; t++) {
+        const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, t);
+        float dot = 0.0f;
+        for (int d = 0; d < hs; d++)
+            dot += q[d] * dequant(cfg, key_cache[fp8kv_key_offset(shape, slot, h, d)], k_scale);
+        scores[t] = softmax_scale * dot;
+        if (scores[t] > max)
+            max = scores[t];
+    }
+
+    /* max-subtracted softmax weights, then the weighted sum of the values */
+    float sum = 0.0f;
+    for (int t = 0; t < n; t++) {
+        scores[t] = expf(scores[t] - max);
+        sum += scores[t];
+    }
+    for (int t = 0; t < n; t++) {
+        const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, t);
+        const float p = scores[t] / sum;
+        for (int d = 0; d < hs; d++)
+            out[d] += p * dequant(cfg, value_cache[fp8kv_value_offset(shape, slot, h, d)], v_scale);
+    }
+}
+
+void fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                               const float *query, int num_q_heads, const uint8_t *key_cache,
+                               const uint8_t *value_cache, const int32_t *block_table,
+                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                               float k_scale, float v_scale, float softmax_scale, float *out)
+{
+    const int hs = shape->head_size;
+    const int group = num_q_heads / shape->num_heads; /* q heads per kv head */
+    int longest = 0;
+    for (int i = 0; i < num_seqs; i++)
+        if (seq_lens[i] > longest)
+            longest = seq_lens[i];
+    /* one score per token of the longest sequence; a VLA would be unbounded on the stack */
+    float *scores = malloc((size_t)(longest > 0 ? longest : 1) * sizeof *scores);
+    if (scores == NULL) {
+        /* no way to report through this signature: a NaN output cannot pass any check */
+        for (size_t k = 0; k < (size_t)num_seqs * (size_t)num_q_heads * (size_t)hs; k++)
+            out[k] = NAN;
+        return;
+    }
+    for (int i = 0; i < num_seqs; i++)
+        for (int qh = 0; qh < num_q_heads; qh++) {
+            const size_t at = ((size_t)i * (size_t)num_q_heads + (size_t)qh) * (size_t)hs;
+            attend_one(cfg, shape, query + at, qh / group, key_cache, value_cache, block_table,
+                       max_blocks_per_seq, i, seq_lens[i], k_scale, v_scale, softmax_scale, scores,
+                       out + at);
+        }
+    free(scores);
+}
+
+/* ---- the table ------------------------------------------------------------------------------- */
+
+const struct fp8kv_kv_paths fp8kv_cpu_kv_paths = {
+    "cpu-reference",
+    fp8kv_cpu_reshape_and_cache,
+    fp8kv_cpu_gather_dequant,
+    fp8kv_cpu_paged_attention,
+};

@@ -1,0 +1,327 @@
+/* fp8kv/codec.h — the fp8 e4m3 codecs that kernels share, host and device.
+ *
+ * Subjects under test, not the truth: nothing here may look at the oracle. Every function is
+ * `static inline` C that compiles as C11 on the host and, through FP8KV_HD, as a device
+ * function under HIP or CUDA. The semantic choices arrive as a struct fp8kv_codec_cfg so one
+ * body serves every format and rule (no copy-paste per format).
+ *
+ *   encoders (f32 value -> code):  fp8kv_encode_bits   integer bit manipulation
+ *                                  fp8kv_encode_frexp  frexpf/ldexpf/nearbyintf, the style
+ *                                                      engines ship (with its zero guard)
+ *   decoders (code -> f32 value):  fp8kv_decode_bits, fp8kv_decode_table (256 entries)
+ *   stores (x, scale -> code):     fp8kv_store_f32 applies a scale model, then an encoder
+ *   input widening:                fp8kv_f16_to_f32, fp8kv_bf16_to_f32 (exact)
+ *   rounding helpers:              fp8kv_f32_to_f16_rne, fp8kv_f32_to_bf16_rne
+ *
+ * All arithmetic is exact or a single IEEE f32 operation; build with floating-point
+ * contraction off (-ffp-contract=off) and without fast-math, and keep the FTZ/DAZ modes off.
+ */
+#ifndef FP8KV_CODEC_H
+#define FP8KV_CODEC_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
+#define FP8KV_HD static __host__ __device__ __forceinline__
+#define FP8KV_DEVICE_COMPILE 1
+#else
+#include <math.h>
+#include <string.h>
+#define FP8KV_HD static inline
+#endif
+
+/* ---- configuration ---------------------------------------------------------------------- */
+
+enum fp8kv_codec_format { FP8KV_CODEC_E4M3FN = 0, FP8KV_CODEC_E4M3FNUZ = 1 };
+enum fp8kv_codec_model {
+    FP8KV_CODEC_F32_DIV = 0,       /* RNE8(RN32(x / s)) */
+    FP8KV_CODEC_F32_MUL_RECIP = 1, /* RNE8(RN32(x * RN32(1 / s))) */
+    FP8KV_CODEC_F16_DIV = 2,       /* RNE8(RN16(RN32(x / s))) */
+};
+
+/* The semantic choices of a codec instance. */
+struct fp8kv_codec_cfg {
+    uint8_t format;     /* enum fp8kv_codec_format */
+    uint8_t saturate;   /* 1: overflow clamps to ±max (satfinite); 0: overflow gives NaN */
+    uint8_t inf_to_nan; /* under saturate: 1 sends ±Inf to NaN, 0 clamps it to ±max */
+    uint8_t model;      /* enum fp8kv_codec_model, for the stores */
+};
+
+/* Format constants, derived in one place. */
+FP8KV_HD int fp8kv_codec_bias(struct fp8kv_codec_cfg c)
+{
+    return c.format == FP8KV_CODEC_E4M3FNUZ ? 8 : 7;
+}
+FP8KV_HD uint32_t fp8kv_codec_max_code(struct fp8kv_codec_cfg c)
+{
+    return c.format == FP8KV_CODEC_E4M3FNUZ ? 0x7Fu : 0x7Eu;
+}
+/* ---- bit views ---------------------------------------------------------------------------- */
+
+FP8KV_HD uint32_t fp8kv_f32_bits(float f)
+{
+#ifdef FP8KV_DEVICE_COMPILE
+    return __float_as_uint(f);
+#else
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+#endif
+}
+
+FP8KV_HD float fp8kv_f32_from_bits(uint32_t b)
+{
+#ifdef FP8KV_DEVICE_COMPILE
+    return __uint_as_float(b);
+#else
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+#endif
+}
+
+/* fp8kv_codec_finish: the code of an input with sign bit sign (0 or 0x80) and f32 magnitude
+ * bits mag, whose rounded finite magnitude code is code (any value above max_code meaning
+ * overflow): applies the zero, overflow, Inf and NaN rules of c. Written with masks, not
+ * branches, so that the encoders' array loops vectorize. */
+FP8KV_HD uint8_t fp8kv_codec_finish(struct fp8kv_codec_cfg c, uint32_t sign, uint32_t mag,
+                                    uint32_t code)
+{
+    const uint32_t fnuz = 0u - (uint32_t)(c.format == FP8KV_CODEC_E4M3FNUZ); /* all ones */
+    const uint32_t max_code = 0x7Eu + (fnuz & 1u);
+    const uint32_t nan_code = (fnuz & 0x80u) | (~fnuz & (sign | 0x7Fu));
+    const uint32_t zero_code = ~fnuz & sign;
+    const uint32_t saturated = sign | max_code;
+    const uint32_t clamp_overflow = 0u - (uint32_t)(c.saturate != 0);
+    const uint32_t clamp_inf = clamp_overflow & (0u - (uint32_t)(c.inf_to_nan == 0));
+    const uint32_t overflow_code = (clamp_overflow & saturated) | (~clamp_overflow & nan_code);
+    const uint32_t inf_code = (clamp_inf & saturated) | (~clamp_inf & nan_code);
+
+    uint32_t out = sign | code;
+    out = code == 0 ? zero_code : out;
+    out = code > max_code ? overflow_code : out;
+    out = mag == 0x7F800000u ? inf_code : out;
+    out = mag > 0x7F800000u ? nan_code : out;
+    return (uint8_t)out;
+}
+
+/* ---- the integer codec -------------------------------------------------------------------- */
+
+/* fp8kv_encode_bits: RNE of the f32 with bits x to e4m3, by integer arithmetic on the bit
+ * pattern. Normal range: adding (half - 1 + lsb) below the kept 3 mantissa bits rounds to
+ * nearest even, and the carry runs into the exponent field, so rebiasing the exponent gives
+ * the code directly. Subnormal range: the significand is shifted right with the same
+ * add-then-truncate round-half-even. Overflow is judged after rounding.
+ * Written without branches (both paths computed, then selected) so that array loops over it
+ * vectorize: every intermediate is defined for every input, shifts are kept in [1, 25]. */
+FP8KV_HD uint8_t fp8kv_encode_bits(struct fp8kv_codec_cfg c, uint32_t x)
+{
+    const uint32_t sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
+    const uint32_t bias = (uint32_t)fp8kv_codec_bias(c);
+    const uint32_t min_normal = (128u - bias) << 23; /* f32 bits of 2^(1 - bias) */
+    const int is_normal = mag >= min_normal;
+
+    /* normal: round at bit 20, then rebias the exponent field from 127 to bias */
+    const uint32_t rounded = mag + 0x7FFFFu + ((mag >> 20) & 1u);
+    const uint32_t normal_code = (rounded >> 20) - ((127u - bias) << 3);
+
+    /* subnormal: value = sig * 2^(e - 150) (f32 denormals: e = 1, no hidden bit); in fp8
+     * subnormal units 2^(-bias - 2) that is sig >> (148 - bias - e); past 25 it is 0 */
+    const uint32_t e = mag >> 23, has_hidden = (uint32_t)(e != 0);
+    const uint32_t e_eff = e | (has_hidden ^ 1u);
+    const uint32_t sig = (mag & 0x7FFFFFu) | (has_hidden << 23);
+    const uint32_t raw_shift = 148u - bias - e_eff; /* >= 21 below min_normal */
+    const uint32_t shift = ((uint32_t)is_normal | (raw_shift > 25u)) ? 25u : raw_shift;
+    const uint32_t half = 1u << (shift - 1u), lsb = (sig >> shift) & 1u;
+    const uint32_t sub_code = (sig + (half - 1u) + lsb) >> shift; /* the same RNE trick */
+
+    const uint32_t code = is_normal ? normal_code : sub_code;
+
+    return fp8kv_codec_finish(c, sign, mag, code);
+}
+
+/* ---- the frexp codec ------------------------------------------------------------------------ */
+
+/* fp8kv_frexpf, fp8kv_ldexpf, fp8kv_nearbyintf: frexpf, ldexpf and nearbyintf (default
+ * rounding mode). On the device they are the CUDA/HIP math functions. On the host they are
+ * exact branch-free equivalents of the C library's (t_codecs checks them against libm), so
+ * that array loops over the codec vectorize: glibc's nearbyintf saves and restores the
+ * floating-point environment on every call, which alone made an exhaustive sweep of this
+ * codec twenty times slower than one of the integer codec. */
+#ifdef FP8KV_DEVICE_COMPILE
+FP8KV_HD float fp8kv_frexpf(float a, int *e)
+{
+    return frexpf(a, e);
+}
+FP8KV_HD float fp8kv_ldexpf(float a, int k)
+{
+    return ldexpf(a, k);
+}
+FP8KV_HD float fp8kv_nearbyintf(float v)
+{
+    return nearbyintf(v);
+}
+#else
+/* frexpf for positive finite a (the codec's only use): a = m * 2^e, m in [1/2, 1). A
+ * denormal is first scaled by 2^25 (exact) so its exponent field is meaningful. */
+FP8KV_HD float fp8kv_frexpf(float a, int *e)
+{
+    const uint32_t denormal = (uint32_t)(fp8kv_f32_bits(a) < 0x00800000u);
+    const float scaled = denormal ? a * 33554432.0f : a; /* 2^25 */
+    const uint32_t b = fp8kv_f32_bits(scaled);
+    *e = (int)(b >> 23) - 126 - (int)(denormal * 25u);
+    return fp8kv_f32_from_bits((b & 0x807FFFFFu) | 0x3F000000u);
+}
+/* ldexpf for |k| <= 252 with a normal (or zero) result: two exact power-of-two products. */
+FP8KV_HD float fp8kv_ldexpf(float a, int k)
+{
+    const int k1 = k / 2, k2 = k - k1;
+    const float p1 = fp8kv_f32_from_bits((uint32_t)(k1 + 127) << 23);
+    const float p2 = fp8kv_f32_from_bits((uint32_t)(k2 + 127) << 23);
+    return a * p1 * p2;
+}
+/* nearbyintf in round-to-nearest-even: adding and subtracting 2^23 rounds a magnitude below
+ * 2^23 to an integer; larger magnitudes are integers already. */
+FP8KV_HD float fp8kv_nearbyintf(float v)
+{
+    const float magic = 8388608.0f, a = fabsf(v); /* 2^23 */
+    const float r = (a + magic) - magic;
+    const float rounded = a < magic ? r : a;
+    return fp8kv_f32_from_bits(fp8kv_f32_bits(rounded) | (fp8kv_f32_bits(v) & 0x80000000u));
+}
+#endif
+
+/* fp8kv_encode_frexp: the same function written the way engines write it: split |x| with
+ * frexpf, scale the significand to 3 fraction bits with ldexpf (exact: a power-of-two
+ * scaling into [0, 16]), round with nearbyintf (RNE), carry into the exponent, rebias.
+ * Unlike many engine copies it guards ±0 (DEFECTS.md row 1). Branch-free like the integer
+ * codec, with the specials selected at the end. */
+FP8KV_HD uint8_t fp8kv_encode_frexp(struct fp8kv_codec_cfg c, float x)
+{
+    const uint32_t bits = fp8kv_f32_bits(x), sign = (bits >> 24) & 0x80u;
+    const uint32_t mag = bits & 0x7FFFFFFFu;
+    const int bias = fp8kv_codec_bias(c);
+    const int finite_nonzero = mag - 1u < 0x7F7FFFFFu; /* 0 < |x| <= FLT_MAX */
+    const float a = fp8kv_f32_from_bits(finite_nonzero ? mag : 0x3F800000u);
+    int e;
+    fp8kv_frexpf(a, &e);                   /* a = m * 2^e, m in [1/2, 1) */
+    int E = e - 1;                         /* a in [2^E, 2^(E+1)) */
+    E = E < 1 - bias ? 1 - bias : E;       /* fp8 subnormals: quantum 2^(1 - bias - 3) */
+    float q = fp8kv_nearbyintf(fp8kv_ldexpf(a, 3 - E)); /* in [0, 16]; 16 is a carry */
+    const int carry = q >= 16.0f;
+    E += carry;
+    q = carry ? 8.0f : q;
+    const uint32_t qi = (uint32_t)(int)q; /* via int: a signed conversion vectorizes */
+    const uint32_t normal = ((uint32_t)(E + bias) << 3) | (qi - 8u);
+    uint32_t code = qi < 8u ? qi : normal;
+    code = finite_nonzero ? code : 0u;
+
+    return fp8kv_codec_finish(c, sign, mag, code);
+}
+
+/* ---- decoders ------------------------------------------------------------------------------ */
+
+/* fp8kv_decode_bits: the f32 value of code (exact), by placing the fields into an f32: a
+ * normal code has its exponent rebiased; a subnormal m * 2^(1 - bias - 3) is m times a power of two.
+ * NaN codes give a quiet NaN with the code's sign. */
+FP8KV_HD float fp8kv_decode_bits(struct fp8kv_codec_cfg c, uint8_t code)
+{
+    const uint32_t sign = (uint32_t)(code & 0x80u) << 24, mag = code & 0x7Fu;
+    const int bias = fp8kv_codec_bias(c);
+    if (c.format == FP8KV_CODEC_E4M3FNUZ ? code == 0x80u : mag == 0x7Fu)
+        return fp8kv_f32_from_bits(sign | 0x7FC00000u);
+    if (mag >= 8u) /* normal */
+        return fp8kv_f32_from_bits(sign | ((mag + ((uint32_t)(127 - bias) << 3)) << 20));
+    /* subnormal: mag * 2^(-bias - 2); the power of two is a normal f32 */
+    const float unit = fp8kv_f32_from_bits((uint32_t)(127 - bias - 2) << 23);
+    return fp8kv_f32_from_bits(sign | fp8kv_f32_bits((float)mag * unit));
+}
+
+/* fp8kv_decode_table_fill: the 256-entry decode table of a format, from fp8kv_decode_bits. */
+FP8KV_HD void fp8kv_decode_table_fill(struct fp8kv_codec_cfg c, float table[256])
+{
+    for (int q = 0; q < 256; q++)
+        table[q] = fp8kv_decode_bits(c, (uint8_t)q);
+}
+
+/* fp8kv_decode_table: a table lookup (the read path most kernels use). */
+FP8KV_HD float fp8kv_decode_table(const float table[256], uint8_t code)
+{
+    return table[code];
+}
+
+/* ---- 16-bit inputs and roundings ------------------------------------------------------------ */
+
+/* fp8kv_bf16_to_f32: exact widening of bf16 bits. */
+FP8KV_HD float fp8kv_bf16_to_f32(uint16_t h)
+{
+    return fp8kv_f32_from_bits((uint32_t)h << 16);
+}
+
+/* fp8kv_f16_to_f32: exact widening of f16 bits (subnormals normalized, NaN payload kept). */
+FP8KV_HD float fp8kv_f16_to_f32(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu,
+                   man = h & 0x3FFu;
+    if (exp == 0x1Fu)
+        return fp8kv_f32_from_bits(sign | 0x7F800000u | (man << 13));
+    if (exp != 0)
+        return fp8kv_f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
+    /* subnormal or zero: man * 2^-24, exact in f32 */
+    const float v = (float)man * fp8kv_f32_from_bits(0x33800000u); /* 2^-24 */
+    return fp8kv_f32_from_bits(sign | fp8kv_f32_bits(v));
+}
+
+/* fp8kv_f32_to_f16_rne: RN16 of an f32 (RNE, subnormals, overflow to ±Inf, NaN quieted). */
+FP8KV_HD uint16_t fp8kv_f32_to_f16_rne(float f)
+{
+    const uint32_t x = fp8kv_f32_bits(f), sign = (x >> 16) & 0x8000u, mag = x & 0x7FFFFFFFu;
+    if (mag > 0x7F800000u)
+        return (uint16_t)(sign | 0x7E00u | ((mag >> 13) & 0x3FFu));
+    if (mag >= 0x477FF000u) /* 65520 and up round to Inf */
+        return (uint16_t)(sign | 0x7C00u);
+    if (mag >= 0x38800000u) { /* normal f16: 2^-14 and up */
+        uint32_t rounded = mag + 0xFFFu + ((mag >> 13) & 1u);
+        return (uint16_t)(sign | ((rounded >> 13) - (112u << 10)));
+    }
+    /* subnormal f16: round |f| / 2^-24 to an integer, half to even */
+    const uint32_t e = mag >> 23;
+    if (e < 102u) /* below 2^-25: rounds to zero */
+        return (uint16_t)sign;
+    const uint32_t sig = (mag & 0x7FFFFFu) | 0x800000u, shift = 126u - e;
+    const uint32_t kept = sig >> shift, rest = sig & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    return (uint16_t)(sign | (kept + (rest > half || (rest == half && (kept & 1u)))));
+}
+
+/* fp8kv_f32_to_bf16_rne: RNbf16 of an f32 (RNE; overflow to ±Inf by the carry; NaN quieted). */
+FP8KV_HD uint16_t fp8kv_f32_to_bf16_rne(float f)
+{
+    const uint32_t x = fp8kv_f32_bits(f);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
+/* ---- stores ---------------------------------------------------------------------------------- */
+
+/* fp8kv_scale_quotient: the value a store hands to the fp8 conversion under c.model: x / s,
+ * x * RN32(1 / s), or RN16(x / s) widened back. */
+FP8KV_HD float fp8kv_scale_quotient(struct fp8kv_codec_cfg c, float x, float s)
+{
+    if (c.model == FP8KV_CODEC_F32_MUL_RECIP) {
+        const float r = 1.0f / s;
+        return x * r;
+    }
+    const float q = x / s;
+    if (c.model == FP8KV_CODEC_F16_DIV)
+        return fp8kv_f16_to_f32(fp8kv_f32_to_f16_rne(q));
+    return q;
+}
+
+/* fp8kv_store_f32: the code a store writes for input x and per-tensor scale s (bit codec). */
+FP8KV_HD uint8_t fp8kv_store_f32(struct fp8kv_codec_cfg c, float x, float s)
+{
+    return fp8kv_encode_bits(c, fp8kv_f32_bits(fp8kv_scale_quotient(c, x, s)));
+}
+
+#endif
