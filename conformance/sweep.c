@@ -15,31 +15,27 @@ const char *const fp8kv_sweep_domain_names[FP8KV_SWEEP_DOMAIN_COUNT] = {"f32", "
 
 enum { CHUNK = 1 << 16 };
 
-/* A run of inputs [start, next run's start) that must all give a code c with
- * (c & mask) == value: mask 0xFF for one exact byte, narrower for "any NaN code". */
-struct run {
-    uint64_t start;
-    uint8_t mask, value;
-};
-
 struct runs {
-    struct run *v;
+    struct fp8kv_sweep_run *v;
     size_t n, cap;
 };
 
-static int push_run(struct runs *r, uint64_t start, uint8_t mask, uint8_t value)
+static int push_run(struct runs *r, uint32_t start, uint8_t mask, uint8_t value, uint8_t cls)
 {
-    if (r->n && r->v[r->n - 1].mask == mask && r->v[r->n - 1].value == value)
-        return FP8KV_OK; /* same expectation: the previous run goes on */
+    if (r->n) {
+        const struct fp8kv_sweep_run *last = &r->v[r->n - 1];
+        if (last->mask == mask && last->value == value && last->cls == cls)
+            return FP8KV_OK; /* the same expectation and class: the previous run goes on */
+    }
     if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 512;
-        struct run *v = realloc(r->v, cap * sizeof *v);
+        size_t cap = r->cap ? 2 * r->cap : 1024;
+        struct fp8kv_sweep_run *v = realloc(r->v, cap * sizeof *v);
         if (!v)
             return fp8kv_fail("out of memory");
         r->v = v;
         r->cap = cap;
     }
-    r->v[r->n++] = (struct run){start, mask, value};
+    r->v[r->n++] = (struct fp8kv_sweep_run){start, mask, value, cls};
     return FP8KV_OK;
 }
 
@@ -50,8 +46,10 @@ static void acceptance(const struct fp8kv_format *f, enum fp8kv_nan_check check,
 {
     *mask = 0xFF;
     *value = want;
-    if (check == FP8KV_NAN_CHECK_CLASS && fp8kv_is_nan_code(f, want) && f->nan_has_sign)
+    if (check == FP8KV_NAN_CHECK_CLASS && fp8kv_is_nan_code(f, want) && f->nan_has_sign) {
         *mask = 0x7F; /* 0x7F and 0xFF both accepted */
+        *value = want & 0x7F;
+    }
 }
 
 uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *b, uint32_t x)
@@ -79,51 +77,90 @@ uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *b, u
     return (uint8_t)(negative ? lo | 0x80 : lo);
 }
 
-/* Runs of the f32 domain, straight from the table: per sign, one run per code, then the
- * overflow run, the Inf and the NaN runs. */
+/* The run that starts at input x (f32 bits): its expectation and class. */
+static int push_run_at(struct runs *r, const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                       const uint32_t *b, uint32_t start, uint32_t x)
+{
+    uint8_t m, v;
+    acceptance(p->format, check, fp8kv_sweep_expected(p, b, x), &m, &v);
+    return push_run(r, start, m, v, (uint8_t)fp8kv_classify_f32(p->format, x));
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs of the f32 domain. Expected code and class can change only at these points: the
+ * boundaries b[k]; each midpoint (b[k] when code k is even, as the tie goes up to it, else
+ * b[k] - 1) and the pattern after it; 0, 1 (the first denormal), 2^-126, the fp8 normal
+ * threshold, Inf, Inf + 1 (the first NaN); and their negative twins. Between two points the
+ * expectation and the class are constant, so each point's own input labels its run. */
 static int f32_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check, const uint32_t *b,
                     struct runs *r)
 {
     const struct fp8kv_format *f = p->format;
-    int top = fp8kv_boundary_count(f) - 1, rc = 0;
-    uint8_t m, v;
-    for (int negative = 0; negative <= 1 && rc == 0; negative++) {
-        uint64_t sign = negative ? 0x80000000u : 0;
-        for (int k = 0; k <= top && rc == 0; k++) {
-            uint8_t want = k == 0     ? fp8kv_zero_code(f, negative)
-                           : k == top ? fp8kv_overflow_code(p, negative)
-                                      : (uint8_t)(negative ? k | 0x80 : k);
-            acceptance(f, check, want, &m, &v);
-            rc = push_run(r, sign | b[k], m, v);
+    const int count = fp8kv_boundary_count(f);
+    float min_normal = (float)f->min_normal;
+    uint32_t min_normal_bits;
+    memcpy(&min_normal_bits, &min_normal, sizeof min_normal_bits);
+    const uint32_t fixed[] = {0, 1, 0x00800000u, min_normal_bits, 0x7F800000u, 0x7F800001u};
+    size_t n = 0, cap = 2 * (sizeof fixed / sizeof fixed[0] + 3 * (size_t)count);
+    uint32_t *points = malloc(cap * sizeof *points);
+    if (!points)
+        return fp8kv_fail("out of memory");
+    for (int negative = 0; negative <= 1; negative++) {
+        const uint32_t sign = negative ? 0x80000000u : 0u;
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            points[n++] = sign | fixed[i];
+        for (int k = 1; k < count; k++) {
+            uint32_t mid = (k & 1) ? b[k] - 1 : b[k];
+            points[n++] = sign | b[k];
+            points[n++] = sign | mid;
+            points[n++] = sign | (mid + 1);
         }
-        acceptance(f, check, fp8kv_infinity_code(p, negative), &m, &v);
-        if (rc == 0)
-            rc = push_run(r, sign | 0x7F800000u, m, v);
-        acceptance(f, check, fp8kv_nan_code(f, negative), &m, &v);
-        if (rc == 0)
-            rc = push_run(r, sign | 0x7F800001u, m, v);
     }
+    qsort(points, n, sizeof *points, cmp_u32);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (i == 0 || points[i] != points[i - 1])
+            rc = push_run_at(r, p, check, b, points[i], points[i]);
+    free(points);
     return rc;
 }
 
-/* Runs of a 16-bit domain: the expected code of each widened input, merged where equal. */
+/* Runs of a 16-bit domain: every input labelled, merged where equal. */
 static int half_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                      enum fp8kv_dtype dtype, const uint32_t *b, struct runs *r)
 {
     int rc = 0;
-    uint8_t m, v;
-    for (uint32_t i = 0; i < 65536 && rc == 0; i++) {
-        acceptance(p->format, check, fp8kv_sweep_expected(p, b, fp8kv_widen_to_f32(dtype, i)), &m,
-                   &v);
-        rc = push_run(r, i, m, v);
-    }
+    for (uint32_t i = 0; i < 65536 && rc == 0; i++)
+        rc = push_run_at(r, p, check, b, i, fp8kv_widen_to_f32(dtype, i));
     return rc;
+}
+
+long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                      enum fp8kv_sweep_domain domain, const uint32_t *b,
+                      struct fp8kv_sweep_run **out)
+{
+    struct runs r = {0};
+    int rc = domain == FP8KV_SWEEP_F32
+                 ? f32_runs(p, check, b, &r)
+                 : half_runs(p, check,
+                             domain == FP8KV_SWEEP_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16, b, &r);
+    if (rc != 0) {
+        free(r.v);
+        return FP8KV_ERR;
+    }
+    *out = r.v;
+    return (long)r.n;
 }
 
 /* One recorded failure, kept sorted by input so the report is the same for any schedule. */
 struct failure {
     uint32_t input;
-    uint8_t got, want;
+    uint8_t got, want, cls;
 };
 
 struct shared_state {
@@ -145,10 +182,9 @@ static uint32_t input_bits(enum fp8kv_sweep_domain d, uint64_t i)
                                   : fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, (uint32_t)i);
 }
 
-static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, uint8_t want)
+static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, uint8_t want,
+                           int cls)
 {
-    uint32_t x = input_bits(s->domain, index);
-    int cls = (int)fp8kv_classify_f32(s->p->format, x);
 #pragma omp critical(fp8kv_sweep_failures)
     {
         s->class_mismatches[cls]++;
@@ -158,7 +194,7 @@ static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, 
         if (pos < FP8KV_MAX_FAILURE_LINES) {
             int last = s->nfirst < FP8KV_MAX_FAILURE_LINES ? s->nfirst : FP8KV_MAX_FAILURE_LINES - 1;
             memmove(&s->first[pos + 1], &s->first[pos], (size_t)(last - pos) * sizeof s->first[0]);
-            s->first[pos] = (struct failure){(uint32_t)index, got, want};
+            s->first[pos] = (struct failure){(uint32_t)index, got, want, (uint8_t)cls};
             if (s->nfirst < FP8KV_MAX_FAILURE_LINES)
                 s->nfirst++;
         }
@@ -189,7 +225,7 @@ static void judge_chunk(struct shared_state *s, uint64_t lo, size_t n, const uin
         if (acc)
             for (size_t j = i; j < stop; j++)
                 if ((q[j] & m) != v)
-                    record_failure(s, lo + j, q[j], v);
+                    record_failure(s, lo + j, q[j], v, r->v[k].cls);
         i = stop;
     }
 }
@@ -211,14 +247,10 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
 {
     double t0 = fp8kv_now();
     struct runs runs = {0};
-    int rc = domain == FP8KV_SWEEP_F32
-                 ? f32_runs(p, check, boundaries, &runs)
-                 : half_runs(p, check, domain == FP8KV_SWEEP_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16,
-                             boundaries, &runs);
-    if (rc != 0) {
-        free(runs.v);
-        return rc;
-    }
+    long nruns = fp8kv_sweep_runs(p, check, domain, boundaries, &runs.v);
+    if (nruns < 0)
+        return FP8KV_ERR;
+    runs.n = runs.cap = (size_t)nruns;
     uint64_t total = domain == FP8KV_SWEEP_F32 ? 1ull << 32 : 1ull << 16;
     if (opt && opt->limit && opt->limit < total)
         total = opt->limit;
@@ -294,13 +326,18 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
         char input[16];
         snprintf(input, sizeof input, digits, f->input);
         snprintf(c->failures[i], sizeof c->failures[i], "%s => %02x  expected %02x  %s", input,
-                 f->got, f->want,
-                 fp8kv_class_names[fp8kv_classify_f32(p->format, input_bits(domain, f->input))]);
+                 f->got, f->want, fp8kv_class_names[f->cls]);
     }
     c->failure_lines = s.nfirst;
     fp8kv_check_finish(c, fp8kv_now() - t0);
+    int status = atomic_load(&s.status);
+    if (status != 0) { /* the subject failed: whatever was judged, the check did not pass */
+        c->passed = 0;
+        snprintf(c->detail, sizeof c->detail, "the subject failed (status %d) before the sweep "
+                 "ended", status);
+    }
     free(runs.v);
-    return atomic_load(&s.status);
+    return status;
 }
 
 uint32_t *fp8kv_load_boundaries(const char *dir, const struct fp8kv_profile *p)

@@ -26,6 +26,11 @@ int cmd_decode(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* cli_parse_threads: a --threads value (1..1024); -1 after a usage message. */
+int cli_parse_threads(const char *cmd, const char *text, int *threads);
 
 struct fp8kv_check;
 /* cli_print_sweep: prints a sweep's per-class counts, first failures and verdict line;

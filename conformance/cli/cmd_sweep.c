@@ -88,14 +88,8 @@ int cmd_sweep(int argc, char **argv)
         (check = cli_parse_choice("sweep", "nan-check", a.value[OPT_NAN_CHECK],
                                   fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
         return EXIT_USAGE;
-    if (a.value[OPT_THREADS]) {
-        char *end;
-        long t = strtol(a.value[OPT_THREADS], &end, 10);
-        if (*end || t < 1 || t > 1024)
-            return cli_usage_error("sweep", "--threads: '%s' is not a count from 1 to 1024",
-                                   a.value[OPT_THREADS]);
-        threads = (int)t;
-    }
+    if (a.value[OPT_THREADS] && cli_parse_threads("sweep", a.value[OPT_THREADS], &threads) != 0)
+        return EXIT_USAGE;
     const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
     uint32_t *bounds = fp8kv_load_boundaries(dir, p);
     if (!bounds)

@@ -10,6 +10,8 @@ static const struct cli_command commands[] = {
     {"gen", "generate the golden vectors (--check: compare with a regeneration)", cmd_gen},
     {"verify", "check a vector directory against MANIFEST.json and SHA256SUMS", cmd_verify},
     {"sweep", "exhaustive sweep of one codec under one profile", cmd_sweep},
+    {"run", "a conformance run of a target, with its report", cmd_run},
+    {"bench", "the performance figures: sweep speed, memory, a whole run", cmd_bench},
 };
 static const int command_count = (int)(sizeof commands / sizeof commands[0]);
 

@@ -72,7 +72,8 @@ Test(cli, bad_input_exit_2_with_message)
 
 Test(cli, help_everywhere)
 {
-    static const char *const commands[] = {"encode", "decode", "gen", "verify"};
+    static const char *const commands[] = {"encode", "decode", "gen",  "verify",
+                                           "sweep",  "run",    "bench"};
     char cmd[256], out[8192];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         snprintf(cmd, sizeof cmd, FP8KV " %s --help", commands[i]);
@@ -90,4 +91,23 @@ Test(cli, verify_committed_vectors)
                  "%s", out);
     cr_assert_eq(run(FP8KV " verify --vectors /nonexistent/fp8kv 2>&1", out, sizeof out), 2);
     cr_assert(strstr(out, "/nonexistent/fp8kv"), "message names the directory: %s", out);
+}
+
+Test(cli, run_errors_and_unavailable_target)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " run --target hip 2>&1", out, sizeof out), 3);
+    cr_assert(strstr(out, "target unavailable"), "%s", out);
+    cr_assert_eq(run(FP8KV " run --target tpu 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " run --profile nope 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " run --threads 0 2>&1", out, sizeof out), 2);
+    /* unreadable vectors: exit 2, the file named, and no report left behind */
+    cr_assert_eq(run("d=$(mktemp -d) && " FP8KV " run --vectors /nonexistent/v --out $d 2>&1; "
+                     "rc=$?; ls $d | sed 's/^/LEFT:/'; rm -rf $d; exit $rc",
+                     out, sizeof out),
+                 2);
+    cr_assert(strstr(out, "/nonexistent/v/"), "%s", out);
+    cr_assert_null(strstr(out, "LEFT:"), "no report written: %s", out);
+    cr_assert_eq(run(FP8KV " sweep --codec nope 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " sweep 2>&1", out, sizeof out), 2);
 }

@@ -12,6 +12,7 @@
 #include "fp8kv/gen.h"
 #include "fp8kv/oracle.h"
 #include "kv_cases.h"
+#include "fp8kv/fileio.h"
 #include "manifest.h"
 #include "sets.h"
 
@@ -224,7 +225,7 @@ int fp8kv_generate(const char *dir, FILE *log)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     struct manifest m = {.dir = dir};
-    int rc = make_dirs(dir);
+    int rc = fp8kv_make_dirs(dir);
     for (int i = 0; i < fp8kv_profile_count && rc == 0; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         rc = gen_code_sets(&m, p);

@@ -10,54 +10,12 @@
 #include <jansson.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
 #include "fp8kv/digest.h"
 #include "fp8kv/oracle.h"
 #include "fp8kv/spec.h"
 
 #define MANIFEST_SCHEMA_VERSION 1
-
-int make_dirs(const char *path)
-{
-    char *copy = strdup(path);
-    if (!copy)
-        return fp8kv_fail("out of memory");
-    for (char *p = copy + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char saved = *p;
-            *p = '\0';
-            if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
-                int e = errno;
-                free(copy);
-                return fp8kv_fail("%s: cannot create directory: %s", path, strerror(e));
-            }
-            *p = saved;
-            if (saved == '\0')
-                break;
-        }
-    }
-    free(copy);
-    return FP8KV_OK;
-}
-
-int write_file_atomic(const char *path, const void *data, size_t len)
-{
-    size_t n = strlen(path) + 5;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return fp8kv_fail("out of memory");
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *fp = fopen(tmp, "wb");
-    int ok = fp && fwrite(data, 1, len, fp) == len;
-    ok = fp && fclose(fp) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        free(tmp);
-        return fp8kv_fail("%s: cannot write: %s", path, strerror(e));
-    }
-    free(tmp);
-    return FP8KV_OK;
-}
 
 static char *join(const char *a, const char *b)
 {
@@ -102,7 +60,7 @@ static char *prepare_path(struct manifest *m, const char *path)
         return NULL;
     char *slash = strrchr(full, '/');
     *slash = '\0';
-    int rc = make_dirs(full);
+    int rc = fp8kv_make_dirs(full);
     *slash = '/';
     if (rc != 0) {
         free(full);
@@ -139,7 +97,7 @@ int manifest_add_text(struct manifest *m, const char *profile, const char *set, 
     char *full = prepare_path(m, path);
     if (!full)
         return FP8KV_ERR;
-    int rc = write_file_atomic(full, text, len);
+    int rc = fp8kv_write_file_atomic(full, text, len);
     free(full);
     if (rc != 0)
         return rc;
@@ -235,7 +193,7 @@ int manifest_finish(struct manifest *m, const char *generator_version)
             memcpy(line + len, "\n", 2);
             free(text);
             text = line;
-            rc = write_file_atomic(manifest_path, text, len + 1);
+            rc = fp8kv_write_file_atomic(manifest_path, text, len + 1);
         }
     }
     if (rc == 0) {
@@ -254,7 +212,7 @@ int manifest_finish(struct manifest *m, const char *generator_version)
                                     sums[i].path);
         char *sums_path = join(m->dir, "SHA256SUMS");
         if (rc == 0)
-            rc = sums_path ? write_file_atomic(sums_path, out, len) : fp8kv_fail("out of memory");
+            rc = sums_path ? fp8kv_write_file_atomic(sums_path, out, len) : fp8kv_fail("out of memory");
         free(sums_path);
         free(out);
     }

@@ -38,10 +38,4 @@ int manifest_finish(struct manifest *m, const char *generator_version);
 /* manifest_free: releases the records (not the files). */
 void manifest_free(struct manifest *m);
 
-/* make_dirs: mkdir -p of path. 0 or FP8KV_ERR. */
-int make_dirs(const char *path);
-
-/* write_file_atomic: writes len bytes to path via path.tmp and rename. 0 or FP8KV_ERR. */
-int write_file_atomic(const char *path, const void *data, size_t len);
-
 #endif

@@ -87,6 +87,38 @@ const char *fp8kv_vector_path(char *buf, size_t size, const char *dir,
 struct fp8kv_codec_cfg fp8kv_cfg_of_profile(const struct fp8kv_profile *p,
                                             enum fp8kv_scale_model m);
 
+/* ---- codec checks against the golden vectors (codec_checks.c) --------------------------------- */
+
+/* An encoder under test: q[i] = its code of x[i] stored at scale s with codec configuration
+ * cfg (cfg.model selects the scale model). Returns 0, or a negative status when the subject
+ * failed (a crashed plugin), which the check passes up. */
+struct fp8kv_encoder_subject {
+    const char *name;
+    void *ctx;
+    int (*encode)(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                  uint8_t *q);
+};
+
+/* fp8kv_check_encoder_vectors: byte identity of an encoder against the golden sets of profile
+ * p: edges (scale 1, per-class counts), all f16 and all bf16 inputs (scale 1), and the store-
+ * with-scale pairs under each of f32_div, f32_mul_recip and f16_div (one check each; the
+ * exact model is no kernel's). NaNs judged by check. Appends one check per set. Returns 0,
+ * the subject's negative status, or FP8KV_ERR when a vector file cannot be read (named). */
+int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
+                                enum fp8kv_nan_check check,
+                                const struct fp8kv_encoder_subject *subject,
+                                struct fp8kv_results *out);
+
+/* fp8kv_check_decoder_vectors: a host decoder against decode.npy (every code; NaN by class)
+ * and the read set: f32 output bit-identical to read_f32.npy with NMSE exactly 0, and the
+ * f16/bf16 outputs (the decoder's f32 rounded by codec.h's RN16/RNbf16) bit-identical to the
+ * rounded read model. Appends one check per set. */
+int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
+                                const char *name,
+                                void (*decode)(struct fp8kv_codec_cfg cfg, const uint8_t *q,
+                                               size_t n, float s, float *y),
+                                struct fp8kv_results *out);
+
 /* ---- KV-cache checks (kv_checks.c) ---------------------------------------------------------- */
 
 /* fp8kv_check_kv: runs a target's KV-cache paths on every golden KV case of profile p in the

@@ -53,6 +53,21 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                 const struct fp8kv_sweep_subject *subject, const struct fp8kv_sweep_options *opt,
                 struct fp8kv_check *c);
 
+/* A run of the input space: every input from start up to the next run's start must give a
+ * code c with (c & mask) == value (mask 0xFF: one exact byte; 0x7F: any e4m3fn NaN), and all
+ * of them are of input class cls. Runs are what a device sweep kernel judges with, too. */
+struct fp8kv_sweep_run {
+    uint32_t start;
+    uint8_t mask, value, cls;
+};
+
+/* fp8kv_sweep_runs: the runs of a domain (starts in the domain's own bit patterns, the first
+ * at 0, increasing) for profile p, boundary table b and NaN check. *runs is malloc'd.
+ * Returns the number of runs, or FP8KV_ERR. */
+long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                      enum fp8kv_sweep_domain domain, const uint32_t *b,
+                      struct fp8kv_sweep_run **runs);
+
 /* fp8kv_sweep_expected: the expected code of one f32 input under p by the boundary table
  * (the strict byte; NaN inputs give the NaN code of their sign). */
 uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *boundaries,

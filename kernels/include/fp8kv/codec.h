@@ -21,13 +21,19 @@
 
 #include <stdint.h>
 
+#include <string.h>
+
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define FP8KV_HD static __host__ __device__ __forceinline__
 #define FP8KV_DEVICE_COMPILE 1
 #else
 #include <math.h>
-#include <string.h>
 #define FP8KV_HD static inline
+#endif
+/* The device pass of a GPU compile (nvcc and hipcc also compile each file for the host, where
+ * the device intrinsics do not exist). */
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define FP8KV_DEVICE_PASS 1
 #endif
 
 /* ---- configuration ---------------------------------------------------------------------- */
@@ -60,7 +66,7 @@ FP8KV_HD uint32_t fp8kv_codec_max_code(struct fp8kv_codec_cfg c)
 
 FP8KV_HD uint32_t fp8kv_f32_bits(float f)
 {
-#ifdef FP8KV_DEVICE_COMPILE
+#ifdef FP8KV_DEVICE_PASS
     return __float_as_uint(f);
 #else
     uint32_t b;
@@ -71,7 +77,7 @@ FP8KV_HD uint32_t fp8kv_f32_bits(float f)
 
 FP8KV_HD float fp8kv_f32_from_bits(uint32_t b)
 {
-#ifdef FP8KV_DEVICE_COMPILE
+#ifdef FP8KV_DEVICE_PASS
     return __uint_as_float(b);
 #else
     float f;

@@ -1,0 +1,138 @@
+/* cmd_bench.c — `fp8kv bench`: the performance figures the issues set targets for. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "cli.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/host_codecs.h"
+#include "fp8kv/run.h"
+#include "fp8kv/sweep.h"
+
+static const char bench_help[] =
+    "usage: fp8kv bench [--vectors DIR] [--threads N] [--profile P] [--no-run] [--baseline]\n"
+    "\n"
+    "Measures, on this machine:\n"
+    "  - the exhaustive 2^32 f32 sweep of each built-in encoder (seconds, inputs/s);\n"
+    "  - the peak resident memory of the process after the sweeps;\n"
+    "  - the whole CPU conformance run (all profiles, no report written), unless --no-run;\n"
+    "  - with --baseline: the same bits sweep judged the naive way (a binary search of the\n"
+    "    boundary table per input, no runs), in the same process, for comparison.\n"
+    "Timings are wall-clock; nothing here is asserted.\n"
+    "exit: 0 measured (a sweep that found mismatches still exits 1), 2 bad arguments\n";
+
+enum { OPT_VECTORS, OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE, OPT_COUNT };
+static const struct cli_option options[OPT_COUNT] = {
+    {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0}, {"baseline", 0}};
+
+struct host_ctx {
+    const struct fp8kv_host_encoder *encoder;
+    struct fp8kv_codec_cfg cfg;
+    const struct fp8kv_profile *profile;
+    const uint32_t *bounds;
+};
+
+static int encode_host(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+{
+    const struct host_ctx *h = ctx;
+    h->encoder->encode(h->cfg, x, n, s, q);
+    return 0;
+}
+
+/* The baseline: encode, then replace each code by a mismatch marker computed per input with
+ * the table lookup, so the engine's run-based judging sees the naive verdict. */
+static int encode_then_lookup(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+{
+    const struct host_ctx *h = ctx;
+    h->encoder->encode(h->cfg, x, n, s, q);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], sizeof bits);
+        uint8_t want = fp8kv_sweep_expected(h->profile, h->bounds, bits);
+        if (!fp8kv_codes_match(h->profile->format, FP8KV_NAN_CHECK_STRICT, q[i], want))
+            q[i] ^= 0xFF; /* keep a mismatch a mismatch */
+    }
+    return 0;
+}
+
+static double peak_rss_mib(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_maxrss / 1024.0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = cli_parse_args("bench", argc, argv, options, OPT_COUNT, &a);
+    if (rc >= 0)
+        return rc;
+    if (a.help) {
+        fputs(bench_help, stdout);
+        return EXIT_CONFORMANT;
+    }
+    if (a.npositional)
+        return cli_usage_error("bench", "unexpected argument '%s'", a.positional[0]);
+    int threads = 0;
+    if (a.value[OPT_THREADS] && cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
+        return EXIT_USAGE;
+    const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
+    const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
+    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
+    if (!p)
+        return cli_usage_error("bench", "--profile: no profile '%s'", profile_name);
+    uint32_t *bounds = fp8kv_load_boundaries(dir, p);
+    if (!bounds)
+        return cli_input_error("bench");
+
+    struct fp8kv_target_info info;
+    fp8kv_cpu_target_info(&info);
+    printf("fp8kv bench on %s (%s)\n", info.target, info.device);
+    printf("compiler %s, flags %s\n", info.compiler, info.flags);
+    int all_clean = 1;
+    struct fp8kv_sweep_options opt = {.threads = threads};
+    for (int e = 0; e < fp8kv_host_encoder_count; e++) {
+        struct host_ctx ctx = {&fp8kv_host_encoders[e],
+                               fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), p, bounds};
+        struct fp8kv_sweep_subject s = {.name = ctx.encoder->name, .ctx = &ctx,
+                                        .encode = encode_host};
+        struct fp8kv_check c;
+        if (fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &s, &opt, &c) != 0)
+            return cli_input_error("bench");
+        all_clean &= c.passed;
+        printf("sweep f32 %-6s %s: %.3f s for 2^32 inputs, %.2f G inputs/s, mismatches %llu\n",
+               ctx.encoder->name, p->name, c.seconds, 4294967296.0 / c.seconds / 1e9,
+               (unsigned long long)c.mismatches);
+    }
+    printf("peak resident memory after the sweeps: %.1f MiB\n", peak_rss_mib());
+    if (a.value[OPT_BASELINE]) {
+        struct host_ctx ctx = {fp8kv_host_encoder_by_name("bits"),
+                               fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), p, bounds};
+        struct fp8kv_sweep_subject s = {.name = "bits+lookup", .ctx = &ctx,
+                                        .encode = encode_then_lookup};
+        struct fp8kv_check c;
+        if (fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &s, &opt, &c) != 0)
+            return cli_input_error("bench");
+        printf("baseline: bits judged per input by table lookup: %.3f s for 2^32 inputs\n",
+               c.seconds);
+    }
+    free(bounds);
+    if (!a.value[OPT_NO_RUN]) {
+        struct fp8kv_run_options o = {.vectors_dir = dir, .threads = threads};
+        struct fp8kv_results r = {0};
+        double t0 = fp8kv_now();
+        if (fp8kv_run_cpu(&o, &r) != 0) {
+            fp8kv_results_free(&r);
+            return cli_input_error("bench");
+        }
+        double seconds = fp8kv_now() - t0;
+        printf("whole CPU run (all profiles, %zu checks, report not written): %.1f s, %s\n",
+               r.count, seconds, fp8kv_results_passed(&r) ? "conformant" : "nonconformant");
+        all_clean &= fp8kv_results_passed(&r);
+        fp8kv_results_free(&r);
+        printf("peak resident memory after the run: %.1f MiB\n", peak_rss_mib());
+    }
+    return all_clean ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+}

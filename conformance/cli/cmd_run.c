@@ -1,0 +1,108 @@
+/* cmd_run.c — `fp8kv run`: a conformance run of one target, and its report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/run.h"
+
+static const char run_help[] =
+    "usage: fp8kv run [--target auto|cpu|hip] [--out DIR] [--vectors DIR] [--profile P]\n"
+    "                 [--threads N] [--junit DIR]\n"
+    "\n"
+    "Runs every check of a target against the golden vectors and writes\n"
+    "DIR/<target>/report.json and report.md (atomically), and DIR/index.md.\n"
+    "CPU checks, per profile: the built-in encoders against every encoder vector set and in\n"
+    "exhaustive f32/f16/bf16 sweeps, the decoders against the decode and read sets, the\n"
+    "KV-cache store/read/attention paths, and the quantization NMSE (reported, not gated).\n"
+    "\n"
+    "  --target T      auto (the best target present; the CPU in this build), cpu, or hip\n"
+    "  --out DIR       reports root (default reports)\n"
+    "  --vectors DIR   golden vectors (default vectors)\n"
+    "  --profile P     one profile instead of all\n"
+    "  --threads N     threads for the sweeps (default: all cores)\n"
+    "  --junit DIR     Criterion JUnit XML files to copy into the report folder\n"
+    "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
+
+enum { OPT_TARGET, OPT_OUT, OPT_VECTORS, OPT_PROFILE, OPT_THREADS, OPT_JUNIT, OPT_COUNT };
+static const struct cli_option options[OPT_COUNT] = {{"target", 1},  {"out", 1},
+                                                     {"vectors", 1}, {"profile", 1},
+                                                     {"threads", 1}, {"junit", 1}};
+
+int cli_parse_threads(const char *cmd, const char *text, int *threads)
+{
+    char *end;
+    long t = strtol(text, &end, 10);
+    if (*text == '\0' || *end || t < 1 || t > 1024) {
+        cli_usage_error(cmd, "--threads: '%s' is not a count from 1 to 1024", text);
+        return -1;
+    }
+    *threads = (int)t;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = cli_parse_args("run", argc, argv, options, OPT_COUNT, &a);
+    if (rc >= 0)
+        return rc;
+    if (a.help) {
+        fputs(run_help, stdout);
+        return EXIT_CONFORMANT;
+    }
+    if (a.npositional)
+        return cli_usage_error("run", "unexpected argument '%s'", a.positional[0]);
+    static const char *const targets[] = {"auto", "cpu", "hip"};
+    int target = 0;
+    if (a.value[OPT_TARGET] &&
+        (target = cli_parse_choice("run", "target", a.value[OPT_TARGET], targets, 3)) < 0)
+        return EXIT_USAGE;
+    if (target == 2) {
+        fprintf(stderr, "fp8kv run: target unavailable: this fp8kv was built without HIP/CUDA "
+                        "kernels (configure with a GPU toolchain to run --target hip)\n");
+        return EXIT_UNAVAILABLE;
+    }
+    struct fp8kv_run_options o = {
+        .vectors_dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors",
+        .profile = a.value[OPT_PROFILE],
+        .log = stdout,
+        .progress = stderr,
+    };
+    if (a.value[OPT_PROFILE] && !fp8kv_profile_by_name(a.value[OPT_PROFILE]))
+        return cli_usage_error("run", "--profile: no profile '%s'", a.value[OPT_PROFILE]);
+    if (a.value[OPT_THREADS] && cli_parse_threads("run", a.value[OPT_THREADS], &o.threads) != 0)
+        return EXIT_USAGE;
+    const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
+
+    struct fp8kv_target_info info;
+    fp8kv_cpu_target_info(&info);
+    printf("fp8kv run: target %s (%s)\n", info.target, info.device);
+    struct fp8kv_results results = {0};
+    double t0 = fp8kv_now();
+    if (fp8kv_run_cpu(&o, &results) != 0) {
+        fp8kv_results_free(&results);
+        return cli_input_error("run"); /* nothing written: no half report */
+    }
+    struct fp8kv_report_meta meta = {
+        .target = &info,
+        .vectors_dir = o.vectors_dir,
+        .profiles = o.profile ? o.profile : "all",
+        .seconds = fp8kv_now() - t0,
+        .junit_dir = a.value[OPT_JUNIT],
+    };
+    if (fp8kv_report_write(out, &meta, &results) != 0) {
+        fp8kv_results_free(&results);
+        return cli_input_error("run");
+    }
+    int conformant = fp8kv_results_passed(&results);
+    size_t failed = 0;
+    for (size_t i = 0; i < results.count; i++)
+        failed += results.items[i].gated && !results.items[i].passed;
+    printf("fp8kv run: %s: %zu checks, %zu failed, %.1f s: %s; report in %s/%s/\n", info.target,
+           results.count, failed, meta.seconds, conformant ? "conformant" : "nonconformant", out,
+           info.target);
+    fp8kv_results_free(&results);
+    return conformant ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+}

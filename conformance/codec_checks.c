@@ -1,0 +1,301 @@
+/* codec_checks.c — encoders and decoders against the golden vector sets. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/checks.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/npy.h"
+
+static float f32_of(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Loads <dir>/<profile>/<file> as a 1-D (cols == 0) or 2-D array of the given dtype; when
+ * rows is not 0 its first dimension must be rows. */
+static int load(const char *dir, const struct fp8kv_profile *p, const char *file,
+                enum fp8kv_npy_dtype dtype, size_t rows, size_t cols, struct fp8kv_npy *a)
+{
+    char path[4096];
+    fp8kv_vector_path(path, sizeof path, dir, p, file);
+    if (fp8kv_npy_read_expect(path, dtype, cols ? 2 : 1, rows, a) != 0)
+        return FP8KV_ERR;
+    if (cols && a->shape[1] != cols) {
+        fp8kv_npy_free(a);
+        return fp8kv_fail("%s: expected %zu columns, found %zu", path, cols, a->shape[1]);
+    }
+    return FP8KV_OK;
+}
+
+/* Whether x / s can meet an invalid operation in some scale model: 0 * RN32(1 / s) with 1 / s
+ * overflowing, 0 / 0, Inf / Inf. The NaN it makes has no sign by IEEE 754 (x86 gives the
+ * negative default NaN, CUDA the positive one): the oracle writes the positive NaN code, and
+ * such a pair's NaN is judged by class even under the strict check. */
+static int invalid_operation(uint32_t x, uint32_t s)
+{
+    uint32_t xm = x & 0x7FFFFFFFu, sm = s & 0x7FFFFFFFu;
+    return (xm == 0 && (sm == 0 || sm < 0x00400000u)) || (xm == 0x7F800000u && sm == 0x7F800000u);
+}
+
+/* Runs the subject over inputs (f32 bits) at scale s with cfg and judges the codes against
+ * want[i * stride]; per-class counts when classes is set. */
+static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                         const struct fp8kv_encoder_subject *subject, struct fp8kv_codec_cfg cfg,
+                         const uint32_t *inputs, const uint32_t *scales, size_t n,
+                         const uint8_t *want, size_t stride, int classes, struct fp8kv_check *c)
+{
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    uint8_t *q = malloc(n ? n : 1);
+    if (!x || !q) {
+        free(x);
+        free(q);
+        return fp8kv_fail("out of memory");
+    }
+    memcpy(x, inputs, n * sizeof *x);
+    int rc = 0;
+    /* one call per run of equal scales (the scale set is grouped by scale) */
+    for (size_t i = 0; i < n && rc == 0;) {
+        size_t j = i + 1;
+        while (scales && j < n && scales[j] == scales[i])
+            j++;
+        rc = subject->encode(subject->ctx, cfg, x + i, j - i, scales ? f32_of(scales[i]) : 1.0f,
+                             q + i);
+        i = j;
+    }
+    c->cases = n;
+    c->has_classes = classes;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int cls = (int)fp8kv_classify_f32(p->format, inputs[i]);
+        if (classes)
+            c->class_cases[cls]++;
+        uint8_t w = want[i * stride];
+        enum fp8kv_nan_check how = check;
+        if (scales && invalid_operation(inputs[i], scales[i]))
+            how = FP8KV_NAN_CHECK_CLASS; /* IEEE 754 leaves the sign of this NaN open */
+        if (fp8kv_codes_match(p->format, how, q[i], w))
+            continue;
+        if (scales)
+            fp8kv_check_failure(c, classes ? cls : -1, "0x%08x / 0x%08x => %02x  expected %02x",
+                                inputs[i], scales[i], q[i], w);
+        else
+            fp8kv_check_failure(c, classes ? cls : -1, "0x%08x => %02x  expected %02x  %s",
+                                inputs[i], q[i], w, fp8kv_class_names[cls]);
+    }
+    free(x);
+    free(q);
+    return rc;
+}
+
+/* One check over a set: init, judge, finish, append. */
+static int encoder_set(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                       const struct fp8kv_encoder_subject *subject, enum fp8kv_scale_model model,
+                       const char *name, const char *detail, const uint32_t *inputs,
+                       const uint32_t *scales, size_t n, const uint8_t *want, size_t stride,
+                       int classes, struct fp8kv_results *out)
+{
+    struct fp8kv_check c;
+    fp8kv_check_init(&c, name, subject->name, p->name, detail);
+    double t0 = fp8kv_now();
+    int rc = judge_encoder(p, check, subject, fp8kv_cfg_of_profile(p, model), inputs, scales, n,
+                           want, stride, classes, &c);
+    fp8kv_check_finish(&c, fp8kv_now() - t0);
+    return rc != 0 ? rc : fp8kv_results_add(out, &c);
+}
+
+int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
+                                enum fp8kv_nan_check check,
+                                const struct fp8kv_encoder_subject *subject,
+                                struct fp8kv_results *out)
+{
+    struct fp8kv_npy edges_in = {0}, edges_want = {0}, half_want = {0};
+    struct fp8kv_npy sx = {0}, ss = {0}, swant = {0};
+    uint32_t *half_in = malloc(65536 * sizeof *half_in);
+    int rc = half_in ? 0 : fp8kv_fail("out of memory");
+    char detail[160];
+    snprintf(detail, sizeof detail, "edges_input.npy at scale 1, nan check %s",
+             fp8kv_nan_check_names[check]);
+    if (rc == 0)
+        rc = load(dir, p, "edges_input.npy", FP8KV_NPY_U32, 0, 0, &edges_in);
+    if (rc == 0)
+        rc = load(dir, p, "edges_expected.npy", FP8KV_NPY_U8, edges_in.shape[0], 0, &edges_want);
+    if (rc == 0)
+        rc = encoder_set(p, check, subject, FP8KV_MODEL_F32_DIV, "edges", detail, edges_in.data,
+                         NULL, edges_in.count, edges_want.data, 1, 1, out);
+
+    static const struct {
+        enum fp8kv_dtype dtype;
+        const char *file, *name;
+    } halves[] = {{FP8KV_DTYPE_F16, "f16_expected.npy", "all-f16"},
+                  {FP8KV_DTYPE_BF16, "bf16_expected.npy", "all-bf16"}};
+    for (size_t k = 0; k < 2 && rc == 0; k++) {
+        for (uint32_t i = 0; i < 65536; i++)
+            half_in[i] = fp8kv_widen_to_f32(halves[k].dtype, i);
+        rc = load(dir, p, halves[k].file, FP8KV_NPY_U8, 65536, 0, &half_want);
+        snprintf(detail, sizeof detail, "every %s input at scale 1, nan check %s",
+                 fp8kv_dtype_names[halves[k].dtype], fp8kv_nan_check_names[check]);
+        if (rc == 0)
+            rc = encoder_set(p, check, subject, FP8KV_MODEL_F32_DIV, halves[k].name, detail,
+                             half_in, NULL, 65536, half_want.data, 1, 1, out);
+        fp8kv_npy_free(&half_want);
+    }
+
+    if (rc == 0)
+        rc = load(dir, p, "scale_x.npy", FP8KV_NPY_U32, 0, 0, &sx);
+    if (rc == 0)
+        rc = load(dir, p, "scale_s.npy", FP8KV_NPY_U32, sx.shape[0], 0, &ss);
+    if (rc == 0)
+        rc = load(dir, p, "scale_expected.npy", FP8KV_NPY_U8, sx.shape[0], FP8KV_MODEL_COUNT,
+                  &swant);
+    for (int m = 0; m < FP8KV_MODEL_COUNT && rc == 0; m++) {
+        if (m == FP8KV_MODEL_EXACT)
+            continue; /* no kernel computes the real quotient */
+        char name[48];
+        snprintf(name, sizeof name, "scale-%s", fp8kv_model_names[m]);
+        snprintf(detail, sizeof detail, "store-with-scale pairs, model %s, nan check %s",
+                 fp8kv_model_names[m], fp8kv_nan_check_names[check]);
+        rc = encoder_set(p, check, subject, (enum fp8kv_scale_model)m, name, detail, sx.data,
+                         ss.data, sx.count, (const uint8_t *)swant.data + m, FP8KV_MODEL_COUNT, 0,
+                         out);
+    }
+    fp8kv_npy_free(&edges_in);
+    fp8kv_npy_free(&edges_want);
+    fp8kv_npy_free(&sx);
+    fp8kv_npy_free(&ss);
+    fp8kv_npy_free(&swant);
+    free(half_in);
+    return rc;
+}
+
+/* ---- decoders ---------------------------------------------------------------------------- */
+
+static int is_nan(enum fp8kv_dtype dtype, uint32_t b)
+{
+    switch (dtype) {
+    case FP8KV_DTYPE_F16: return (b & 0x7FFFu) > 0x7C00u;
+    case FP8KV_DTYPE_BF16: return (b & 0x7FFFu) > 0x7F80u;
+    default: return (b & 0x7FFFFFFFu) > 0x7F800000u;
+    }
+}
+
+/* Bit identity, NaN by class (any NaN of the output dtype). */
+static int same_bits(enum fp8kv_dtype dtype, uint32_t got, uint32_t want)
+{
+    return got == want || (is_nan(dtype, got) && is_nan(dtype, want));
+}
+
+int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p, const char *name,
+                                void (*decode)(struct fp8kv_codec_cfg cfg, const uint8_t *q,
+                                               size_t n, float s, float *y),
+                                struct fp8kv_results *out)
+{
+    struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
+    struct fp8kv_npy table = {0}, codes = {0}, scales = {0}, want32 = {0}, want16 = {0},
+                     wantb16 = {0};
+    int rc = load(dir, p, "decode.npy", FP8KV_NPY_F32, 256, 0, &table);
+    if (rc == 0)
+        rc = load(dir, p, "read_code.npy", FP8KV_NPY_U8, 0, 0, &codes);
+    size_t n = codes.count;
+    if (rc == 0)
+        rc = load(dir, p, "read_scale.npy", FP8KV_NPY_U32, n, 0, &scales);
+    if (rc == 0)
+        rc = load(dir, p, "read_f32.npy", FP8KV_NPY_U32, n, 0, &want32);
+    if (rc == 0)
+        rc = load(dir, p, "read_f16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &want16);
+    if (rc == 0)
+        rc = load(dir, p, "read_bf16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &wantb16);
+    float *y = malloc((n + 256) * sizeof *y), *y_finite = malloc((n + 1) * sizeof *y_finite);
+    double *ref = malloc((n + 1) * sizeof *ref);
+    uint8_t all_codes[256];
+    if (rc == 0 && (!y || !y_finite || !ref))
+        rc = fp8kv_fail("out of memory");
+    if (rc != 0)
+        goto done;
+
+    /* the decode table: every code at scale 1 */
+    struct fp8kv_check c;
+    fp8kv_check_init(&c, "decode", name, p->name, "all 256 codes at scale 1 vs decode.npy");
+    double t0 = fp8kv_now();
+    for (int q = 0; q < 256; q++)
+        all_codes[q] = (uint8_t)q;
+    decode(cfg, all_codes, 256, 1.0f, y);
+    c.cases = 256;
+    for (int q = 0; q < 256; q++) {
+        uint32_t got, want = ((const uint32_t *)table.data)[q];
+        memcpy(&got, &y[q], sizeof got);
+        if (!same_bits(FP8KV_DTYPE_F32, got, want))
+            fp8kv_check_failure(&c, -1, "%02x => 0x%08x  expected 0x%08x", q, got, want);
+    }
+    fp8kv_check_finish(&c, fp8kv_now() - t0);
+    rc = fp8kv_results_add(out, &c);
+
+    /* the read set: every code at every scale, f32 then rounded to f16 and bf16 */
+    const uint8_t *qs = codes.data;
+    const uint32_t *ss = scales.data;
+    t0 = fp8kv_now();
+    for (size_t i = 0; i < n;) { /* grouped by scale */
+        size_t j = i + 1;
+        while (j < n && ss[j] == ss[i])
+            j++;
+        decode(cfg, qs + i, j - i, f32_of(ss[i]), y + i);
+        i = j;
+    }
+    double decode_seconds = fp8kv_now() - t0;
+    static const enum fp8kv_dtype outs[] = {FP8KV_DTYPE_F32, FP8KV_DTYPE_F16, FP8KV_DTYPE_BF16};
+    for (size_t k = 0; k < 3 && rc == 0; k++) {
+        enum fp8kv_dtype dt = outs[k];
+        char check_name[32], detail[160];
+        snprintf(check_name, sizeof check_name, "read-%s", fp8kv_dtype_names[dt]);
+        snprintf(detail, sizeof detail,
+                 "every code at %zu scales, %s output%s, vs the oracle's rounded read model",
+                 n / 256, fp8kv_dtype_names[dt],
+                 dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)");
+        fp8kv_check_init(&c, check_name, name, p->name, detail);
+        t0 = fp8kv_now();
+        c.cases = n;
+        size_t finite = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t got, want;
+            memcpy(&got, &y[i], sizeof got);
+            if (dt == FP8KV_DTYPE_F16) {
+                got = fp8kv_f32_to_f16_rne(y[i]);
+                want = ((const uint16_t *)want16.data)[i * FP8KV_READ_MODEL_COUNT];
+            } else if (dt == FP8KV_DTYPE_BF16) {
+                got = fp8kv_f32_to_bf16_rne(y[i]);
+                want = ((const uint16_t *)wantb16.data)[i * FP8KV_READ_MODEL_COUNT];
+            } else {
+                want = ((const uint32_t *)want32.data)[i];
+                /* NMSE over the finite f32 outputs, against the oracle's values */
+                float wf = f32_of(want);
+                if (isfinite(wf) && isfinite(y[i])) {
+                    y_finite[finite] = y[i];
+                    ref[finite++] = (double)wf;
+                }
+            }
+            if (!same_bits(dt, got, want))
+                fp8kv_check_failure(&c, -1, "%02x * 0x%08x => 0x%0*x  expected 0x%0*x", qs[i],
+                                    ss[i], dt == FP8KV_DTYPE_F32 ? 8 : 4, got,
+                                    dt == FP8KV_DTYPE_F32 ? 8 : 4, want);
+        }
+        if (dt == FP8KV_DTYPE_F32) {
+            c.has_nmse = 1;
+            c.threshold = 0.0;
+            c.nmse = fp8kv_nmse(y_finite, ref, finite);
+        }
+        fp8kv_check_finish(&c, fp8kv_now() - t0 + decode_seconds);
+        rc = fp8kv_results_add(out, &c);
+    }
+done:
+    free(y);
+    free(y_finite);
+    free(ref);
+    fp8kv_npy_free(&table);
+    fp8kv_npy_free(&codes);
+    fp8kv_npy_free(&scales);
+    fp8kv_npy_free(&want32);
+    fp8kv_npy_free(&want16);
+    fp8kv_npy_free(&wantb16);
+    return rc;
+}
