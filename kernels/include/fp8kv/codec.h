@@ -93,22 +93,21 @@ FP8KV_HD float fp8kv_f32_from_bits(uint32_t b)
 FP8KV_HD uint8_t fp8kv_codec_finish(struct fp8kv_codec_cfg c, uint32_t sign, uint32_t mag,
                                     uint32_t code)
 {
-    const uint32_t fnuz = 0u - (uint32_t)(c.format == FP8KV_CODEC_E4M3FNUZ); /* all ones */
-    const uint32_t max_code = 0x7Eu + (fnuz & 1u);
-    const uint32_t nan_code = (fnuz & 0x80u) | (~fnuz & (sign | 0x7Fu));
-    const uint32_t zero_code = ~fnuz & sign;
-    const uint32_t saturated = sign | max_code;
-    const uint32_t clamp_overflow = 0u - (uint32_t)(c.saturate != 0);
+    /* the magnitude byte: per-configuration constants, selected per input */
+    const uint32_t fnuz = (uint32_t)(c.format == FP8KV_CODEC_E4M3FNUZ);
+    const uint32_t max_code = 0x7Eu + fnuz;
+    const uint32_t nan_byte = 0x7Fu + fnuz; /* 0x7F, or 0x80 for e4m3fnuz */
+    const uint32_t clamp_overflow = 0u - (uint32_t)(c.saturate != 0); /* masks, not branches */
     const uint32_t clamp_inf = clamp_overflow & (0u - (uint32_t)(c.inf_to_nan == 0));
-    const uint32_t overflow_code = (clamp_overflow & saturated) | (~clamp_overflow & nan_code);
-    const uint32_t inf_code = (clamp_inf & saturated) | (~clamp_inf & nan_code);
-
-    uint32_t out = sign | code;
-    out = code == 0 ? zero_code : out;
-    out = code > max_code ? overflow_code : out;
-    out = mag == 0x7F800000u ? inf_code : out;
-    out = mag > 0x7F800000u ? nan_code : out;
-    return (uint8_t)out;
+    const uint32_t overflow_byte = (clamp_overflow & max_code) | (~clamp_overflow & nan_byte);
+    const uint32_t inf_byte = (clamp_inf & max_code) | (~clamp_inf & nan_byte);
+    uint32_t out = code;
+    out = code > max_code ? overflow_byte : out;
+    out = mag == 0x7F800000u ? inf_byte : out;
+    out = mag > 0x7F800000u ? nan_byte : out;
+    /* the sign: kept, except that e4m3fnuz has no -0 (its NaN 0x80 already has the bit) */
+    const uint32_t drop_sign = 0u - (fnuz & (uint32_t)(out == 0));
+    return (uint8_t)(out | (sign & ~drop_sign));
 }
 
 /* ---- the integer codec -------------------------------------------------------------------- */
