@@ -58,7 +58,7 @@ static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check che
     int rc = 0;
     /* one call per run of equal scales (the scale set is grouped by scale) */
     for (size_t i = 0; i < n && rc == 0;) {
-        size_t j = i + 1;
+        size_t j = scales ? i + 1 : n; /* no scales: one call for the whole set */
         while (scales && j < n && scales[j] == scales[i])
             j++;
         rc = subject->encode(subject->ctx, cfg, x + i, j - i, scales ? f32_of(scales[i]) : 1.0f,

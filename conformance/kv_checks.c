@@ -463,19 +463,10 @@ static const struct {
     {"quant-nmse-uniform", "uniform [-1, 1]"},
 };
 
-/* splitmix64 (Steele, Lea, Flood 2014): fixed seeds, the same data everywhere. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* unit: a uniform double in [0, 1) with 53 random bits. */
 static double unit(uint64_t *state)
 {
-    return (double)(next_random(state) >> 11) * 0x1p-53;
+    return (double)(fp8kv_splitmix64(state) >> 11) * 0x1p-53;
 }
 
 static void fill_distribution(enum distribution dist, float *x, size_t n)
@@ -489,7 +480,7 @@ static void fill_distribution(enum distribution dist, float *x, size_t n)
         /* Box-Muller; 1 - unit is in (0, 1], so the log is finite */
         const double r = sqrt(-2.0 * log(1.0 - unit(&state)));
         double g = r * cos(6.283185307179586 * unit(&state));
-        if (dist == DIST_OUTLIERS && next_random(&state) % 1000 == 0)
+        if (dist == DIST_OUTLIERS && fp8kv_splitmix64(&state) % 1000 == 0)
             g *= 50.0;
         x[i] = (float)g;
     }

@@ -58,18 +58,9 @@ static json_t *check_json(const struct fp8kv_check *c)
     return o;
 }
 
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
 static int write_text(const char *dir, const char *name, const char *text)
 {
-    char *path = join(dir, name);
+    char *path = fp8kv_path_join(dir, name);
     int rc = path ? fp8kv_write_file_atomic(path, text, strlen(text)) : fp8kv_fail("out of memory");
     free(path);
     return rc;
@@ -122,8 +113,8 @@ static int copy_junit(const char *from, const char *to, json_t *names)
     qsort(files, n, sizeof files[0], cmp_names);
     int rc = fp8kv_make_dirs(to);
     for (size_t i = 0; i < n; i++) {
-        char *src = files[i] ? join(from, files[i]) : NULL;
-        char *dst = files[i] ? join(to, files[i]) : NULL;
+        char *src = files[i] ? fp8kv_path_join(from, files[i]) : NULL;
+        char *dst = files[i] ? fp8kv_path_join(to, files[i]) : NULL;
         size_t size = 0;
         char *buf = rc == 0 && src ? read_all(src, &size) : NULL;
         if (rc == 0)
@@ -159,6 +150,8 @@ static char *markdown(const struct fp8kv_report_meta *m, const struct fp8kv_resu
     fprintf(f, "| device | %s |\n| runtime | %s |\n| compiler | %s |\n", t->device, t->runtime,
             t->compiler);
     fprintf(f, "| flags | `%s` |\n| profiles | %s |\n", t->flags, m->profiles);
+    if (t->compiled[0])
+        fprintf(f, "| compiled | %s |\n", t->compiled);
     fprintf(f, "| vectors | `%s`, MANIFEST.json sha256 `%s` |\n", m->vectors_dir, vector_hash);
     fprintf(f, "| generator | fp8kv %s |\n", FP8KV_VERSION);
     fprintf(f, "| checks | %zu passed, %zu failed, %zu reported (not gated) |\n", passed, failed,
@@ -182,25 +175,29 @@ static char *markdown(const struct fp8kv_report_meta *m, const struct fp8kv_resu
             fprintf(f, "%.3g (reported)", c->nmse);
         fprintf(f, " | %.2f s |\n", c->seconds);
     }
-    int any_failure = 0;
-    for (size_t i = 0; i < r->count; i++) {
-        const struct fp8kv_check *c = &r->items[i];
-        if (c->passed || !c->gated)
-            continue;
-        if (!any_failure++)
-            fprintf(f, "\n## Failures\n");
-        fprintf(f, "\n### %s %s %s\n\n%s\n\n", c->name, c->subject, c->profile, c->detail);
-        if (c->has_classes) {
-            for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
-                if (c->class_mismatches[k])
-                    fprintf(f, "- %s: %llu mismatches\n", fp8kv_class_names[k],
-                            (unsigned long long)c->class_mismatches[k]);
-            fputc('\n', f);
+    /* the failures of gated checks, then the differences reported without gating (e.g. a
+     * vendor conversion's NaN sign under NaN check strict, when it claims NaN check class) */
+    for (int gated = 1; gated >= 0; gated--) {
+        int any = 0;
+        for (size_t i = 0; i < r->count; i++) {
+            const struct fp8kv_check *c = &r->items[i];
+            if (c->passed || c->gated != gated)
+                continue;
+            if (!any++)
+                fprintf(f, gated ? "\n## Failures\n" : "\n## Differences reported, not gated\n");
+            fprintf(f, "\n### %s %s %s\n\n%s\n\n", c->name, c->subject, c->profile, c->detail);
+            if (c->has_classes) {
+                for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
+                    if (c->class_mismatches[k])
+                        fprintf(f, "- %s: %llu mismatches\n", fp8kv_class_names[k],
+                                (unsigned long long)c->class_mismatches[k]);
+                fputc('\n', f);
+            }
+            fprintf(f, "```\n");
+            for (int k = 0; k < c->failure_lines; k++)
+                fprintf(f, "%s\n", c->failures[k]);
+            fprintf(f, "```\n");
         }
-        fprintf(f, "```\n");
-        for (int k = 0; k < c->failure_lines; k++)
-            fprintf(f, "%s\n", c->failures[k]);
-        fprintf(f, "```\n");
     }
     fclose(f);
     return text;
@@ -259,7 +256,7 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
                        const struct fp8kv_results *r)
 {
     const struct fp8kv_target_info *t = m->target;
-    char *dir = join(out_dir, t->target), *manifest = join(m->vectors_dir, "MANIFEST.json");
+    char *dir = fp8kv_path_join(out_dir, t->target), *manifest = fp8kv_path_join(m->vectors_dir, "MANIFEST.json");
     char hash[FP8KV_SHA256_HEX_LEN + 1] = "unavailable";
     int rc = dir && manifest ? fp8kv_make_dirs(dir) : fp8kv_fail("out of memory");
     if (rc == 0 && fp8kv_sha256_file(manifest, hash, NULL) != 0)
@@ -276,7 +273,7 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     }
     json_t *junit = json_array();
     if (rc == 0 && m->junit_dir) {
-        char *junit_out = join(dir, "junit");
+        char *junit_out = fp8kv_path_join(dir, "junit");
         rc = junit_out ? copy_junit(m->junit_dir, junit_out, junit) : fp8kv_fail("out of memory");
         free(junit_out);
     }
@@ -293,6 +290,8 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     if (rc == 0) {
         if (!t->executed)
             json_object_set_new(root, "not_run_reason", json_string(t->not_run_reason));
+        if (t->compiled[0])
+            json_object_set_new(root, "compiled", json_string(t->compiled));
         json_object_set(root, "checks", checks);
         json_object_set(root, "junit", junit);
         char *text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));

@@ -54,12 +54,7 @@ void fp8kv_cpu_target_info(struct fp8kv_target_info *t)
     t->executed = 1;
 }
 
-/* The host encoders behind the check and sweep subject interfaces. */
-struct host_encoder_ctx {
-    const struct fp8kv_host_encoder *encoder;
-    struct fp8kv_codec_cfg cfg;
-};
-
+/* A host encoder behind the vector checks' subject interface. */
 static int encode_with_cfg(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
                            float s, uint8_t *q)
 {
@@ -68,15 +63,8 @@ static int encode_with_cfg(void *ctx, struct fp8kv_codec_cfg cfg, const float *x
     return 0;
 }
 
-static int encode_bound(void *ctx, const float *x, size_t n, float s, uint8_t *q)
-{
-    const struct host_encoder_ctx *h = ctx;
-    h->encoder->encode(h->cfg, x, n, s, q);
-    return 0;
-}
-
 /* Adds the checks of r from index `from` on to the log, one line each. */
-static void log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
+void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
 {
     if (!log)
         return;
@@ -107,9 +95,8 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_pro
         size_t from = r->count;
         struct fp8kv_encoder_subject subject = {enc->name, (void *)enc, encode_with_cfg};
         rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &subject, r);
-        struct host_encoder_ctx ctx = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-        struct fp8kv_sweep_subject sweep_subject = {.name = enc->name, .ctx = &ctx,
-                                                    .encode = encode_bound};
+        struct fp8kv_host_sweep ctx = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
+        struct fp8kv_sweep_subject sweep_subject = fp8kv_host_sweep_subject(&ctx);
         struct fp8kv_sweep_options opt = {.threads = o->threads, .progress = o->progress};
         for (int d = 0; d < FP8KV_SWEEP_DOMAIN_COUNT && rc == 0; d++) {
             struct fp8kv_check c;
@@ -118,20 +105,20 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_pro
             if (rc == 0)
                 rc = fp8kv_results_add(r, &c);
         }
-        log_checks(o->log, r, from);
+        fp8kv_log_checks(o->log, r, from);
     }
     for (int d = 0; d < fp8kv_host_decoder_count && rc == 0; d++) {
         size_t from = r->count;
         rc = fp8kv_check_decoder_vectors(dir, p, fp8kv_host_decoders[d].name,
                                          fp8kv_host_decoders[d].decode, r);
-        log_checks(o->log, r, from);
+        fp8kv_log_checks(o->log, r, from);
     }
     size_t from = r->count;
     if (rc == 0)
         rc = fp8kv_check_kv(dir, p, &fp8kv_cpu_kv_paths, r);
     if (rc == 0)
         rc = fp8kv_check_quantization_nmse(p, &fp8kv_cpu_kv_paths, r);
-    log_checks(o->log, r, from);
+    fp8kv_log_checks(o->log, r, from);
     free(bounds);
     return rc;
 }

@@ -357,3 +357,16 @@ uint32_t *fp8kv_load_boundaries(const char *dir, const struct fp8kv_profile *p)
         }
     return b; /* the npy data buffer, handed to the caller */
 }
+
+static int encode_host(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+{
+    const struct fp8kv_host_sweep *h = ctx;
+    h->encoder->encode(h->cfg, x, n, s, q);
+    return 0;
+}
+
+struct fp8kv_sweep_subject fp8kv_host_sweep_subject(struct fp8kv_host_sweep *h)
+{
+    struct fp8kv_sweep_subject s = {.name = h->encoder->name, .ctx = h, .encode = encode_host};
+    return s;
+}

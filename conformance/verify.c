@@ -8,6 +8,7 @@
 
 #include "fp8kv/diag.h"
 #include "fp8kv/digest.h"
+#include "fp8kv/fileio.h"
 #include "fp8kv/npy.h"
 
 #include <errno.h>
@@ -83,15 +84,6 @@ static const char *callee_error(const char *path)
 }
 
 /* ---- paths ------------------------------------------------------------------------------ */
-
-/* join: dir/rel, malloc'd (NULL when out of memory). */
-static char *join(const char *dir, const char *rel)
-{
-    size_t n = strlen(dir);
-    if (n == 0)
-        return format("%s", rel);
-    return format("%s%s%s", dir, dir[n - 1] == '/' ? "" : "/", rel);
-}
 
 /* path_problem: why a listed path is unsafe or not canonical, or NULL when it is fine. A
  * canonical relative path cannot leave the directory and has one spelling, so the manifest
@@ -187,7 +179,7 @@ static int shape_matches(json_t *shape, const struct fp8kv_npy *h)
 static void examine(struct verify *v, struct known *k, long long bytes, const char *sha256,
                     const char *dtype, json_t *shape)
 {
-    char *full = join(v->dir, k->path);
+    char *full = fp8kv_path_join(v->dir, k->path);
     if (full == NULL) {
         problem(&v->r, k->path, "out of memory");
         return;
@@ -426,7 +418,7 @@ static void check_line(struct verify *v, struct known **sorted, const char *line
     }
     if (k == NULL) {
         /* No trustworthy manifest: still say whether the listed file is intact. */
-        char *full = join(v->dir, path);
+        char *full = fp8kv_path_join(v->dir, path);
         char hex[FP8KV_SHA256_HEX_LEN + 1];
         if (full == NULL) {
             problem(&v->r, sp, "out of memory");
@@ -511,8 +503,8 @@ int fp8kv_verify_vectors(const char *dir, FILE *log, int *files_checked)
     if (dir == NULL)
         return fp8kv_fail("verify: no vector directory given");
     struct verify v = {.dir = dir, .r = {.log = log}};
-    v.manifest_path = join(dir, MANIFEST_NAME);
-    v.sums_path = join(dir, SUMS_NAME);
+    v.manifest_path = fp8kv_path_join(dir, MANIFEST_NAME);
+    v.sums_path = fp8kv_path_join(dir, SUMS_NAME);
     if (v.manifest_path == NULL || v.sums_path == NULL) {
         free(v.manifest_path);
         free(v.sums_path);

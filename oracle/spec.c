@@ -198,3 +198,11 @@ int fp8kv_codes_match(const struct fp8kv_format *f, enum fp8kv_nan_check check, 
     return check == FP8KV_NAN_CHECK_CLASS && fp8kv_is_nan_code(f, want) &&
            fp8kv_is_nan_code(f, got);
 }
+
+uint64_t fp8kv_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}

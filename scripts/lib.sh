@@ -8,8 +8,9 @@ FP8KV_JOBS=${FP8KV_JOBS:-$(nproc)}
 fp8kv_build() {
   local dir=$1
   shift
-  cmake -S "$FP8KV_ROOT" -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1 || {
-    cat "$dir.configure.log" >&2
+  mkdir -p "$dir"
+  cmake -S "$FP8KV_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || {
+    cat "$dir/configure.log" >&2
     echo "fp8kv: cmake configure failed (log above)" >&2
     return 2
   }

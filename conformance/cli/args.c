@@ -8,7 +8,9 @@
 
 #include "cli.h"
 #include "fp8kv/diag.h"
+#ifdef FP8KV_HAVE_ORACLE
 #include "fp8kv/oracle.h"
+#endif
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -85,6 +87,7 @@ int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_opti
     return -1;
 }
 
+#ifdef FP8KV_HAVE_ORACLE /* cli_parse_value rounds decimals with the oracle (encode, decode) */
 /* "0x" followed only by hex digits: a bit pattern, not a hex float. */
 static int is_hex_bits(const char *s)
 {
@@ -114,6 +117,7 @@ int cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
                           text, fp8kv_dtype_names[dtype]);
     return FP8KV_OK;
 }
+#endif
 
 int cli_parse_code(const char *text, uint8_t *code)
 {

@@ -28,9 +28,16 @@ int cmd_verify(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* cli_parse_threads: a --threads value (1..1024); -1 after a usage message. */
 int cli_parse_threads(const char *cmd, const char *text, int *threads);
+
+/* cli_parse_device: a --device value (0..255); -1 after a usage message. */
+int cli_parse_device(const char *cmd, const char *text, int *device);
+
+/* cli_bench_gpu: `fp8kv bench --target hip` (cmd_bench_gpu.c); an exit code. */
+int cli_bench_gpu(int device, int quick, const char *vectors_dir);
 
 struct fp8kv_check;
 /* cli_print_sweep: prints a sweep's per-class counts, first failures and verdict line;

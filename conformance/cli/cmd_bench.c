@@ -11,20 +11,27 @@
 #include "fp8kv/sweep.h"
 
 static const char bench_help[] =
-    "usage: fp8kv bench [--vectors DIR] [--threads N] [--profile P] [--no-run] [--baseline]\n"
+    "usage: fp8kv bench [--target cpu|hip] [--device N] [--quick] [--vectors DIR] [--threads N]\n"
+    "                   [--profile P] [--no-run] [--baseline]\n"
     "\n"
-    "Measures, on this machine:\n"
+    "With --target hip, the GPU figures of issue 4 with their baselines measured in the same\n"
+    "run (device-to-device copy bandwidth, the same attention kernel on a bf16 cache), and the\n"
+    "2^32 device sweep of every device codec; --quick uses small sizes (a smoke test).\n"
+    "Otherwise (--target cpu, the default) it measures, on this machine:\n"
     "  - the exhaustive 2^32 f32 sweep of each built-in encoder (seconds, inputs/s);\n"
     "  - the peak resident memory of the process after the sweeps;\n"
     "  - the whole CPU conformance run (all profiles, no report written), unless --no-run;\n"
     "  - with --baseline: the same bits sweep judged the naive way (a binary search of the\n"
     "    boundary table per input, no runs), in the same process, for comparison.\n"
     "Timings are wall-clock; nothing here is asserted.\n"
-    "exit: 0 measured (a sweep that found mismatches still exits 1), 2 bad arguments\n";
+    "exit: 0 measured (a sweep that found mismatches still exits 1), 2 bad arguments,\n"
+    "      3 target unavailable\n";
 
-enum { OPT_VECTORS, OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE, OPT_COUNT };
+enum { OPT_VECTORS, OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE, OPT_TARGET, OPT_DEVICE,
+       OPT_QUICK, OPT_COUNT };
 static const struct cli_option options[OPT_COUNT] = {
-    {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0}, {"baseline", 0}};
+    {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0},
+    {"baseline", 0}, {"target", 1},  {"device", 1},  {"quick", 0}};
 
 struct host_ctx {
     const struct fp8kv_host_encoder *encoder;
@@ -75,6 +82,16 @@ int cmd_bench(int argc, char **argv)
     }
     if (a.npositional)
         return cli_usage_error("bench", "unexpected argument '%s'", a.positional[0]);
+    static const char *const targets[] = {"cpu", "hip"};
+    int target = 0, device = 0;
+    if (a.value[OPT_TARGET] &&
+        (target = cli_parse_choice("bench", "target", a.value[OPT_TARGET], targets, 2)) < 0)
+        return EXIT_USAGE;
+    if (a.value[OPT_DEVICE] && cli_parse_device("bench", a.value[OPT_DEVICE], &device) != 0)
+        return EXIT_USAGE;
+    if (target == 1)
+        return cli_bench_gpu(device, a.value[OPT_QUICK] != NULL,
+                             a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors");
     int threads = 0;
     if (a.value[OPT_THREADS] && cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
         return EXIT_USAGE;

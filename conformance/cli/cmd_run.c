@@ -8,16 +8,22 @@
 #include "fp8kv/run.h"
 
 static const char run_help[] =
-    "usage: fp8kv run [--target auto|cpu|hip] [--out DIR] [--vectors DIR] [--profile P]\n"
-    "                 [--threads N] [--junit DIR]\n"
+    "usage: fp8kv run [--target auto|cpu|hip] [--device N] [--out DIR] [--vectors DIR]\n"
+    "                 [--profile P] [--threads N] [--junit DIR]\n"
     "\n"
     "Runs every check of a target against the golden vectors and writes\n"
     "DIR/<target>/report.json and report.md (atomically), and DIR/index.md.\n"
     "CPU checks, per profile: the built-in encoders against every encoder vector set and in\n"
     "exhaustive f32/f16/bf16 sweeps, the decoders against the decode and read sets, the\n"
     "KV-cache store/read/attention paths, and the quantization NMSE (reported, not gated).\n"
+    "GPU checks (--target hip): the same on the device kernels, every device codec (the\n"
+    "vendor conversions under NaN check strict and class, for the profiles they claim) in\n"
+    "exhaustive device sweeps, and a long-context attention case. The report goes to\n"
+    "DIR/sm_90/ or DIR/gfx942/ (the device's target name).\n"
     "\n"
-    "  --target T      auto (the best target present; the CPU in this build), cpu, or hip\n"
+    "  --target T      auto (the GPU when this build has GPU kernels and a device answers,\n"
+    "                  else the CPU), cpu, or hip (a GPU through the HIP or CUDA runtime)\n"
+    "  --device N      the GPU to use (default 0)\n"
     "  --out DIR       reports root (default reports)\n"
     "  --vectors DIR   golden vectors (default vectors)\n"
     "  --profile P     one profile instead of all\n"
@@ -25,10 +31,11 @@ static const char run_help[] =
     "  --junit DIR     Criterion JUnit XML files to copy into the report folder\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
 
-enum { OPT_TARGET, OPT_OUT, OPT_VECTORS, OPT_PROFILE, OPT_THREADS, OPT_JUNIT, OPT_COUNT };
-static const struct cli_option options[OPT_COUNT] = {{"target", 1},  {"out", 1},
-                                                     {"vectors", 1}, {"profile", 1},
-                                                     {"threads", 1}, {"junit", 1}};
+enum { OPT_TARGET, OPT_OUT, OPT_VECTORS, OPT_PROFILE, OPT_THREADS, OPT_JUNIT, OPT_DEVICE,
+       OPT_COUNT };
+static const struct cli_option options[OPT_COUNT] = {
+    {"target", 1},  {"out", 1},   {"vectors", 1}, {"profile", 1},
+    {"threads", 1}, {"junit", 1}, {"device", 1}};
 
 int cli_parse_threads(const char *cmd, const char *text, int *threads)
 {
@@ -39,6 +46,18 @@ int cli_parse_threads(const char *cmd, const char *text, int *threads)
         return -1;
     }
     *threads = (int)t;
+    return 0;
+}
+
+int cli_parse_device(const char *cmd, const char *text, int *device)
+{
+    char *end;
+    long d = strtol(text, &end, 10);
+    if (*text == '\0' || *end || d < 0 || d > 255) {
+        cli_usage_error(cmd, "--device: '%s' is not a device number from 0 to 255", text);
+        return -1;
+    }
+    *device = (int)d;
     return 0;
 }
 
@@ -59,11 +78,9 @@ int cmd_run(int argc, char **argv)
     if (a.value[OPT_TARGET] &&
         (target = cli_parse_choice("run", "target", a.value[OPT_TARGET], targets, 3)) < 0)
         return EXIT_USAGE;
-    if (target == 2) {
-        fprintf(stderr, "fp8kv run: target unavailable: this fp8kv was built without HIP/CUDA "
-                        "kernels (configure with a GPU toolchain to run --target hip)\n");
-        return EXIT_UNAVAILABLE;
-    }
+    int device = 0;
+    if (a.value[OPT_DEVICE] && cli_parse_device("run", a.value[OPT_DEVICE], &device) != 0)
+        return EXIT_USAGE;
     struct fp8kv_run_options o = {
         .vectors_dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors",
         .profile = a.value[OPT_PROFILE],
@@ -76,12 +93,24 @@ int cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
 
+    /* the target: a GPU that answers, or (auto only) the CPU; never a pass without a run */
     struct fp8kv_target_info info;
-    fp8kv_cpu_target_info(&info);
+    int gpu = 0;
+    if (target != 1) {
+        gpu = fp8kv_gpu_target_info(device, &info) == 0;
+        if (!gpu && target == 2) {
+            fprintf(stderr, "fp8kv run: target unavailable: %s\n", fp8kv_last_error());
+            return EXIT_UNAVAILABLE;
+        }
+        if (!gpu && fp8kv_gpu_built())
+            printf("fp8kv run: no usable GPU (%s): running the CPU target\n", fp8kv_last_error());
+    }
+    if (!gpu)
+        fp8kv_cpu_target_info(&info);
     printf("fp8kv run: target %s (%s)\n", info.target, info.device);
     struct fp8kv_results results = {0};
     double t0 = fp8kv_now();
-    if (fp8kv_run_cpu(&o, &results) != 0) {
+    if ((gpu ? fp8kv_run_gpu(&o, &results) : fp8kv_run_cpu(&o, &results)) != 0) {
         fp8kv_results_free(&results);
         return cli_input_error("run"); /* nothing written: no half report */
     }

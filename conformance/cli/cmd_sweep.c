@@ -29,19 +29,6 @@ enum { OPT_CODEC, OPT_PROFILE, OPT_DOMAIN, OPT_NAN_CHECK, OPT_THREADS, OPT_VECTO
 static const struct cli_option options[OPT_COUNT] = {
     {"codec", 1}, {"profile", 1}, {"domain", 1}, {"nan-check", 1}, {"threads", 1}, {"vectors", 1}};
 
-/* The host encoder behind the sweep's subject interface. */
-struct host_subject {
-    const struct fp8kv_host_encoder *encoder;
-    struct fp8kv_codec_cfg cfg;
-};
-
-static int encode_host(void *ctx, const float *x, size_t n, float s, uint8_t *q)
-{
-    const struct host_subject *h = ctx;
-    h->encoder->encode(h->cfg, x, n, s, q);
-    return 0;
-}
-
 int cli_print_sweep(const struct fp8kv_check *c)
 {
     printf("%s %s: %s\n", c->subject, c->profile, c->detail);
@@ -95,8 +82,8 @@ int cmd_sweep(int argc, char **argv)
     if (!bounds)
         return cli_input_error("sweep");
 
-    struct host_subject h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-    struct fp8kv_sweep_subject subject = {.name = enc->name, .ctx = &h, .encode = encode_host};
+    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
+    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
     struct fp8kv_sweep_options opt = {.threads = threads, .progress = stderr};
     struct fp8kv_check c;
     rc = fp8kv_sweep(p, (enum fp8kv_nan_check)check, (enum fp8kv_sweep_domain)domain, bounds,

@@ -4,6 +4,21 @@
 
 #include "cli.h"
 
+#ifndef FP8KV_HAVE_ORACLE
+/* Built without the MPFR oracle (FP8KV_WITH_ORACLE=OFF, as on the GPU machine). */
+static int cmd_no_oracle(int argc, char **argv)
+{
+    (void)argc;
+    fprintf(stderr, "fp8kv %s: not built with the oracle (configure with FP8KV_WITH_ORACLE=ON, "
+                    "which needs the MPFR and GMP headers)\n",
+            argv[0]);
+    return EXIT_USAGE;
+}
+#define cmd_encode cmd_no_oracle
+#define cmd_decode cmd_no_oracle
+#define cmd_gen cmd_no_oracle
+#endif
+
 static const struct cli_command commands[] = {
     {"encode", "the oracle's code for f32/f16/bf16 inputs (TestFloat-style filter)", cmd_encode},
     {"decode", "the oracle's read value for fp8 codes", cmd_decode},
@@ -12,6 +27,7 @@ static const struct cli_command commands[] = {
     {"sweep", "exhaustive sweep of one codec under one profile", cmd_sweep},
     {"run", "a conformance run of a target, with its report", cmd_run},
     {"bench", "the performance figures: sweep speed, memory, a whole run", cmd_bench},
+    {"report", "write a report for a target that was compiled but not run", cmd_report},
 };
 static const int command_count = (int)(sizeof commands / sizeof commands[0]);
 

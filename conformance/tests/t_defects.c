@@ -205,19 +205,6 @@ static void sweep_f32(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     log_check(c);
 }
 
-/* The correct built-in encoder as a sweep subject. */
-struct host_subject {
-    const struct fp8kv_host_encoder *encoder;
-    struct fp8kv_codec_cfg cfg;
-};
-
-static int encode_host(void *ctx, const float *x, size_t n, float s, uint8_t *q)
-{
-    const struct host_subject *h = ctx;
-    h->encoder->encode(h->cfg, x, n, s, q);
-    return 0;
-}
-
 /* expect_correct_passes: the built-in encoder `name` passes the sweep the broken one fails. */
 static void expect_correct_passes(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                                   const char *name)
@@ -226,8 +213,8 @@ static void expect_correct_passes(const struct fp8kv_profile *p, enum fp8kv_nan_
     cr_assert_not_null(enc, "no built-in encoder %s", name);
     uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
     cr_assert_not_null(b, "%s: %s", p->name, fp8kv_last_error());
-    struct host_subject h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-    struct fp8kv_sweep_subject subject = {.name = name, .ctx = &h, .encode = encode_host};
+    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
+    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
     struct fp8kv_check c;
     int rc = fp8kv_sweep(p, check, FP8KV_SWEEP_F32, b, &subject, NULL, &c);
     free(b);

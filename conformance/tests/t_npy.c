@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
 #include "fp8kv/npy.h"
 
 #include <dirent.h>
@@ -15,34 +16,6 @@
 
 static char tmp_dir[64];
 
-/* rm_tree: removes path and, for a directory, everything below it (no symlinks followed). */
-static void rm_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d != NULL) {
-            struct dirent *e;
-            while ((e = readdir(d)) != NULL) {
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                    continue;
-                char *child = malloc(strlen(path) + strlen(e->d_name) + 2);
-                if (child == NULL)
-                    continue;
-                sprintf(child, "%s/%s", path, e->d_name);
-                rm_tree(child);
-                free(child);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void setup(void)
 {
     strcpy(tmp_dir, "/tmp/fp8kv-t_npy-XXXXXX");
@@ -51,7 +24,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    rm_tree(tmp_dir);
+    fp8kv_remove_tree(tmp_dir);
 }
 
 TestSuite(npy, .init = setup, .fini = teardown);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
 #include "fp8kv/run.h"
 
 static char out_dir[64];
@@ -19,9 +20,7 @@ static void make_out(void)
 
 static void remove_out(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out_dir);
-    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(fp8kv_remove_tree(out_dir), 0, "%s", fp8kv_last_error());
 }
 
 TestSuite(report, .init = make_out, .fini = remove_out);

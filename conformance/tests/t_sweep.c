@@ -55,19 +55,6 @@ static void print_check(const struct fp8kv_check *c)
         fprintf(stderr, "  %s\n", c->failures[i]);
 }
 
-/* A built-in host encoder as a sweep subject, at the profile's codec configuration. */
-struct host_subject {
-    const struct fp8kv_host_encoder *encoder;
-    struct fp8kv_codec_cfg cfg;
-};
-
-static int encode_host(void *ctx, const float *x, size_t n, float s, uint8_t *q)
-{
-    const struct host_subject *h = ctx;
-    h->encoder->encode(h->cfg, x, n, s, q);
-    return 0;
-}
-
 /* Bits of the i-th float of an array. */
 static uint32_t bits_at(const float *x, size_t i)
 {
@@ -107,8 +94,8 @@ ParameterizedTest(struct sweep_case *sc, sweep, exhaustive)
     const struct fp8kv_host_encoder *enc = &fp8kv_host_encoders[sc->encoder];
     const enum fp8kv_sweep_domain d = (enum fp8kv_sweep_domain)sc->domain;
     uint32_t *b = load_boundaries(p);
-    struct host_subject h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-    struct fp8kv_sweep_subject subject = {.name = enc->name, .ctx = &h, .encode = encode_host};
+    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
+    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
     struct fp8kv_check c;
     int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, &subject, NULL, &c);
     free(b);
@@ -221,9 +208,8 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
                 const enum fp8kv_nan_check chk = (enum fp8kv_nan_check)check;
                 /* the right NaN of each sign: passes either check */
                 const struct fp8kv_host_encoder *bits = fp8kv_host_encoder_by_name("bits");
-                struct host_subject h = {bits, w.cfg};
-                struct fp8kv_sweep_subject right = {.name = "bits", .ctx = &h,
-                                                    .encode = encode_host};
+                struct fp8kv_host_sweep h = {bits, w.cfg};
+                struct fp8kv_sweep_subject right = fp8kv_host_sweep_subject(&h);
                 cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &right, NULL, &c), 0);
                 if (!c.passed)
                     print_check(&c);

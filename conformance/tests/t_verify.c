@@ -5,6 +5,7 @@
 
 #include "fp8kv/diag.h"
 #include "fp8kv/digest.h"
+#include "fp8kv/fileio.h"
 #include "fp8kv/npy.h"
 #include "fp8kv/verify.h"
 
@@ -27,34 +28,6 @@ static char vec_dir[96]; /* tmp_dir/vectors: the parent stays outside the checke
 /* The files of the fixture, in manifest order. */
 static const char *const listed[] = {INPUT, EXPECTED, README};
 #define N_LISTED (sizeof listed / sizeof listed[0])
-
-/* rm_tree: removes path and, for a directory, everything below it (no symlinks followed). */
-static void rm_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d != NULL) {
-            struct dirent *e;
-            while ((e = readdir(d)) != NULL) {
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                    continue;
-                char *child = malloc(strlen(path) + strlen(e->d_name) + 2);
-                if (child == NULL)
-                    continue;
-                sprintf(child, "%s/%s", path, e->d_name);
-                rm_tree(child);
-                free(child);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 /* in_vec: vec_dir/rel in one of two static buffers (so two may be live at once). */
 static const char *in_vec(const char *rel)
@@ -182,7 +155,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    rm_tree(tmp_dir);
+    fp8kv_remove_tree(tmp_dir);
 }
 
 TestSuite(verify, .init = setup, .fini = teardown);

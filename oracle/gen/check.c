@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
 #include "fp8kv/gen.h"
 
 /* The relative paths of the regular files under a root, collected by nftw. */
@@ -81,14 +82,6 @@ static int files_differ(const char *a, const char *b)
     return differ;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(path);
-}
-
 int fp8kv_generate_check(const char *dir, FILE *log)
 {
     const char *tmp_root = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -98,7 +91,7 @@ int fp8kv_generate_check(const char *dir, FILE *log)
         return fp8kv_fail("%s: cannot create a temporary directory", fresh);
     int rc = fp8kv_generate(fresh, NULL);
     if (rc != 0) {
-        nftw(fresh, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        fp8kv_remove_tree(fresh);
         return rc;
     }
     size_t n_new = 0, n_old = 0;
@@ -139,7 +132,7 @@ int fp8kv_generate_check(const char *dir, FILE *log)
     }
     free_list(new_files, n_new);
     free_list(old_files, n_old);
-    nftw(fresh, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    fp8kv_remove_tree(fresh);
     if (rc != 0)
         return rc;
     if (differences) {

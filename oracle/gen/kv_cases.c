@@ -75,15 +75,6 @@ struct kv_case {
 
 /* ---- deterministic inputs -------------------------------------------------------------------- */
 
-/* splitmix64 (Steele, Lea, Flood 2014). */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static double decoded(const struct fp8kv_format *f, unsigned code)
 {
     uint32_t bits = fp8kv_oracle_decode_f32(f, (uint8_t)code);
@@ -196,7 +187,7 @@ static void case_free(struct kv_case *k)
 static void shuffle_slots(int64_t *a, int n, uint64_t *rng)
 {
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)(next_random(rng) % (uint64_t)(i + 1));
+        int j = (int)(fp8kv_splitmix64(rng) % (uint64_t)(i + 1));
         int64_t t = a[i];
         a[i] = a[j];
         a[j] = t;
@@ -247,7 +238,7 @@ static int place_tokens(struct kv_case *k, uint64_t *rng)
 
     /* padding: c->padding distinct token positions, the first of them in front */
     for (int placed = 0; placed < c->padding;) {
-        int t = placed == 0 ? 0 : (int)(next_random(rng) % (uint64_t)k->num_tokens);
+        int t = placed == 0 ? 0 : (int)(fp8kv_splitmix64(rng) % (uint64_t)k->num_tokens);
         if (!pad[t]) {
             pad[t] = 1;
             placed++;
@@ -276,7 +267,7 @@ static void fill_inputs(struct kv_case *k, const struct fp8kv_profile *p, uint64
                 const size_t i =
                     (size_t)t * k->width + (size_t)h * (size_t)c->head_size + (size_t)d;
                 for (int is_key = 1; is_key >= 0; is_key--) {
-                    const uint64_t r = next_random(rng);
+                    const uint64_t r = fp8kv_splitmix64(rng);
                     const int kind = element_kind(c, is_key, t, h, d, r);
                     const double q = quotient_value(f, kind, r >> 8);
                     const uint32_t x =
@@ -296,7 +287,7 @@ static void fill_inputs(struct kv_case *k, const struct fp8kv_profile *p, uint64
     /* query: uniform in [-2, 2) on a 2^-22 grid (exact f32 values) */
     const size_t nq = (size_t)c->num_seqs * (size_t)c->num_q_heads * (size_t)c->head_size;
     for (size_t i = 0; i < nq; i++)
-        k->query[i] = (float)((double)(next_random(rng) >> 40) * 0x1p-22 - 2.0);
+        k->query[i] = (float)((double)(fp8kv_splitmix64(rng) >> 40) * 0x1p-22 - 2.0);
 }
 
 /* fill_gather: the expected gather outputs, in every output dtype, by a per-scale table of

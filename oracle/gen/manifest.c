@@ -17,15 +17,6 @@
 
 #define MANIFEST_SCHEMA_VERSION 1
 
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
 static struct manifest_entry *new_entry(struct manifest *m, const char *profile, const char *set,
                                         const char *path, const char *description)
 {
@@ -55,7 +46,7 @@ static struct manifest_entry *new_entry(struct manifest *m, const char *profile,
 /* Creates the parent directory of dir/path and returns the full path (malloc'd) or NULL. */
 static char *prepare_path(struct manifest *m, const char *path)
 {
-    char *full = join(m->dir, path);
+    char *full = fp8kv_path_join(m->dir, path);
     if (!full)
         return NULL;
     char *slash = strrchr(full, '/');
@@ -166,7 +157,7 @@ int manifest_finish(struct manifest *m, const char *generator_version)
     int rc = sums && files && root ? FP8KV_OK : fp8kv_fail("out of memory");
     for (size_t i = 0; i < m->count && rc == 0; i++) {
         const struct manifest_entry *e = &m->entries[i];
-        char *full = join(m->dir, e->path);
+        char *full = fp8kv_path_join(m->dir, e->path);
         long long bytes = 0;
         rc = full ? fp8kv_sha256_file(full, sums[i].sha, &bytes) : fp8kv_fail("out of memory");
         free(full);
@@ -174,7 +165,7 @@ int manifest_finish(struct manifest *m, const char *generator_version)
         if (rc == 0)
             json_array_append_new(files, entry_json(e, sums[i].sha, bytes));
     }
-    char *manifest_path = join(m->dir, "MANIFEST.json");
+    char *manifest_path = fp8kv_path_join(m->dir, "MANIFEST.json");
     char *text = NULL;
     if (rc == 0) {
         json_object_set_new(root, "classes", string_array(fp8kv_class_names, FP8KV_CLASS_COUNT));
@@ -210,7 +201,7 @@ int manifest_finish(struct manifest *m, const char *generator_version)
         for (size_t i = 0; i <= m->count && rc == 0; i++)
             len += (size_t)snprintf(out + len, cap + 1 - len, "%s  %s\n", sums[i].sha,
                                     sums[i].path);
-        char *sums_path = join(m->dir, "SHA256SUMS");
+        char *sums_path = fp8kv_path_join(m->dir, "SHA256SUMS");
         if (rc == 0)
             rc = sums_path ? fp8kv_write_file_atomic(sums_path, out, len) : fp8kv_fail("out of memory");
         free(sums_path);

@@ -74,19 +74,10 @@ static int push_near_product(struct u32vec *out, enum fp8kv_dtype dtype, uint32_
     return rc;
 }
 
-/* splitmix64: a fixed, documented generator so the vectors are deterministic everywhere. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* A pseudo-random quotient magnitude 2^e * (1 + u), e in [-12, 9], u in [0, 1), as f32. */
 static uint32_t random_quotient(uint64_t *state)
 {
-    uint64_t r = next_random(state);
+    uint64_t r = fp8kv_splitmix64(state);
     uint32_t exponent = (uint32_t)(127 - 12 + (int)(r % 22));
     uint32_t fraction = (uint32_t)(r >> 32) & 0x7FFFFFu;
     return (exponent << 23) | fraction | (uint32_t)((r >> 8) & 1u) << 31;

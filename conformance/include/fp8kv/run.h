@@ -27,6 +27,7 @@ struct fp8kv_target_info {
     char flags[640];
     int executed;       /* 0: compiled only, or unavailable: the report says "not run" */
     char not_run_reason[160];
+    char compiled[256]; /* what was built for it (GPU: the device codec paths), or "" */
 };
 
 /* fp8kv_cpu_target_info: the CPU target of this build and machine. */
@@ -38,6 +39,32 @@ void fp8kv_cpu_target_info(struct fp8kv_target_info *t);
  * attention checks of the CPU reference paths, and the quantization NMSE (reported, not
  * gated). Appends to r. Returns 0, or FP8KV_ERR (vectors unreadable) with a message. */
 int fp8kv_run_cpu(const struct fp8kv_run_options *o, struct fp8kv_results *r);
+
+/* fp8kv_log_checks: one line per check of r from index `from` on (failures indented), to log
+ * (NULL: nothing). */
+void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from);
+
+/* ---- GPU targets (gpu_run.c; kernels/hip/ through fp8kv/gpu.h) ------------------------------ */
+
+/* fp8kv_gpu_built: 1 when this fp8kv was built with GPU kernels (FP8KV_GPU=cuda or hip). */
+int fp8kv_gpu_built(void);
+
+/* fp8kv_gpu_target_info: opens GPU device `device` and describes it (target "sm_90" or
+ * "gfx942", device, runtime and driver, compiler and device flags, the codec paths compiled
+ * for it). 0, or FP8KV_UNAVAILABLE with a message (not built with GPU kernels, no driver, no
+ * such device, no kernel image for it): never a pass. */
+#define FP8KV_UNAVAILABLE (-3)
+int fp8kv_gpu_target_info(int device, struct fp8kv_target_info *t);
+
+/* fp8kv_run_gpu: every check of the CPU run on the open GPU (fp8kv_gpu_target_info first),
+ * for each profile: each device codec that implements the profile (the configurable codecs:
+ * every profile; the vendor conversions: the profiles they claim, under NaN check strict and
+ * class) against every encoder vector set and in exhaustive f32/f16/bf16 device sweeps; the
+ * device decoders against the decode and read sets; the device KV store/read/attention
+ * kernels on the golden cases and on a long-context attention case against a double
+ * reference; the quantization NMSE (reported); and a check that no GPU call failed. Appends to
+ * r. Returns 0, or FP8KV_ERR (vectors unreadable) with a message. */
+int fp8kv_run_gpu(const struct fp8kv_run_options *o, struct fp8kv_results *r);
 
 /* A report's inputs besides the checks. */
 struct fp8kv_report_meta {

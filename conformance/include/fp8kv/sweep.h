@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "fp8kv/checks.h"
+#include "fp8kv/host_codecs.h"
 #include "fp8kv/spec.h"
 
 #ifdef __cplusplus
@@ -35,6 +36,16 @@ struct fp8kv_sweep_subject {
     int (*encode)(void *ctx, const float *x, size_t n, float s, uint8_t *q);
     int single_threaded; /* 1: call encode from one thread at a time */
 };
+
+/* A built-in host encoder at one codec configuration (the sweep's ctx; keep it alive for
+ * the sweep). */
+struct fp8kv_host_sweep {
+    const struct fp8kv_host_encoder *encoder;
+    struct fp8kv_codec_cfg cfg;
+};
+
+/* fp8kv_host_sweep_subject: h as a sweep subject named after its encoder. */
+struct fp8kv_sweep_subject fp8kv_host_sweep_subject(struct fp8kv_host_sweep *h);
 
 struct fp8kv_sweep_options {
     int threads;      /* 0: OpenMP's default */

@@ -15,6 +15,14 @@ int fp8kv_make_dirs(const char *path);
  * never sees a half-written file. 0 or FP8KV_ERR naming path. */
 int fp8kv_write_file_atomic(const char *path, const void *data, size_t len);
 
+/* fp8kv_path_join: "a/b" in a malloc'd string (no doubled '/', and just b when a is empty);
+ * NULL when out of memory. */
+char *fp8kv_path_join(const char *a, const char *b);
+
+/* fp8kv_remove_tree: removes path and everything below it, following no symbolic links
+ * (rm -rf). A missing path is not an error. 0 or FP8KV_ERR naming what could not go. */
+int fp8kv_remove_tree(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -151,6 +151,11 @@ int fp8kv_is_nan_code(const struct fp8kv_format *format, uint8_t code);
 int fp8kv_codes_match(const struct fp8kv_format *format, enum fp8kv_nan_check check, uint8_t got,
                       uint8_t want);
 
+/* fp8kv_splitmix64: the next value of the splitmix64 generator (Steele, Lea, Flood 2014) from
+ * *state. Every pseudo-random set of fp8kv (vectors, KV cases, quantization data) draws from
+ * it with a fixed seed, so the same data comes out everywhere. */
+uint64_t fp8kv_splitmix64(uint64_t *state);
+
 #ifdef __cplusplus
 }
 #endif

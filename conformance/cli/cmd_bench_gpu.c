@@ -1,0 +1,177 @@
+/* cmd_bench_gpu.c — `fp8kv bench --target hip`: issue 4's performance figures on a GPU, each
+ * next to the baseline it is judged against, measured in the same process:
+ *   - store of a bf16 K+V input (>= 256 MiB) into the fp8 cache, and gather + dequant back to
+ *     bf16, against the device-to-device copy bandwidth;
+ *   - paged attention over an fp8 cache against the same kernel over a bf16 cache (twice the
+ *     KV bytes) at 32k tokens per sequence: target fp8 >= 1.5x faster;
+ *   - the exhaustive 2^32 f32 device sweep of every device codec: target <= 10 ms for bits.
+ * The figures are printed; nothing but a sweep's mismatches changes the exit code.
+ * Each figure also goes out as one `bench: key=value ...` line, for scripts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/run.h"
+#include "fp8kv/sweep.h"
+
+#ifndef FP8KV_HAVE_GPU
+
+int cli_bench_gpu(int device, int quick, const char *vectors_dir)
+{
+    (void)device;
+    (void)quick;
+    (void)vectors_dir;
+    fprintf(stderr, "fp8kv bench: target unavailable: this fp8kv was built without GPU kernels "
+                    "(configure with -DFP8KV_GPU=cuda or hip)\n");
+    return EXIT_UNAVAILABLE;
+}
+
+#else
+
+#include "fp8kv/gpu.h"
+
+static void print_timing(const char *key, const struct fp8kv_gpu_timing *t)
+{
+    printf("%s\n  %.3f ms median (min %.3f, %d runs), %.1f GB/s\n", t->what, t->ms, t->min_ms,
+           t->iterations, t->gbps);
+    printf("bench: %s_ms=%.4f %s_gbps=%.2f\n", key, t->ms, key, t->gbps);
+}
+
+static int gpu_failed(const char *what)
+{
+    fprintf(stderr, "fp8kv bench: %s: %s\n", what, fp8kv_gpu_last_error());
+    return EXIT_USAGE;
+}
+
+/* The 2^32 f32 sweep of device codec c under profile p (NaN check strict for the configurable
+ * codecs, class for the vendor ones: the timing is the point here, the run judges both). */
+static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bounds, int *clean)
+{
+    const struct fp8kv_gpu_codec *info = &fp8kv_gpu_codecs[c];
+    const enum fp8kv_nan_check check = info->vendor ? FP8KV_NAN_CHECK_CLASS : FP8KV_NAN_CHECK_STRICT;
+    struct fp8kv_sweep_run *runs = NULL;
+    const long n = fp8kv_sweep_runs(p, check, FP8KV_SWEEP_F32, bounds, &runs);
+    if (n < 0)
+        return cli_input_error("bench");
+    struct fp8kv_gpu_sweep_run *dev = malloc((size_t)n * sizeof *dev);
+    if (!dev) {
+        free(runs);
+        return cli_input_error("bench");
+    }
+    for (long i = 0; i < n; i++)
+        dev[i] = (struct fp8kv_gpu_sweep_run){runs[i].start, runs[i].mask, runs[i].value,
+                                              runs[i].cls, 0};
+    free(runs);
+    struct fp8kv_gpu_sweep_result res;
+    const int rc = fp8kv_gpu_sweep(c, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), FP8KV_GPU_DOMAIN_F32,
+                                   dev, (size_t)n, 0, &res);
+    free(dev);
+    if (rc != 0)
+        return gpu_failed(info->name);
+    unsigned long long mismatches = 0;
+    for (int k = 0; k < FP8KV_GPU_SWEEP_CLASSES; k++)
+        mismatches += res.class_mismatches[k];
+    *clean &= mismatches == 0;
+    printf("sweep f32 %-20s %-18s nan %-6s: 2^32 inputs in %.2f ms kernel (%.2f ms with copies "
+           "and failure passes), %.0f G inputs/s, mismatches %llu\n",
+           info->name, p->name, fp8kv_nan_check_names[check], res.kernel_ms, res.total_ms,
+           4294967296.0 / (res.kernel_ms * 1e-3) / 1e9, mismatches);
+    printf("bench: sweep_%s_ms=%.3f\n", info->name, res.kernel_ms);
+    return EXIT_CONFORMANT;
+}
+
+/* FP8KV_BENCH_ONLY=attention (or copy, store, gather, sweep): one figure only, for quick
+ * experiments with the kernels' tuning knobs */
+static int wanted(const char *what)
+{
+    const char *only = getenv("FP8KV_BENCH_ONLY");
+    return !only || !*only || strstr(only, what) != NULL;
+}
+
+int cli_bench_gpu(int device, int quick, const char *vectors_dir)
+{
+    struct fp8kv_target_info info;
+    if (fp8kv_gpu_target_info(device, &info) != 0) {
+        fprintf(stderr, "fp8kv bench: target unavailable: %s\n", fp8kv_last_error());
+        return EXIT_UNAVAILABLE;
+    }
+    printf("fp8kv bench on %s: %s\n%s\ncompiler %s\nflags %s\n%s\n", info.target, info.device,
+           info.runtime, info.compiler, info.flags, info.compiled);
+
+    /* store / gather: 65536 tokens x 8 heads x 128 in bf16 is 128 MiB of K and as much of V */
+    const int tokens = quick ? 4096 : 65536, heads = 8, head = 128, block = 16;
+    const int iterations = quick ? 3 : 20;
+    struct fp8kv_gpu_timing copy, store, gather;
+    const size_t input_bytes = (size_t)tokens * heads * head * 2 * 2;
+    if (!wanted("copy") && !wanted("store") && !wanted("gather"))
+        goto attention;
+    if (fp8kv_gpu_bench_copy(input_bytes, iterations, &copy) != 0)
+        return gpu_failed("copy");
+    print_timing("copy", &copy);
+    if (fp8kv_gpu_bench_store(FP8KV_GPU_CODEC_BITS, tokens, heads, head, block, iterations,
+                              &store) != 0)
+        return gpu_failed("store");
+    print_timing("store", &store);
+    printf("  = %.0f%% of the device-to-device copy bandwidth\n", 100.0 * store.gbps / copy.gbps);
+    if (fp8kv_gpu_codec_available(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE)) {
+        struct fp8kv_gpu_timing hw;
+        if (fp8kv_gpu_bench_store(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE, tokens, heads, head, block,
+                                  iterations, &hw) != 0)
+            return gpu_failed("store (hardware conversion)");
+        print_timing("store_ptx", &hw);
+        printf("  = %.0f%% of the device-to-device copy bandwidth\n", 100.0 * hw.gbps / copy.gbps);
+        printf("bench: store_ptx_vs_copy=%.3f\n", hw.gbps / copy.gbps);
+    }
+    if (fp8kv_gpu_bench_gather(tokens, heads, head, block, iterations, &gather) != 0)
+        return gpu_failed("gather");
+    print_timing("gather", &gather);
+    printf("  = %.0f%% of the device-to-device copy bandwidth\n", 100.0 * gather.gbps / copy.gbps);
+    printf("bench: store_vs_copy=%.3f gather_vs_copy=%.3f\n", store.gbps / copy.gbps,
+           gather.gbps / copy.gbps);
+
+attention:;
+    /* attention: 8 sequences x 32768 tokens, Llama-3-8B heads (8 kv, 32 q, 128) */
+    const int seqs = quick ? 2 : 8, len = quick ? 2048 : 32768, kv = 8, qh = 32;
+    struct fp8kv_gpu_timing a8, a16;
+    double sum8 = 0.0, sum16 = 0.0;
+    if (!wanted("attention"))
+        goto sweeps;
+    if (fp8kv_gpu_bench_attention(1, seqs, len, kv, qh, head, block, iterations, &a8, &sum8) != 0)
+        return gpu_failed("attention fp8");
+    print_timing("attention_fp8", &a8);
+    if (fp8kv_gpu_bench_attention(0, seqs, len, kv, qh, head, block, iterations, &a16, &sum16) != 0)
+        return gpu_failed("attention bf16");
+    print_timing("attention_bf16", &a16);
+    printf("  fp8 cache: %.2fx the speed of the bf16 cache (target >= 1.5x); output sums "
+           "fp8 %.6g, bf16 %.6g (the caches hold the same values)\n",
+           a16.ms / a8.ms, sum8, sum16);
+    printf("bench: attention_speedup=%.3f attention_sum_fp8=%.9g attention_sum_bf16=%.9g\n",
+           a16.ms / a8.ms, sum8, sum16);
+
+sweeps:;
+    /* the 2^32 device sweeps */
+    int clean = 1;
+    if (!wanted("sweep"))
+        return EXIT_CONFORMANT;
+    for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
+        if (!fp8kv_gpu_codec_available(c))
+            continue;
+        const struct fp8kv_gpu_codec *codec = &fp8kv_gpu_codecs[c];
+        char first[48] = "e4m3fn_satfinite";
+        if (!codec->follows_cfg)
+            sscanf(codec->claims, "%47s", first);
+        const struct fp8kv_profile *p = fp8kv_profile_by_name(first);
+        uint32_t *bounds = p ? fp8kv_load_boundaries(vectors_dir, p) : NULL;
+        if (!bounds)
+            return p ? cli_input_error("bench") : cli_usage_error("bench", "no profile %s", first);
+        const int rc = sweep_codec(c, p, bounds, &clean);
+        free(bounds);
+        if (rc != EXIT_CONFORMANT)
+            return rc;
+    }
+    return clean ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+}
+
+#endif

@@ -1,0 +1,83 @@
+/* cmd_report.c — `fp8kv report --compiled-only TARGET`: the report of a target whose kernels
+ * were compiled but not executed (the AMD targets of CI). It is written by the same writer as a
+ * run's report, with status "not run": it names what was compiled and never says "passed". */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/run.h"
+
+static const char report_help[] =
+    "usage: fp8kv report --compiled-only TARGET --paths TEXT [--compiler TEXT] [--flags TEXT]\n"
+    "                    [--reason TEXT] [--out DIR] [--vectors DIR]\n"
+    "\n"
+    "Writes DIR/TARGET/report.json and report.md for a GPU target that was compiled but not\n"
+    "executed, and rewrites DIR/index.md. The verdict is \"not run\"; the report lists what\n"
+    "was compiled (--paths, e.g. the device codec paths the compiler produced for TARGET),\n"
+    "with which compiler and flags, and why it did not run.\n"
+    "\n"
+    "  --compiled-only TARGET  the target name: gfx90a, gfx942, sm_89, ...\n"
+    "  --paths TEXT            what was compiled for it\n"
+    "  --compiler TEXT         the compiler and its version\n"
+    "  --flags TEXT            the compile flags\n"
+    "  --reason TEXT           why it was not executed (default: no such device here)\n"
+    "  --out DIR               reports root (default reports)\n"
+    "  --vectors DIR           golden vectors, for the vector-set hash (default vectors)\n"
+    "exit: 0 written, 2 bad arguments or an unwritable report\n";
+
+enum { OPT_COMPILED_ONLY, OPT_PATHS, OPT_COMPILER, OPT_FLAGS, OPT_REASON, OPT_OUT, OPT_VECTORS,
+       OPT_COUNT };
+static const struct cli_option options[OPT_COUNT] = {
+    {"compiled-only", 1}, {"paths", 1}, {"compiler", 1}, {"flags", 1},
+    {"reason", 1},        {"out", 1},   {"vectors", 1}};
+
+int cmd_report(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = cli_parse_args("report", argc, argv, options, OPT_COUNT, &a);
+    if (rc >= 0)
+        return rc;
+    if (a.help) {
+        fputs(report_help, stdout);
+        return EXIT_CONFORMANT;
+    }
+    if (a.npositional)
+        return cli_usage_error("report", "unexpected argument '%s'", a.positional[0]);
+    const char *target = a.value[OPT_COMPILED_ONLY];
+    if (!target || !*target)
+        return cli_usage_error("report", "--compiled-only TARGET is required (the only kind of "
+                                         "report this command writes)");
+    if (strchr(target, '/') || strcmp(target, ".") == 0 || strcmp(target, "..") == 0 ||
+        strlen(target) >= sizeof ((struct fp8kv_target_info *)0)->target)
+        return cli_usage_error("report", "--compiled-only: '%s' is not a target name", target);
+    if (!a.value[OPT_PATHS] || !*a.value[OPT_PATHS])
+        return cli_usage_error("report", "--paths: say what was compiled for %s", target);
+
+    struct fp8kv_target_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.target, sizeof info.target, "%s", target);
+    snprintf(info.device, sizeof info.device, "%s (none present: compiled only)", target);
+    snprintf(info.runtime, sizeof info.runtime, "none (not executed)");
+    snprintf(info.compiler, sizeof info.compiler, "%s",
+             a.value[OPT_COMPILER] ? a.value[OPT_COMPILER] : "unknown");
+    snprintf(info.flags, sizeof info.flags, "%s", a.value[OPT_FLAGS] ? a.value[OPT_FLAGS] : "");
+    snprintf(info.compiled, sizeof info.compiled, "%s", a.value[OPT_PATHS]);
+    snprintf(info.not_run_reason, sizeof info.not_run_reason, "compiled, not executed: %s",
+             a.value[OPT_REASON] ? a.value[OPT_REASON] : "no such device on this machine");
+    info.executed = 0;
+
+    struct fp8kv_results none = {0};
+    struct fp8kv_report_meta meta = {
+        .target = &info,
+        .vectors_dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors",
+        .profiles = "all",
+        .seconds = 0.0,
+        .junit_dir = NULL,
+    };
+    const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
+    if (fp8kv_report_write(out, &meta, &none) != 0)
+        return cli_input_error("report");
+    printf("fp8kv report: %s: compiled, not executed; report in %s/%s/\n", target, out, target);
+    return EXIT_CONFORMANT;
+}

@@ -1,0 +1,290 @@
+/* t_gpu.c — the device subjects of kernels/hip/ (built with FP8KV_GPU=cuda|hip): the KV
+ * kernels pass every golden case, the device codecs and decoders pass the vector sets, short
+ * device sweeps judge like the CPU sweep (counts, classes, the lowest-index failures in order,
+ * also when there are far more failures than the kernel captures), and the vendor conversions
+ * differ only in the sign of NaN (DEFECTS.md row 6) under NaN check strict.
+ * Without a usable GPU every test is skipped (a skip, never a pass). Run with --jobs=1. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/checks.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/gpu.h"
+#include "fp8kv/run.h"
+#include "fp8kv/sweep.h"
+
+#define VECTORS FP8KV_SOURCE_DIR "/vectors"
+
+/* Each test runs in its own process: it opens the device itself. */
+static void require_gpu(void)
+{
+    struct fp8kv_target_info t;
+    if (fp8kv_gpu_target_info(0, &t) != 0)
+        cr_skip_test("no usable GPU: %s", fp8kv_last_error());
+}
+
+static void print_failures(const struct fp8kv_check *c)
+{
+    fprintf(stderr, "%s %s [%s] %s: %llu of %llu mismatched\n", c->name, c->subject, c->profile,
+            c->detail, (unsigned long long)c->mismatches, (unsigned long long)c->cases);
+    for (int i = 0; i < c->failure_lines; i++)
+        fprintf(stderr, "  %s\n", c->failures[i]);
+}
+
+static void expect_all_pass(const struct fp8kv_results *r, size_t from)
+{
+    cr_assert_gt(r->count, from, "no checks");
+    for (size_t i = from; i < r->count; i++) {
+        const struct fp8kv_check *c = &r->items[i];
+        if (c->gated && !c->passed)
+            print_failures(c);
+        cr_assert(!c->gated || c->passed, "%s %s [%s] failed: %s", c->name, c->subject, c->profile,
+                  c->detail);
+    }
+}
+
+static int encode(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                  uint8_t *q)
+{
+    const int rc = fp8kv_gpu_encode(*(const int *)ctx, cfg, x, n, s, q);
+    return rc ? fp8kv_fail("%s", fp8kv_gpu_last_error()) : 0;
+}
+
+/* ---- KV paths ------------------------------------------------------------------------------------ */
+
+Test(gpu, kv_kernels_pass_every_golden_case_of_every_profile)
+{
+    require_gpu();
+    const unsigned long errors = fp8kv_gpu_error_count();
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        struct fp8kv_results r = {0};
+        cr_assert_eq(fp8kv_check_kv(VECTORS, &fp8kv_profiles[i], &fp8kv_gpu_kv_paths, &r), 0, "%s",
+                     fp8kv_last_error());
+        expect_all_pass(&r, 0);
+        fp8kv_results_free(&r);
+    }
+    cr_assert_eq(fp8kv_gpu_error_count(), errors, "%s", fp8kv_gpu_last_error());
+}
+
+/* ---- codecs and decoders ---------------------------------------------------------------------------- */
+
+Test(gpu, configurable_codecs_pass_every_vector_set_strictly)
+{
+    require_gpu();
+    static int ids[] = {FP8KV_GPU_CODEC_BITS, FP8KV_GPU_CODEC_FREXP};
+    for (size_t k = 0; k < 2; k++) {
+        cr_assert(fp8kv_gpu_codec_available(ids[k]));
+        for (int i = 0; i < fp8kv_profile_count; i++) {
+            struct fp8kv_results r = {0};
+            struct fp8kv_encoder_subject s = {fp8kv_gpu_codecs[ids[k]].name, &ids[k], encode};
+            cr_assert_eq(fp8kv_check_encoder_vectors(VECTORS, &fp8kv_profiles[i],
+                                                     FP8KV_NAN_CHECK_STRICT, &s, &r),
+                         0, "%s", fp8kv_last_error());
+            expect_all_pass(&r, 0);
+            fp8kv_results_free(&r);
+        }
+    }
+}
+
+Test(gpu, vendor_codecs_pass_their_profiles_by_nan_class)
+{
+    require_gpu();
+    static int ids[FP8KV_GPU_CODEC_COUNT];
+    for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
+        const struct fp8kv_gpu_codec *info = &fp8kv_gpu_codecs[c];
+        if (!info->vendor || !fp8kv_gpu_codec_available(c))
+            continue;
+        ids[c] = c;
+        char first[48];
+        cr_assert_eq(sscanf(info->claims, "%47s", first), 1, "%s claims nothing", info->name);
+        const struct fp8kv_profile *p = fp8kv_profile_by_name(first);
+        cr_assert_not_null(p, "%s claims an unknown profile %s", info->name, first);
+        struct fp8kv_results r = {0};
+        struct fp8kv_encoder_subject s = {info->name, &ids[c], encode};
+        cr_assert_eq(fp8kv_check_encoder_vectors(VECTORS, p, FP8KV_NAN_CHECK_CLASS, &s, &r), 0, "%s",
+                     fp8kv_last_error());
+        expect_all_pass(&r, 0);
+        fp8kv_results_free(&r);
+    }
+}
+
+static void decode_bits(struct fp8kv_codec_cfg c, const uint8_t *q, size_t n, float s, float *y)
+{
+    cr_assert_eq(fp8kv_gpu_decode(FP8KV_GPU_DECODE_BITS, c, q, n, s, y), 0, "%s",
+                 fp8kv_gpu_last_error());
+}
+static void decode_table(struct fp8kv_codec_cfg c, const uint8_t *q, size_t n, float s, float *y)
+{
+    cr_assert_eq(fp8kv_gpu_decode(FP8KV_GPU_DECODE_TABLE, c, q, n, s, y), 0, "%s",
+                 fp8kv_gpu_last_error());
+}
+static void decode_fast(struct fp8kv_codec_cfg c, const uint8_t *q, size_t n, float s, float *y)
+{
+    cr_assert_eq(fp8kv_gpu_decode(FP8KV_GPU_DECODE_FAST, c, q, n, s, y), 0, "%s",
+                 fp8kv_gpu_last_error());
+}
+
+Test(gpu, decoders_pass_the_decode_and_read_sets)
+{
+    require_gpu();
+    void (*decoders[])(struct fp8kv_codec_cfg, const uint8_t *, size_t, float, float *) = {
+        decode_bits, decode_table, decode_fast};
+    for (int d = 0; d < FP8KV_GPU_DECODER_COUNT; d++)
+        for (int i = 0; i < fp8kv_profile_count; i++) {
+            struct fp8kv_results r = {0};
+            cr_assert_eq(fp8kv_check_decoder_vectors(VECTORS, &fp8kv_profiles[i],
+                                                     fp8kv_gpu_decoder_names[d], decoders[d], &r),
+                         0, "%s", fp8kv_last_error());
+            expect_all_pass(&r, 0);
+            fp8kv_results_free(&r);
+        }
+}
+
+/* ---- sweeps ---------------------------------------------------------------------------------------- */
+
+/* The device run table of a domain, from the judge's runs; *out malloc'd. */
+static size_t device_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                          enum fp8kv_sweep_domain d, const uint32_t *b,
+                          struct fp8kv_gpu_sweep_run **out)
+{
+    struct fp8kv_sweep_run *runs = NULL;
+    const long n = fp8kv_sweep_runs(p, check, d, b, &runs);
+    cr_assert_gt(n, 0, "%s", fp8kv_last_error());
+    *out = malloc((size_t)n * sizeof **out);
+    cr_assert_not_null(*out);
+    for (long i = 0; i < n; i++)
+        (*out)[i] = (struct fp8kv_gpu_sweep_run){runs[i].start, runs[i].mask, runs[i].value,
+                                                 runs[i].cls, 0};
+    free(runs);
+    return (size_t)n;
+}
+
+static uint64_t total_of(const struct fp8kv_gpu_sweep_result *res)
+{
+    uint64_t m = 0;
+    for (int k = 0; k < FP8KV_GPU_SWEEP_CLASSES; k++)
+        m += res->class_mismatches[k];
+    return m;
+}
+
+Test(gpu, short_sweeps_of_the_bits_codec_are_clean)
+{
+    require_gpu();
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
+        cr_assert_not_null(b, "%s", fp8kv_last_error());
+        for (int d = 0; d < FP8KV_SWEEP_DOMAIN_COUNT; d++) {
+            struct fp8kv_gpu_sweep_run *runs;
+            const size_t n = device_runs(p, FP8KV_NAN_CHECK_STRICT, (enum fp8kv_sweep_domain)d, b, &runs);
+            /* f32: the first 2^24 patterns and the 2^24 around 1.0 are covered by two limits */
+            struct fp8kv_gpu_sweep_result res;
+            const uint64_t limit = d == FP8KV_SWEEP_F32 ? 1ull << 26 : 0;
+            cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS,
+                                         fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV),
+                                         (enum fp8kv_gpu_domain)d, runs, n, limit, &res),
+                         0, "%s", fp8kv_gpu_last_error());
+            cr_assert_eq(res.cases, d == FP8KV_SWEEP_F32 ? limit : 65536u);
+            cr_assert_eq(total_of(&res), 0, "%s %s: %llu mismatches, first 0x%08x => %02x",
+                         p->name, fp8kv_sweep_domain_names[d],
+                         (unsigned long long)total_of(&res), res.failure_input[0],
+                         res.failure_got[0]);
+            cr_assert_eq(res.failures, 0);
+            free(runs);
+        }
+        free(b);
+    }
+}
+
+/* A wrong table: the run holding input `at` expects the wrong byte. Every input of that run
+ * (within the limit) must fail, and the first failures must be its first inputs, in order,
+ * whether the failures fit the kernel's capture buffer or not. */
+static void planted(uint32_t at, uint64_t limit)
+{
+    const struct fp8kv_profile *p = fp8kv_profile_by_name("e4m3fn_satfinite");
+    uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
+    cr_assert_not_null(b, "%s", fp8kv_last_error());
+    struct fp8kv_gpu_sweep_run *runs;
+    const size_t n = device_runs(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, b, &runs);
+    size_t k = 0;
+    while (k + 1 < n && runs[k + 1].start <= at)
+        k++;
+    runs[k].value ^= 0x01u;
+    const uint64_t start = runs[k].start;
+    uint64_t end = k + 1 < n ? runs[k + 1].start : 1ull << 32;
+    if (limit) /* 0: the whole domain */
+        end = end < limit ? end : limit;
+    struct fp8kv_gpu_sweep_result res, again;
+    const struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
+    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_GPU_DOMAIN_F32, runs, n, limit, &res),
+                 0, "%s", fp8kv_gpu_last_error());
+    cr_assert_eq(total_of(&res), end - start, "run [0x%llx, 0x%llx): %llu failures",
+                 (unsigned long long)start, (unsigned long long)end,
+                 (unsigned long long)total_of(&res));
+    cr_assert_eq(res.class_mismatches[runs[k].cls], end - start);
+    const uint64_t lines = end - start < FP8KV_GPU_SWEEP_FAILURES ? end - start
+                                                                  : FP8KV_GPU_SWEEP_FAILURES;
+    cr_assert_eq((uint64_t)res.failures, lines);
+    for (int i = 0; i < res.failures; i++) {
+        cr_assert_eq(res.failure_input[i], start + (uint64_t)i, "line %d: 0x%08x", i,
+                     res.failure_input[i]);
+        cr_assert_eq(res.failure_want[i], runs[k].value);
+        cr_assert_eq(res.failure_got[i], runs[k].value ^ 0x01u);
+    }
+    /* deterministic: the same answer again */
+    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_GPU_DOMAIN_F32, runs, n, limit, &again),
+                 0);
+    cr_assert_eq(memcmp(again.failure_input, res.failure_input, sizeof res.failure_input), 0);
+    cr_assert_eq(again.failures, res.failures);
+    free(runs);
+    free(b);
+}
+
+Test(gpu, sweep_reports_a_few_failures_in_input_order)
+{
+    require_gpu();
+    planted(0x3F880000u, 0); /* 1.0625, the tie of 1.0 and 1.125: a run of one input */
+}
+
+Test(gpu, sweep_finds_the_first_failures_among_many)
+{
+    require_gpu();
+    planted(0x3F800000u, 0); /* the run of 1.0: ~2^19 inputs, past the capture buffer */
+}
+
+Test(gpu, sweep_finds_the_first_failures_among_millions)
+{
+    require_gpu();
+    planted(0x00400000u, 1ull << 27); /* the f32 denormals: millions of failures, refined */
+}
+
+/* ---- the whole run, one profile ------------------------------------------------------------------------ */
+
+Test(gpu, run_is_conformant_and_shows_the_nan_sign_of_vendor_conversions)
+{
+    require_gpu();
+    struct fp8kv_run_options o = {.vectors_dir = VECTORS, .profile = "e4m3fn_satfinite"};
+    struct fp8kv_results r = {0};
+    cr_assert_eq(fp8kv_run_gpu(&o, &r), 0, "%s", fp8kv_last_error());
+    expect_all_pass(&r, 0);
+    cr_assert(fp8kv_results_passed(&r));
+    /* the vendor conversions under NaN check strict: reported, and different only on NaNs */
+    int shown = 0;
+    for (size_t i = 0; i < r.count; i++) {
+        const struct fp8kv_check *c = &r.items[i];
+        if (!strstr(c->name, "-nan-strict"))
+            continue;
+        cr_assert(!c->gated, "%s %s: strict is reported for a vendor conversion", c->name,
+                  c->subject);
+        if (c->mismatches && c->has_classes)
+            cr_assert_eq(c->class_mismatches[FP8KV_CLASS_NAN], c->mismatches,
+                         "%s %s: mismatches on inputs other than NaN", c->name, c->subject);
+        shown += c->mismatches > 0;
+    }
+    /* on NVIDIA every vendor conversion gives 0x7F for -NaN (DEFECTS.md row 6): it must show */
+    if (fp8kv_gpu_codec_available(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE))
+        cr_assert_gt(shown, 0, "the -NaN sign difference does not show under strict");
+    fp8kv_results_free(&r);
+}

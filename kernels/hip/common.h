@@ -1,0 +1,160 @@
+/* common.h — what the .hip files of fp8kv_kernels_gpu share on the host side: device buffers
+ * that free themselves, event timing, launch sizes, and the open device's facts. Internal: not
+ * part of fp8kv/gpu.h. */
+#ifndef FP8KV_HIP_COMMON_H
+#define FP8KV_HIP_COMMON_H
+
+#include "device_codecs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace fp8kv_gpu {
+
+/* The open device (runtime.hip). */
+struct device_state {
+    int open;          /* fp8kv_gpu_open succeeded */
+    int index;
+    int multiprocessors;
+    int max_shared_per_block; /* with opt-in */
+    unsigned codec_mask;
+};
+extern device_state g_device;
+
+/* require_open: FP8KV_GPU_UNAVAILABLE with a message unless a device is open. */
+int require_open(const char *what);
+
+/* fail: records a message (no runtime error behind it) and returns FP8KV_GPU_ERR. */
+int fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define FP8KV_FAIL(...) ::fp8kv_gpu::fail(__FILE__, __LINE__, __VA_ARGS__)
+
+/* A device allocation, freed when it goes out of scope. */
+struct buffer {
+    void *ptr = nullptr;
+    size_t bytes = 0;
+    buffer() = default;
+    buffer(const buffer &) = delete;
+    buffer &operator=(const buffer &) = delete;
+    ~buffer();
+    int alloc(size_t n);                         /* n bytes (at least 1) */
+    int upload(const void *host, size_t n);      /* alloc(n), then copy n bytes in */
+    int download(void *host, size_t n) const;    /* copy the first n bytes out */
+    template <typename T> T *as() const { return static_cast<T *>(ptr); }
+};
+
+/* Event timing of what is launched between start() and stop(). */
+struct timer {
+    hipEvent_t begin = nullptr, end = nullptr;
+    timer() = default;
+    timer(const timer &) = delete;
+    timer &operator=(const timer &) = delete;
+    ~timer();
+    int start();
+    int stop(double *ms); /* waits for the end event */
+};
+
+/* blocks_for: ceil(n / threads), at least 1, capped at cap. */
+inline unsigned blocks_for(uint64_t n, unsigned threads, unsigned cap)
+{
+    uint64_t b = (n + threads - 1) / threads;
+    if (b < 1)
+        b = 1;
+    return (unsigned)(b > cap ? cap : b);
+}
+
+/* Element sizes of enum fp8kv_kv_dtype. */
+inline size_t dtype_size(int dtype)
+{
+    return dtype == FP8KV_KV_F32 ? 4 : 2;
+}
+
+/* Widening of an input element, exact (codec.h). */
+template <int DTYPE> __device__ __forceinline__ float widen(const void *base, size_t i);
+template <> __device__ __forceinline__ float widen<FP8KV_KV_F32>(const void *base, size_t i)
+{
+    return static_cast<const float *>(base)[i];
+}
+template <> __device__ __forceinline__ float widen<FP8KV_KV_F16>(const void *base, size_t i)
+{
+    return fp8kv_f16_to_f32(static_cast<const uint16_t *>(base)[i]);
+}
+template <> __device__ __forceinline__ float widen<FP8KV_KV_BF16>(const void *base, size_t i)
+{
+    return fp8kv_bf16_to_f32(static_cast<const uint16_t *>(base)[i]);
+}
+
+/* The same from the raw bytes of one element (already loaded). */
+template <int DTYPE> __device__ __forceinline__ float widen_raw(const uint8_t *raw)
+{
+    if (DTYPE == FP8KV_KV_F32) {
+        uint32_t b;
+        memcpy(&b, raw, 4);
+        return __uint_as_float(b);
+    }
+    uint16_t h;
+    memcpy(&h, raw, 2);
+    return DTYPE == FP8KV_KV_F16 ? fp8kv_f16_to_f32(h) : fp8kv_bf16_to_f32(h);
+}
+
+/* Device forms of the layout rules of kv_cache.c (element offsets). */
+__device__ __forceinline__ size_t key_offset(const struct fp8kv_cache_shape &s, int64_t slot,
+                                             int head, int dim)
+{
+    const size_t bs = (size_t)s.block_size, heads = (size_t)s.num_heads,
+                 hs = (size_t)s.head_size;
+    if (s.layout == FP8KV_LAYOUT_SPLIT_X) {
+        const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
+        const size_t chunks = hs / FP8KV_SPLIT_X;
+        const size_t chunk = (size_t)dim / FP8KV_SPLIT_X, lane = (size_t)dim % FP8KV_SPLIT_X;
+        return (((block * heads + (size_t)head) * chunks + chunk) * bs + pos) * FP8KV_SPLIT_X +
+               lane;
+    }
+    return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
+}
+
+__device__ __forceinline__ size_t value_offset(const struct fp8kv_cache_shape &s, int64_t slot,
+                                               int head, int dim)
+{
+    const size_t bs = (size_t)s.block_size, heads = (size_t)s.num_heads,
+                 hs = (size_t)s.head_size;
+    if (s.layout == FP8KV_LAYOUT_SPLIT_X) {
+        const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
+        return ((block * heads + (size_t)head) * hs + (size_t)dim) * bs + pos;
+    }
+    return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
+}
+
+/* vec_of: the widest of 16, 8, 1 elements that divides head_size (and, for the split-x
+ * layout, 16), capped at max_vec: a thread's contiguous run of dimensions. */
+inline int vec_of(int head_size, int max_vec)
+{
+    if (head_size % 16 == 0 && max_vec >= 16)
+        return 16;
+    if (head_size % 8 == 0 && max_vec >= 8)
+        return 8;
+    return 1;
+}
+
+/* checks a cache shape and counts; FP8KV_GPU_ERR with a message when unusable. */
+int check_shape(const struct fp8kv_cache_shape *shape, const char *what);
+
+/* Kernels of one file used by another (bench.hip). */
+int launch_store(int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
+                 int in, const void *d_key, const void *d_value, int num_tokens,
+                 const int64_t *d_slots, float k_scale, float v_scale, uint8_t *d_key_cache,
+                 uint8_t *d_value_cache);
+int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape, int is_key,
+                  const uint8_t *d_cache, const int32_t *d_block_table, int max_blocks_per_seq,
+                  const int64_t *d_row_start, const int32_t *d_seq_lens, int num_seqs,
+                  int max_seq_len, float scale, int out, void *d_dst);
+/* cache_bf16: the cache holds bf16 elements (the baseline of the benchmark) instead of fp8. */
+int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
+                     int cache_bf16, const float *d_query, int num_q_heads, const void *d_key_cache,
+                     const void *d_value_cache, const int32_t *d_block_table,
+                     int max_blocks_per_seq, const int32_t *d_seq_lens, int num_seqs,
+                     int max_seq_len, float k_scale, float v_scale, float softmax_scale,
+                     int partition, float *d_out, buffer &scratch);
+
+} // namespace fp8kv_gpu
+
+#endif

@@ -1,0 +1,326 @@
+/* runtime.hip — errors, devices, the probe of the compiled codec paths, the codec table, and
+ * the buffer and timer helpers of common.h. */
+#include "common.h"
+
+#include <atomic>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef FP8KV_GPU_COMPILER
+#define FP8KV_GPU_COMPILER "unknown"
+#endif
+#ifndef FP8KV_GPU_FLAGS
+#define FP8KV_GPU_FLAGS "unknown"
+#endif
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+static thread_local char last_error[512];
+static std::atomic<unsigned long> error_count(0);
+
+extern "C" int fp8kv_gpu_fail_at(const char *file, int line, const char *what, const char *message)
+{
+    const char *base = strstr(file, "kernels/hip/");
+    snprintf(last_error, sizeof last_error, "%s:%d: %s: %s", base ? base : file, line, what,
+             message);
+    error_count.fetch_add(1);
+    return FP8KV_GPU_ERR;
+}
+
+extern "C" const char *fp8kv_gpu_last_error(void)
+{
+    return last_error;
+}
+
+extern "C" unsigned long fp8kv_gpu_error_count(void)
+{
+    return error_count.load();
+}
+
+namespace fp8kv_gpu {
+
+device_state g_device;
+
+int fail(const char *file, int line, const char *fmt, ...)
+{
+    char message[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    const char *base = strstr(file, "kernels/hip/");
+    snprintf(last_error, sizeof last_error, "%s:%d: %s", base ? base : file, line, message);
+    error_count.fetch_add(1);
+    return FP8KV_GPU_ERR;
+}
+
+int require_open(const char *what)
+{
+    if (g_device.open)
+        return FP8KV_GPU_OK;
+    snprintf(last_error, sizeof last_error, "%s: no GPU device is open (fp8kv_gpu_open)", what);
+    error_count.fetch_add(1);
+    return FP8KV_GPU_UNAVAILABLE;
+}
+
+buffer::~buffer()
+{
+    if (ptr)
+        (void)hipFree(ptr);
+}
+
+int buffer::alloc(size_t n)
+{
+    if (ptr) {
+        FP8KV_GPU_CHECK(hipFree(ptr));
+        ptr = nullptr;
+    }
+    bytes = n ? n : 1;
+    FP8KV_GPU_CHECK(hipMalloc(&ptr, bytes));
+    return FP8KV_GPU_OK;
+}
+
+int buffer::upload(const void *host, size_t n)
+{
+    int rc = alloc(n);
+    if (rc != 0)
+        return rc;
+    if (n)
+        FP8KV_GPU_CHECK(hipMemcpy(ptr, host, n, hipMemcpyHostToDevice));
+    return FP8KV_GPU_OK;
+}
+
+int buffer::download(void *host, size_t n) const
+{
+    if (n > bytes)
+        return FP8KV_FAIL("download of %zu bytes from a buffer of %zu", n, bytes);
+    if (n)
+        FP8KV_GPU_CHECK(hipMemcpy(host, ptr, n, hipMemcpyDeviceToHost));
+    return FP8KV_GPU_OK;
+}
+
+timer::~timer()
+{
+    if (begin)
+        (void)hipEventDestroy(begin);
+    if (end)
+        (void)hipEventDestroy(end);
+}
+
+int timer::start()
+{
+    if (!begin)
+        FP8KV_GPU_CHECK(hipEventCreate(&begin));
+    if (!end)
+        FP8KV_GPU_CHECK(hipEventCreate(&end));
+    FP8KV_GPU_CHECK(hipEventRecord(begin, 0));
+    return FP8KV_GPU_OK;
+}
+
+int timer::stop(double *ms)
+{
+    float elapsed = 0.0f;
+    FP8KV_GPU_CHECK(hipEventRecord(end, 0));
+    FP8KV_GPU_CHECK(hipEventSynchronize(end));
+    FP8KV_GPU_CHECK(hipEventElapsedTime(&elapsed, begin, end));
+    *ms = (double)elapsed;
+    return FP8KV_GPU_OK;
+}
+
+int check_shape(const struct fp8kv_cache_shape *s, const char *what)
+{
+    if (s->num_blocks < 1 || s->block_size < 1 || s->num_heads < 1 || s->head_size < 1)
+        return FP8KV_FAIL("%s: cache shape has a dimension below 1", what);
+    if (s->layout != FP8KV_LAYOUT_NHD && s->layout != FP8KV_LAYOUT_SPLIT_X)
+        return FP8KV_FAIL("%s: unknown layout %d", what, (int)s->layout);
+    if (s->layout == FP8KV_LAYOUT_SPLIT_X && s->head_size % FP8KV_SPLIT_X != 0)
+        return FP8KV_FAIL("%s: split-x layout needs head_size %% 16 == 0 (head_size %d)", what,
+                          s->head_size);
+    return FP8KV_GPU_OK;
+}
+
+} // namespace fp8kv_gpu
+
+using namespace fp8kv_gpu;
+
+/* ---- the codec table ------------------------------------------------------------------------- */
+
+/* name, description, follows_cfg, vendor, claims */
+extern "C" const struct fp8kv_gpu_codec fp8kv_gpu_codecs[FP8KV_GPU_CODEC_COUNT] = {
+    {FP8KV_NAME_BITS, "fp8kv_encode_bits of codec.h (integer bit manipulation), on the device",
+     1, 0, ""},
+    {FP8KV_NAME_FREXP,
+     "fp8kv_encode_frexp of codec.h with the device's frexpf/ldexpf/nearbyintf", 1, 0, ""},
+    {FP8KV_NAME_PTX_CVT, "inline PTX cvt.rn.satfinite.e4m3x2.f32 (NVIDIA sm_89+ hardware)", 0,
+     1, "e4m3fn_satfinite"},
+    {FP8KV_NAME_CUDA_FP8_SATFINITE,
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) (hardware on sm_89+)", 0,
+     1, "e4m3fn_satfinite"},
+    {FP8KV_NAME_CUDA_FP8_NOSAT,
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3) (a software path)", 0, 1,
+     "e4m3fn_nan"},
+    {FP8KV_NAME_AMD_FNUZ,
+     "__builtin_amdgcn_cvt_pk_fp8_f32 on gfx940-942, no clamp (FNUZ; claim unverified on "
+     "hardware)",
+     0, 1, "e4m3fnuz_nan"},
+    {FP8KV_NAME_AMD_OCP,
+     "__builtin_amdgcn_cvt_pk_fp8_f32 on gfx950/gfx12, no clamp (OCP; claim unverified on "
+     "hardware)",
+     0, 1, "e4m3fn_nan"},
+};
+
+extern "C" int fp8kv_gpu_codec_by_name(const char *name)
+{
+    for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++)
+        if (name && strcmp(fp8kv_gpu_codecs[c].name, name) == 0)
+            return c;
+    return -1;
+}
+
+extern "C" int fp8kv_gpu_codec_available(int codec)
+{
+    return g_device.open && codec >= 0 && codec < FP8KV_GPU_CODEC_COUNT &&
+           (g_device.codec_mask >> codec & 1u);
+}
+
+/* ---- devices --------------------------------------------------------------------------------- */
+
+/* The probe: which codec paths the device pass for this device compiled. Bit 31 says that a
+ * kernel image ran at all. */
+__global__ void probe_kernel(unsigned *mask)
+{
+#ifdef FP8KV_DEVICE_PASS
+    *mask = FP8KV_DEVICE_CODEC_MASK | 0x80000000u;
+#else
+    (void)mask;
+#endif
+}
+
+extern "C" int fp8kv_gpu_device_count(void)
+{
+    int count = 0;
+    const hipError_t e = hipGetDeviceCount(&count);
+    if (e != hipSuccess) {
+        (void)hipGetLastError(); /* clear it: "no device" is an answer, not a failure */
+        snprintf(last_error, sizeof last_error, "no GPU: %s", hipGetErrorString(e));
+        return 0;
+    }
+    return count;
+}
+
+/* The kernel driver's version where the system says it (NVIDIA: /proc/driver/nvidia/version). */
+static void kernel_driver_version(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return;
+    char line[256];
+    /* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ..." */
+    if (fgets(line, sizeof line, f)) {
+        const char *k = strstr(line, "Kernel Module");
+        while (k && *k && !(*k >= '0' && *k <= '9' && k[-1] == ' '))
+            k++;
+        if (k && *k) {
+            const size_t n = strcspn(k, " \n");
+            snprintf(buf, size, "%.*s", (int)(n < 64 ? n : 64), k);
+        }
+    }
+    fclose(f);
+}
+
+static int device_target(int index, char *target, size_t tsize, char *name, size_t nsize)
+{
+#if defined(__HIP_PLATFORM_AMD__)
+    hipDeviceProp_t prop;
+    FP8KV_GPU_CHECK(hipGetDeviceProperties(&prop, index));
+    snprintf(name, nsize, "%.*s", (int)(nsize - 1), prop.name);
+    size_t n = strcspn(prop.gcnArchName, ":"); /* "gfx942:sramecc+:xnack-" -> "gfx942" */
+    snprintf(target, tsize, "%.*s", (int)(n < 24 ? n : 24), prop.gcnArchName);
+#else
+    int major = 0, minor = 0;
+    FP8KV_GPU_CHECK(hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, index));
+    FP8KV_GPU_CHECK(hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, index));
+    snprintf(target, tsize, "sm_%d%d", major, minor);
+    /* cudaDeviceProp only for its name: CUDA 13 removed other fields ROCm's headers read */
+    hipDeviceProp_t prop;
+    FP8KV_GPU_CHECK(hipGetDeviceProperties(&prop, index));
+    snprintf(name, nsize, "%.*s", (int)(nsize - 1), prop.name);
+#endif
+    return FP8KV_GPU_OK;
+}
+
+extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    g_device = device_state();
+    const int count = fp8kv_gpu_device_count();
+    if (count <= 0)
+        return FP8KV_GPU_UNAVAILABLE; /* the message says why */
+    if (index < 0 || index >= count) {
+        snprintf(last_error, sizeof last_error, "no GPU device %d (%d present)", index, count);
+        return FP8KV_GPU_UNAVAILABLE;
+    }
+    FP8KV_GPU_CHECK(hipSetDevice(index));
+    info->index = index;
+    int rc = device_target(index, info->target, sizeof info->target, info->name, sizeof info->name);
+    if (rc != 0)
+        return rc;
+    FP8KV_GPU_CHECK(hipDeviceGetAttribute(&info->multiprocessors,
+                                          hipDeviceAttributeMultiprocessorCount, index));
+    int shared = 0;
+    FP8KV_GPU_CHECK(hipDeviceGetAttribute(&shared, hipDeviceAttributeMaxSharedMemoryPerBlock, index));
+    size_t free_bytes = 0, total_bytes = 0;
+    FP8KV_GPU_CHECK(hipMemGetInfo(&free_bytes, &total_bytes));
+    info->global_memory = total_bytes;
+
+    int runtime = 0, driver = 0;
+    FP8KV_GPU_CHECK(hipRuntimeGetVersion(&runtime));
+    FP8KV_GPU_CHECK(hipDriverGetVersion(&driver));
+    char kmod[80];
+    kernel_driver_version(kmod, sizeof kmod);
+#if defined(__HIP_PLATFORM_AMD__)
+    snprintf(info->runtime, sizeof info->runtime, "HIP runtime %d, driver %d", runtime, driver);
+#else
+    snprintf(info->runtime, sizeof info->runtime, "CUDA runtime %d.%d, driver API %d.%d%s%s",
+             runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10,
+             kmod[0] ? ", kernel driver " : "", kmod);
+#endif
+    snprintf(info->compiler, sizeof info->compiler, "%s", FP8KV_GPU_COMPILER);
+    snprintf(info->flags, sizeof info->flags, "%s", FP8KV_GPU_FLAGS);
+
+    /* the probe: a kernel image for this device, and the paths its device pass compiled */
+    buffer mask;
+    rc = mask.alloc(sizeof(unsigned));
+    if (rc != 0)
+        return rc;
+    FP8KV_GPU_CHECK(hipMemset(mask.ptr, 0, sizeof(unsigned)));
+    probe_kernel<<<1, 1>>>(mask.as<unsigned>());
+    const hipError_t launch = hipGetLastError();
+    if (launch != hipSuccess) {
+        snprintf(last_error, sizeof last_error,
+                 "GPU %d (%s, %s): no kernel of this build runs on it: %s (build for its "
+                 "architecture)",
+                 index, info->name, info->target, hipGetErrorString(launch));
+        return FP8KV_GPU_UNAVAILABLE;
+    }
+    unsigned got = 0;
+    rc = mask.download(&got, sizeof got);
+    if (rc != 0)
+        return rc;
+    if (!(got & 0x80000000u))
+        return FP8KV_FAIL("the probe kernel did not run on GPU %d", index);
+    info->codec_mask = got & ~0x80000000u;
+    size_t used = 0;
+    for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++)
+        if (info->codec_mask >> c & 1u)
+            used += (size_t)snprintf(info->compiled + used, sizeof info->compiled - used, "%s%s",
+                                     used ? " " : "", fp8kv_gpu_codecs[c].name);
+    g_device.open = 1;
+    g_device.index = index;
+    g_device.multiprocessors = info->multiprocessors;
+    g_device.max_shared_per_block = shared;
+    g_device.codec_mask = info->codec_mask;
+    return FP8KV_GPU_OK;
+}

@@ -1,0 +1,218 @@
+/* fp8kv/gpu.h — the device kernels of kernels/hip/, callable from C.
+ *
+ * Subjects under test on a GPU (DESIGN.md §4): the device codecs, the exhaustive sweep kernel,
+ * the KV-cache store / read / attention kernels, and the benchmarks of issue 4. Built from one
+ * set of .hip sources by hipcc (AMD) or nvcc (NVIDIA, through kernels/hip/hip_compat.h) into
+ * the static library fp8kv_kernels_gpu; implemented with extern "C" linkage.
+ *
+ * Like every subject, nothing here sees the oracle or the checks: the sweep kernel is handed
+ * its judging table (runs) as data, and reports what it found.
+ *
+ * Conventions: functions return 0 or a negative status (FP8KV_GPU_ERR: a runtime call or a
+ * kernel failed, FP8KV_GPU_UNAVAILABLE: no usable device or path) and leave a one-line message
+ * for fp8kv_gpu_last_error(). Every runtime call is checked, with its file:line. Pointers are
+ * host pointers unless a name says otherwise: the functions copy to and from device memory
+ * inside. One device is "open" per process (fp8kv_gpu_open); every other call uses it.
+ */
+#ifndef FP8KV_GPU_H
+#define FP8KV_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fp8kv/codec.h"
+#include "fp8kv/kv_cache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FP8KV_GPU_OK 0
+#define FP8KV_GPU_ERR (-1)
+#define FP8KV_GPU_UNAVAILABLE (-3)
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+/* fp8kv_gpu_last_error: the message of the last failure ("" if none), e.g.
+ * "kernels/hip/store.hip:212: hipMalloc(&d_key, bytes): out of memory". */
+const char *fp8kv_gpu_last_error(void);
+
+/* fp8kv_gpu_error_count: failures recorded since the process started. The KV paths of
+ * fp8kv_gpu_kv_paths return nothing, so a caller compares this count before and after. */
+unsigned long fp8kv_gpu_error_count(void);
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+/* What a report says about the device and the build of its kernels. */
+struct fp8kv_gpu_device_info {
+    int index;
+    char target[32];     /* "sm_90" from the compute capability, "gfx942" from the arch name */
+    char name[128];      /* the device's name */
+    char runtime[160];   /* runtime and driver versions */
+    char compiler[160];  /* the toolchain that built the kernels */
+    char flags[320];     /* its device compile flags (contraction off for the codec paths) */
+    int multiprocessors;
+    size_t global_memory;
+    unsigned codec_mask; /* bit c: device codec c was compiled for this device (the probe) */
+    char compiled[256];  /* the codec paths compiled for it, in words */
+};
+
+/* fp8kv_gpu_device_count: the number of devices (0 with a message when there is no driver or
+ * no device). Never negative. */
+int fp8kv_gpu_device_count(void);
+
+/* fp8kv_gpu_open: makes device index current, checks that this build has kernels for it (a
+ * probe kernel runs and reports which codec paths its device pass compiled), and fills info.
+ * 0, FP8KV_GPU_UNAVAILABLE (no such device, no kernel image for it) or FP8KV_GPU_ERR. */
+int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info);
+
+/* ---- device codecs ------------------------------------------------------------------------ */
+
+enum fp8kv_gpu_codec_id {
+    FP8KV_GPU_CODEC_BITS,               /* fp8kv_encode_bits of codec.h */
+    FP8KV_GPU_CODEC_FREXP,              /* fp8kv_encode_frexp of codec.h (device libm) */
+    FP8KV_GPU_CODEC_PTX_CVT_SATFINITE,  /* sm_89+: inline PTX cvt.rn.satfinite.e4m3x2.f32 */
+    FP8KV_GPU_CODEC_CUDA_FP8_SATFINITE, /* cuda_fp8.h __nv_cvt_float_to_fp8(__NV_SATFINITE) */
+    FP8KV_GPU_CODEC_CUDA_FP8_NOSAT,     /* cuda_fp8.h __nv_cvt_float_to_fp8(__NV_NOSAT) */
+    FP8KV_GPU_CODEC_AMD_PK_FP8_FNUZ,    /* gfx940-942: __builtin_amdgcn_cvt_pk_fp8_f32 (FNUZ) */
+    FP8KV_GPU_CODEC_AMD_PK_FP8_OCP,     /* gfx950, gfx12: the same builtin, OCP e4m3fn */
+    FP8KV_GPU_CODEC_COUNT
+};
+
+/* A device codec and what it claims. A codec with follows_cfg implements every profile through
+ * struct fp8kv_codec_cfg; one without has fixed semantics and claims the profiles named in
+ * claims (space separated). vendor: a conversion the vendor's toolchain or hardware provides
+ * (judged under NaN check strict and class, so that a NaN-sign difference shows and is told
+ * apart from a wrong value). */
+struct fp8kv_gpu_codec {
+    const char *name;
+    const char *description;
+    int follows_cfg;
+    int vendor;
+    const char *claims;
+};
+
+extern const struct fp8kv_gpu_codec fp8kv_gpu_codecs[FP8KV_GPU_CODEC_COUNT];
+
+/* fp8kv_gpu_codec_by_name: the codec id so named, or -1. */
+int fp8kv_gpu_codec_by_name(const char *name);
+
+/* fp8kv_gpu_codec_available: 1 when codec was compiled for the open device. */
+int fp8kv_gpu_codec_available(int codec);
+
+/* fp8kv_gpu_encode: q[i] = the codec's code of x[i] stored at scale s under cfg (cfg.model
+ * selects the scale model, as fp8kv_store_f32; an input NaN reaches the conversion unchanged:
+ * GPU arithmetic would replace it by the canonical NaN and lose its sign). */
+int fp8kv_gpu_encode(int codec, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                     uint8_t *q);
+
+enum fp8kv_gpu_decoder_id {
+    FP8KV_GPU_DECODE_BITS,  /* fp8kv_decode_bits of codec.h */
+    FP8KV_GPU_DECODE_TABLE, /* a 256-entry table in shared memory */
+    FP8KV_GPU_DECODE_FAST,  /* the branch-free decode the KV kernels use */
+    FP8KV_GPU_DECODER_COUNT
+};
+extern const char *const fp8kv_gpu_decoder_names[FP8KV_GPU_DECODER_COUNT];
+
+/* fp8kv_gpu_decode: y[i] = RN32(decode(q[i]) * s) on the device (a NaN code's NaN is passed
+ * through unchanged, not multiplied). */
+int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
+                     float *y);
+
+/* ---- exhaustive sweeps ---------------------------------------------------------------------- */
+
+enum fp8kv_gpu_domain { FP8KV_GPU_DOMAIN_F32, FP8KV_GPU_DOMAIN_F16, FP8KV_GPU_DOMAIN_BF16 };
+
+/* A run of the judging table, laid out as conformance's struct fp8kv_sweep_run: inputs
+ * [start, next start) must give a code c with (c & mask) == value, and are of class cls. */
+struct fp8kv_gpu_sweep_run {
+    uint32_t start;
+    uint8_t mask, value, cls, pad;
+};
+
+#define FP8KV_GPU_SWEEP_CLASSES 16
+#define FP8KV_GPU_SWEEP_FAILURES 20
+
+struct fp8kv_gpu_sweep_result {
+    uint64_t cases;
+    uint64_t class_mismatches[FP8KV_GPU_SWEEP_CLASSES];
+    int failures; /* the lowest-index failures, in input order (deterministic) */
+    uint32_t failure_input[FP8KV_GPU_SWEEP_FAILURES];
+    uint8_t failure_got[FP8KV_GPU_SWEEP_FAILURES], failure_want[FP8KV_GPU_SWEEP_FAILURES],
+        failure_cls[FP8KV_GPU_SWEEP_FAILURES];
+    double kernel_ms; /* the full pass over the domain, CUDA/HIP events */
+    double total_ms;  /* with the copies and the failure passes */
+};
+
+/* fp8kv_gpu_sweep: every input of the domain (bit patterns 0 .. 2^32-1 or 0 .. 65535, the
+ * 16-bit ones widened exactly to f32; the first limit only when limit is not 0) through the
+ * codec at scale 1, judged against runs (nruns entries, starts increasing from 0, classes
+ * < FP8KV_GPU_SWEEP_CLASSES). */
+int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_gpu_domain domain,
+                    const struct fp8kv_gpu_sweep_run *runs, size_t nruns, uint64_t limit,
+                    struct fp8kv_gpu_sweep_result *out);
+
+/* ---- the KV cache ----------------------------------------------------------------------------- */
+
+/* The device KV paths with the contract of fp8kv/kv_cache.h (host pointers; copies inside; the
+ * store encodes with the bits codec). A failure leaves the outputs as they were and counts in
+ * fp8kv_gpu_error_count(). */
+extern const struct fp8kv_kv_paths fp8kv_gpu_kv_paths;
+
+/* The store with a codec choice: as fp8kv_gpu_kv_paths.reshape_and_cache, returns a status. */
+int fp8kv_gpu_reshape_and_cache(int codec, struct fp8kv_codec_cfg cfg,
+                                const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in,
+                                const void *key, const void *value, int num_tokens,
+                                const int64_t *slot_mapping, float k_scale, float v_scale,
+                                uint8_t *key_cache, uint8_t *value_cache);
+
+int fp8kv_gpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                             int is_key, const uint8_t *cache, const int32_t *block_table,
+                             int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                             float scale, enum fp8kv_kv_dtype out, void *dst);
+
+/* Paged attention; partition: tokens per thread block of the first pass (0: the default
+ * choice, which splits even short sequences so the combining pass always runs). */
+int fp8kv_gpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                              const float *query, int num_q_heads, const uint8_t *key_cache,
+                              const uint8_t *value_cache, const int32_t *block_table,
+                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                              float k_scale, float v_scale, float softmax_scale, int partition,
+                              float *out);
+
+/* ---- benchmarks (issue 4) ---------------------------------------------------------------------- */
+
+struct fp8kv_gpu_timing {
+    double ms;          /* median over the timed iterations (events) */
+    double min_ms;
+    double bytes;       /* bytes a kernel must read and write, the figure GB/s is taken from */
+    double gbps;        /* bytes / median time */
+    int iterations;
+    char what[160];
+};
+
+/* Device-to-device copy of bytes (cudaMemcpy/hipMemcpy): read + write bytes per copy. */
+int fp8kv_gpu_bench_copy(size_t bytes, int iterations, struct fp8kv_gpu_timing *t);
+
+/* The store: num_tokens tokens of bf16 key and value [tokens, heads, head_size] into an fp8
+ * NHD cache through a shuffled slot mapping, with device codec `codec` (e4m3fn satfinite,
+ * f32_div). */
+int fp8kv_gpu_bench_store(int codec, int num_tokens, int num_heads, int head_size,
+                          int block_size, int iterations, struct fp8kv_gpu_timing *t);
+
+/* Gather + dequant of the same cache shape into bf16 (key and value). */
+int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_size, int block_size,
+                           int iterations, struct fp8kv_gpu_timing *t);
+
+/* Paged attention decode over num_seqs sequences of seq_len tokens, with an fp8 (cache_fp8 = 1)
+ * or a bf16 cache (cache_fp8 = 0) of the same shape: the same kernel template, half the KV
+ * bytes with fp8. out_checksum (may be NULL) receives the sum of |output| (a sanity figure:
+ * finite, and close between the two caches, which hold the same values). */
+int fp8kv_gpu_bench_attention(int cache_fp8, int num_seqs, int seq_len, int num_kv_heads,
+                              int num_q_heads, int head_size, int block_size, int iterations,
+                              struct fp8kv_gpu_timing *t, double *out_checksum);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
