@@ -88,6 +88,21 @@ int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_opti
 }
 
 #ifdef FP8KV_HAVE_ORACLE /* cli_parse_value rounds decimals with the oracle (encode, decode) */
+int cli_begin(const char *cmd, const char *help, int argc, char **argv,
+              const struct cli_option *options, int count, struct cli_args *out)
+{
+    int rc = cli_parse_args(cmd, argc, argv, options, count, out);
+    if (rc >= 0)
+        return rc;
+    if (out->help) {
+        fputs(help, stdout);
+        return EXIT_CONFORMANT;
+    }
+    if (out->npositional)
+        return cli_usage_error(cmd, "unexpected argument '%s'", out->positional[0]);
+    return -1;
+}
+
 /* "0x" followed only by hex digits: a bit pattern, not a hex float. */
 static int is_hex_bits(const char *s)
 {

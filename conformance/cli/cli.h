@@ -74,6 +74,12 @@ struct cli_args {
 int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_option *options,
                    int count, struct cli_args *out);
 
+/* cli_begin: cli_parse_args, then what every command without positional arguments does
+ * alike: --help prints help and exits 0, a stray argument is a usage error. Returns -1 to go
+ * on, else the exit code. */
+int cli_begin(const char *cmd, const char *help, int argc, char **argv,
+              const struct cli_option *options, int count, struct cli_args *out);
+
 /* cli_parse_choice: the index of value in names, or -1 after a usage message naming the
  * option and the accepted values. */
 int cli_parse_choice(const char *cmd, const char *option, const char *value,

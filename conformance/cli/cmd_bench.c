@@ -73,15 +73,9 @@ static double peak_rss_mib(void)
 int cmd_bench(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_parse_args("bench", argc, argv, options, OPT_COUNT, &a);
+    int rc = cli_begin("bench", bench_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    if (a.help) {
-        fputs(bench_help, stdout);
-        return EXIT_CONFORMANT;
-    }
-    if (a.npositional)
-        return cli_usage_error("bench", "unexpected argument '%s'", a.positional[0]);
     static const char *const targets[] = {"cpu", "hip"};
     int target = 0, device = 0;
     if (a.value[OPT_TARGET] &&

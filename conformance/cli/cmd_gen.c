@@ -25,15 +25,9 @@ static const struct cli_option options[OPT_COUNT] = {{"vectors", 1}, {"check", 0
 int cmd_gen(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_parse_args("gen", argc, argv, options, OPT_COUNT, &a);
+    int rc = cli_begin("gen", gen_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    if (a.help) {
-        fputs(gen_help, stdout);
-        return EXIT_CONFORMANT;
-    }
-    if (a.npositional)
-        return cli_usage_error("gen", "unexpected argument '%s'", a.positional[0]);
     const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
 
     struct timespec t0, t1;

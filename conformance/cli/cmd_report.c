@@ -35,15 +35,9 @@ static const struct cli_option options[OPT_COUNT] = {
 int cmd_report(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_parse_args("report", argc, argv, options, OPT_COUNT, &a);
+    int rc = cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    if (a.help) {
-        fputs(report_help, stdout);
-        return EXIT_CONFORMANT;
-    }
-    if (a.npositional)
-        return cli_usage_error("report", "unexpected argument '%s'", a.positional[0]);
     const char *target = a.value[OPT_COMPILED_ONLY];
     if (!target || !*target)
         return cli_usage_error("report", "--compiled-only TARGET is required (the only kind of "

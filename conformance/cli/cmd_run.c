@@ -64,15 +64,9 @@ int cli_parse_device(const char *cmd, const char *text, int *device)
 int cmd_run(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_parse_args("run", argc, argv, options, OPT_COUNT, &a);
+    int rc = cli_begin("run", run_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    if (a.help) {
-        fputs(run_help, stdout);
-        return EXIT_CONFORMANT;
-    }
-    if (a.npositional)
-        return cli_usage_error("run", "unexpected argument '%s'", a.positional[0]);
     static const char *const targets[] = {"auto", "cpu", "hip"};
     int target = 0;
     if (a.value[OPT_TARGET] &&

@@ -47,15 +47,9 @@ int cli_print_sweep(const struct fp8kv_check *c)
 int cmd_sweep(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_parse_args("sweep", argc, argv, options, OPT_COUNT, &a);
+    int rc = cli_begin("sweep", sweep_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    if (a.help) {
-        fputs(sweep_help, stdout);
-        return EXIT_CONFORMANT;
-    }
-    if (a.npositional)
-        return cli_usage_error("sweep", "unexpected argument '%s'", a.positional[0]);
     if (!a.value[OPT_CODEC])
         return cli_usage_error("sweep", "--codec is required (bits | frexp)");
     const struct fp8kv_host_encoder *enc = fp8kv_host_encoder_by_name(a.value[OPT_CODEC]);

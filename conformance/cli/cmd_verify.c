@@ -19,15 +19,9 @@ static const struct cli_option options[OPT_COUNT] = {{"vectors", 1}};
 int cmd_verify(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_parse_args("verify", argc, argv, options, OPT_COUNT, &a);
+    int rc = cli_begin("verify", verify_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    if (a.help) {
-        fputs(verify_help, stdout);
-        return EXIT_CONFORMANT;
-    }
-    if (a.npositional)
-        return cli_usage_error("verify", "unexpected argument '%s'", a.positional[0]);
     const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
     int checked = 0;
     if (fp8kv_verify_vectors(dir, stderr, &checked) != 0)
