@@ -87,7 +87,6 @@ int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_opti
     return -1;
 }
 
-#ifdef FP8KV_HAVE_ORACLE /* cli_parse_value rounds decimals with the oracle (encode, decode) */
 int cli_begin(const char *cmd, const char *help, int argc, char **argv,
               const struct cli_option *options, int count, struct cli_args *out)
 {
@@ -103,6 +102,7 @@ int cli_begin(const char *cmd, const char *help, int argc, char **argv,
     return -1;
 }
 
+#ifdef FP8KV_HAVE_ORACLE /* cli_parse_value rounds decimals with the oracle (encode, decode) */
 /* "0x" followed only by hex digits: a bit pattern, not a hex float. */
 static int is_hex_bits(const char *s)
 {
