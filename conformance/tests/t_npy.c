@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "fp8kv/diag.h"
+#include "testutil.h"
 #include "fp8kv/fileio.h"
 #include "fp8kv/npy.h"
 
@@ -38,36 +39,6 @@ static const char *in_tmp(const char *name)
     return buf;
 }
 
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "cannot create %s", path);
-    cr_assert_eq(fwrite(p, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
-
-/* read_bytes: the whole file, malloc'd; *n receives its length. */
-static unsigned char *read_bytes(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    size_t cap = 1 << 12, len = 0;
-    unsigned char *p = malloc(cap);
-    cr_assert_not_null(p);
-    size_t got;
-    while ((got = fread(p + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            cap *= 2;
-            p = realloc(p, cap);
-            cr_assert_not_null(p);
-        }
-    }
-    fclose(f);
-    *n = len;
-    return p;
-}
-
 /* make_npy: a hand-built file: magic, version major.0, the dict padded numpy's way, data. */
 static void make_npy(const char *path, unsigned major, const char *dict, const void *data, size_t n)
 {
@@ -88,7 +59,7 @@ static void make_npy(const char *path, unsigned major, const char *dict, const v
     buf[pre + hlen - 1] = '\n';
     if (n != 0)
         memcpy(buf + pre + hlen, data, n);
-    write_bytes(path, buf, pre + hlen + n);
+    test_write_bytes(path, buf, pre + hlen + n);
     free(buf);
 }
 
@@ -201,7 +172,7 @@ Test(npy, header_bytes_match_numpy_signed)
     const char *path = in_tmp("i.npy");
     cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_I64, 1, shape, v), 0);
     size_t n;
-    unsigned char *b = read_bytes(path, &n);
+    unsigned char *b = test_read_bytes(path, &n);
     const char *dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
     cr_assert_eq(n, 128 + 16);
     cr_assert_eq(memcmp(b + 10, dict, strlen(dict)), 0, "dict is '%.60s'", b + 10);
@@ -247,7 +218,7 @@ Test(npy, descr_and_elem_size)
  * want_total (a multiple of 64), the dict, spaces, and '\n'. Returns the file bytes. */
 static unsigned char *check_header(const char *path, const char *dict, size_t want_total, size_t *n)
 {
-    unsigned char *b = read_bytes(path, n);
+    unsigned char *b = test_read_bytes(path, n);
     cr_assert_geq(*n, want_total);
     cr_assert_eq(memcmp(b, "\x93NUMPY\x01\x00", 8), 0, "bad magic or version");
     size_t hlen = (size_t)b[8] | (size_t)b[9] << 8;
@@ -322,15 +293,15 @@ Test(npy, write_is_deterministic)
     cr_assert_eq(fp8kv_npy_write(in_tmp("x.npy"), FP8KV_NPY_F64, 2, shape, v), 0);
     cr_assert_eq(fp8kv_npy_write(in_tmp("y.npy"), FP8KV_NPY_F64, 2, shape, v), 0);
     size_t nx, ny;
-    unsigned char *x = read_bytes(in_tmp("x.npy"), &nx);
-    unsigned char *y = read_bytes(in_tmp("y.npy"), &ny);
+    unsigned char *x = test_read_bytes(in_tmp("x.npy"), &nx);
+    unsigned char *y = test_read_bytes(in_tmp("y.npy"), &ny);
     cr_assert_eq(nx, 128 + 64);
     cr_assert_eq(nx, ny);
     cr_assert_eq(memcmp(x, y, nx), 0);
     /* Overwriting in place gives the same bytes again. */
     cr_assert_eq(fp8kv_npy_write(in_tmp("x.npy"), FP8KV_NPY_F64, 2, shape, v), 0);
     free(y);
-    y = read_bytes(in_tmp("x.npy"), &ny);
+    y = test_read_bytes(in_tmp("x.npy"), &ny);
     cr_assert_eq(nx, ny);
     cr_assert_eq(memcmp(x, y, nx), 0);
     free(x);
@@ -372,12 +343,12 @@ Test(npy, rejects_bad_magic)
     const char *path = in_tmp("m.npy");
     write_u4(path);
     size_t n;
-    unsigned char *b = read_bytes(path, &n);
+    unsigned char *b = test_read_bytes(path, &n);
     b[1] = 'X';
-    write_bytes(path, b, n);
+    test_write_bytes(path, b, n);
     free(b);
     expect_reject(path, "bad magic");
-    write_bytes(path, "hello", 5);
+    test_write_bytes(path, "hello", 5);
     expect_reject(path, "bad magic");
 }
 
@@ -386,16 +357,16 @@ Test(npy, rejects_truncated_header)
     const char *path = in_tmp("t.npy");
     write_u4(path);
     size_t n;
-    unsigned char *b = read_bytes(path, &n);
-    write_bytes(path, b, 40); /* inside the dict */
+    unsigned char *b = test_read_bytes(path, &n);
+    test_write_bytes(path, b, 40); /* inside the dict */
     expect_reject(path, "truncated header");
-    write_bytes(path, b, 9); /* inside the length field */
+    test_write_bytes(path, b, 9); /* inside the length field */
     expect_reject(path, "truncated header");
-    write_bytes(path, b, 3); /* inside the magic */
+    test_write_bytes(path, b, 3); /* inside the magic */
     expect_reject(path, "truncated header");
-    write_bytes(path, b, 0);
+    test_write_bytes(path, b, 0);
     expect_reject(path, "truncated header");
-    write_bytes(path, b, 110); /* the padding is cut short */
+    test_write_bytes(path, b, 110); /* the padding is cut short */
     expect_reject(path, "truncated header");
     free(b);
 }
@@ -405,11 +376,11 @@ Test(npy, rejects_truncated_data)
     const char *path = in_tmp("d.npy");
     write_u4(path);
     size_t n;
-    unsigned char *b = read_bytes(path, &n);
+    unsigned char *b = test_read_bytes(path, &n);
     cr_assert_eq(n, 128 + 16);
-    write_bytes(path, b, n - 1);
+    test_write_bytes(path, b, n - 1);
     expect_reject(path, "truncated data");
-    write_bytes(path, b, 128); /* header only */
+    test_write_bytes(path, b, 128); /* header only */
     expect_reject(path, "truncated data");
     free(b);
 }
@@ -419,11 +390,11 @@ Test(npy, rejects_trailing_bytes)
     const char *path = in_tmp("e.npy");
     write_u4(path);
     size_t n;
-    unsigned char *b = read_bytes(path, &n);
+    unsigned char *b = test_read_bytes(path, &n);
     b = realloc(b, n + 1);
     cr_assert_not_null(b);
     b[n] = 0;
-    write_bytes(path, b, n + 1);
+    test_write_bytes(path, b, n + 1);
     free(b);
     expect_reject(path, "trailing bytes");
 }
@@ -531,11 +502,11 @@ Test(npy, rejects_header_length_beyond_file)
 {
     const char *path = in_tmp("l.npy");
     unsigned char b[10 + 20] = "\x93NUMPY\x01\x00\xff\xff{'descr': '|u1', }";
-    write_bytes(path, b, sizeof b);
+    test_write_bytes(path, b, sizeof b);
     expect_reject(path, "truncated header");
     /* A v2.0 length of 4 GiB - 1 is refused before any allocation. */
     unsigned char c[12] = "\x93NUMPY\x02\x00\xff\xff\xff\xff";
-    write_bytes(path, c, sizeof c);
+    test_write_bytes(path, c, sizeof c);
     expect_reject(path, "implausible");
 }
 

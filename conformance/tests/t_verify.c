@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "fp8kv/diag.h"
+#include "testutil.h"
 #include "fp8kv/digest.h"
 #include "fp8kv/fileio.h"
 #include "fp8kv/npy.h"
@@ -38,30 +39,6 @@ static const char *in_vec(const char *rel)
     int n = snprintf(buf, sizeof bufs[0], "%s/%s", vec_dir, rel);
     cr_assert(n > 0 && (size_t)n < sizeof bufs[0]);
     return buf;
-}
-
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "cannot create %s", path);
-    cr_assert_eq(fwrite(p, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
-
-static unsigned char *read_bytes(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-    long len = ftell(f);
-    cr_assert_geq(len, 0);
-    rewind(f);
-    unsigned char *p = malloc((size_t)len + 1);
-    cr_assert_not_null(p);
-    cr_assert_eq(fread(p, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return p;
 }
 
 /* entry: one manifest entry describing the file at rel as it is now. */
@@ -145,7 +122,7 @@ static void setup(void)
     const size_t s2[2] = {4, 4};
     cr_assert_eq(fp8kv_npy_write(in_vec(EXPECTED), FP8KV_NPY_U8, 2, s2, out), 0);
     const char text[] = "Golden vectors for the t_verify suite.\n";
-    write_bytes(in_vec(README), text, sizeof text - 1);
+    test_write_bytes(in_vec(README), text, sizeof text - 1);
 
     json_t *m = build_manifest();
     write_manifest(m);
@@ -241,8 +218,8 @@ Test(verify, missing_listed_file)
 Test(verify, truncated_npy)
 {
     size_t n;
-    unsigned char *b = read_bytes(in_vec(INPUT), &n);
-    write_bytes(in_vec(INPUT), b, n - 3);
+    unsigned char *b = test_read_bytes(in_vec(INPUT), &n);
+    test_write_bytes(in_vec(INPUT), b, n - 3);
     free(b);
     /* size, sha256, the .npy header's data length, and the SHA256SUMS digest */
     expect_fail(INPUT, "bytes, manifest says", 4);
@@ -252,9 +229,9 @@ Test(verify, truncated_npy)
 Test(verify, flipped_byte_in_npy_data)
 {
     size_t n;
-    unsigned char *b = read_bytes(in_vec(EXPECTED), &n);
+    unsigned char *b = test_read_bytes(in_vec(EXPECTED), &n);
     b[n - 1] ^= 0x01;
-    write_bytes(in_vec(EXPECTED), b, n);
+    test_write_bytes(in_vec(EXPECTED), b, n);
     free(b);
     /* the manifest's sha256 and SHA256SUMS's both disagree */
     expect_fail(EXPECTED, "sha256", 2);
@@ -263,9 +240,9 @@ Test(verify, flipped_byte_in_npy_data)
 Test(verify, flipped_byte_in_text_file)
 {
     size_t n;
-    unsigned char *b = read_bytes(in_vec(README), &n);
+    unsigned char *b = test_read_bytes(in_vec(README), &n);
     b[0] ^= 0x20;
-    write_bytes(in_vec(README), b, n);
+    test_write_bytes(in_vec(README), b, n);
     free(b);
     expect_fail(README, "sha256", 2);
 }
@@ -275,7 +252,7 @@ Test(verify, flipped_byte_in_text_file)
 Test(verify, malformed_manifest)
 {
     const char bad[] = "{\n  \"schema_version\": 1,\n  \"files\": [\n";
-    write_bytes(in_vec("MANIFEST.json"), bad, sizeof bad - 1);
+    test_write_bytes(in_vec("MANIFEST.json"), bad, sizeof bad - 1);
     /* The manifest is unusable; SHA256SUMS is still checked and disagrees about it. */
     expect_fail("MANIFEST.json", "line", 2);
     cr_assert_not_null(strstr(fp8kv_last_error(), "cannot parse"), "%s", fp8kv_last_error());
@@ -322,7 +299,7 @@ Test(verify, path_with_dotdot)
     /* The escaping file exists: it must be refused for its path, not for being absent. */
     char outside[128];
     snprintf(outside, sizeof outside, "%s/escape.txt", tmp_dir);
-    write_bytes(outside, "x", 1);
+    test_write_bytes(outside, "x", 1);
     set_entry_field(README, "path", json_string("../escape.txt"));
     /* README.txt then also appears in SHA256SUMS without a manifest entry. */
     expect_fail("MANIFEST.json", "'../escape.txt': '..' path component", 2);
@@ -378,7 +355,7 @@ Test(verify, missing_sha256sums)
 Test(verify, sha256sums_wrong_digest)
 {
     size_t n;
-    unsigned char *b = read_bytes(in_vec("SHA256SUMS"), &n);
+    unsigned char *b = test_read_bytes(in_vec("SHA256SUMS"), &n);
     /* Lines are sorted: MANIFEST.json, README.txt, e4m3fn_satfinite/edges_expected.npy, ...;
      * change the first hex digit of the third line. */
     unsigned char *p = b;
@@ -386,7 +363,7 @@ Test(verify, sha256sums_wrong_digest)
         p = (unsigned char *)memchr(p, '\n', n - (size_t)(p - b)) + 1;
     cr_assert_eq(memcmp(p + 66, EXPECTED "\n", strlen(EXPECTED) + 1), 0);
     p[0] = p[0] == '0' ? '1' : '0';
-    write_bytes(in_vec("SHA256SUMS"), b, n);
+    test_write_bytes(in_vec("SHA256SUMS"), b, n);
     free(b);
     expect_fail("SHA256SUMS", "line 3: digest of '" EXPECTED "'", 1);
 }
@@ -405,7 +382,7 @@ Test(verify, sha256sums_malformed_lines)
         {"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef  zzz", "newline"},
     };
     size_t n;
-    unsigned char *good = read_bytes(in_vec("SHA256SUMS"), &n);
+    unsigned char *good = test_read_bytes(in_vec("SHA256SUMS"), &n);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* append the bad line after the good ones */
         FILE *f = fopen(in_vec("SHA256SUMS"), "wb");
@@ -428,11 +405,11 @@ Test(verify, sha256sums_set_differs)
 {
     /* Drop the README line: the file is listed in the manifest but not in SHA256SUMS. */
     size_t n;
-    unsigned char *b = read_bytes(in_vec("SHA256SUMS"), &n);
+    unsigned char *b = test_read_bytes(in_vec("SHA256SUMS"), &n);
     unsigned char *line2 = (unsigned char *)memchr(b, '\n', n) + 1;
     unsigned char *line3 = (unsigned char *)memchr(line2, '\n', n - (size_t)(line2 - b)) + 1;
     memmove(line2, line3, n - (size_t)(line3 - b));
-    write_bytes(in_vec("SHA256SUMS"), b, n - (size_t)(line3 - line2));
+    test_write_bytes(in_vec("SHA256SUMS"), b, n - (size_t)(line3 - line2));
     free(b);
     expect_fail("SHA256SUMS", "does not list '" README "'", 1);
 
@@ -448,7 +425,7 @@ Test(verify, sha256sums_set_differs)
 Test(verify, sha256sums_out_of_order)
 {
     size_t n;
-    unsigned char *b = read_bytes(in_vec("SHA256SUMS"), &n);
+    unsigned char *b = test_read_bytes(in_vec("SHA256SUMS"), &n);
     /* Swap the first two lines (each 64 + 2 + name + 1 bytes). */
     size_t l1 = (size_t)((unsigned char *)memchr(b, '\n', n) - b) + 1;
     size_t l2 = (size_t)((unsigned char *)memchr(b + l1, '\n', n - l1) - (b + l1)) + 1;
@@ -457,7 +434,7 @@ Test(verify, sha256sums_out_of_order)
     memcpy(s, b + l1, l2);
     memcpy(s + l2, b, l1);
     memcpy(s + l1 + l2, b + l1 + l2, n - l1 - l2);
-    write_bytes(in_vec("SHA256SUMS"), s, n);
+    test_write_bytes(in_vec("SHA256SUMS"), s, n);
     free(s);
     free(b);
     expect_fail("SHA256SUMS", "out of order", 1);
@@ -469,9 +446,9 @@ Test(verify, every_problem_is_logged_and_the_first_is_the_error)
 {
     cr_assert_eq(unlink(in_vec(EXPECTED)), 0);
     size_t n;
-    unsigned char *b = read_bytes(in_vec(README), &n);
+    unsigned char *b = test_read_bytes(in_vec(README), &n);
     b[1] ^= 0x01;
-    write_bytes(in_vec(README), b, n);
+    test_write_bytes(in_vec(README), b, n);
     free(b);
     /* EXPECTED comes before README in the manifest: it is named; README's two come after. */
     int checked = expect_fail(EXPECTED, "3 problems in all", 3);

@@ -1,0 +1,13 @@
+/* testutil.h — file helpers the Criterion suites share; each asserts on failure. */
+#ifndef FP8KV_TESTUTIL_H
+#define FP8KV_TESTUTIL_H
+
+#include <stddef.h>
+
+/* test_write_bytes: creates path with the n bytes at p. */
+void test_write_bytes(const char *path, const void *p, size_t n);
+
+/* test_read_bytes: the whole file at path, malloc'd; *n receives its length. */
+unsigned char *test_read_bytes(const char *path, size_t *n);
+
+#endif
