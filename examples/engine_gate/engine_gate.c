@@ -1,0 +1,120 @@
+/* engine_gate.c — an engine's release gate on fp8kv's judge library (fp8kv::conformance).
+ *
+ * The engine links its codec in (here ../engine_codec/engine_codec.c, through the same
+ * fp8kv_codec_v1 descriptor its plugin exports) and judges it in-process, no CLI involved:
+ *   - exhaustive sweeps against the certified boundaries: every f16 and every bf16 input, and
+ *     with --f32 all 2^32 f32 inputs;
+ *   - the golden encoder sets (edges, all f16/bf16, the store-with-scale pairs of the
+ *     f32_div model: x / scale in f32, what this codec computes);
+ *   - the golden decode and read sets, when the codec has a decoder.
+ * NaNs are judged strictly (the byte, sign included).
+ *
+ * usage: engine_gate VECTORS_DIR [--f32]      exit 0 conformant, 1 not, 2 error
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fp8kv/checks.h>
+#include <fp8kv/plugin.h>
+#include <fp8kv/spec.h>
+#include <fp8kv/sweep.h>
+
+static int encode_sweep(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+{
+    const struct fp8kv_codec_v1 *codec = ctx;
+    codec->encode_f32(x, n, s, q);
+    return 0;
+}
+
+static int encode_vectors(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
+                          float s, uint8_t *q)
+{
+    (void)cfg; /* the codec has one configuration: its own */
+    return encode_sweep(ctx, x, n, s, q);
+}
+
+static int decode_vectors(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
+                          float s, float *y)
+{
+    const struct fp8kv_codec_v1 *codec = ctx;
+    (void)cfg;
+    codec->decode_f32(q, n, s, y);
+    return 0;
+}
+
+/* The store-with-scale pairs are judged under every kernel scale model; this codec divides in
+ * f32, so only the f32_div check gates (the others are printed for information). */
+static int gates(const struct fp8kv_check *c)
+{
+    return strncmp(c->name, "scale-", 6) != 0 || strcmp(c->name, "scale-f32_div") == 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (argc == 3 && strcmp(argv[2], "--f32") != 0) || argc > 3) {
+        fprintf(stderr, "usage: engine_gate VECTORS_DIR [--f32]\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    int with_f32 = argc == 3;
+    const struct fp8kv_codec_v1 *codec = fp8kv_codec_v1();
+    char profile_name[64];
+    snprintf(profile_name, sizeof profile_name, "%s_%s", codec->format, codec->overflow);
+    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
+    uint32_t *bounds = p ? fp8kv_load_boundaries(dir, p) : NULL;
+    if (!bounds) {
+        fprintf(stderr, "engine_gate: no profile or boundaries for %s in %s\n", profile_name, dir);
+        return 2;
+    }
+
+    struct fp8kv_results results = {0};
+    int rc = 0;
+    struct fp8kv_sweep_subject sweep_subject = {
+        .name = codec->name, .ctx = (void *)codec, .encode = encode_sweep};
+    struct fp8kv_sweep_options opt = {.threads = 0};
+    for (int d = with_f32 ? FP8KV_SWEEP_F32 : FP8KV_SWEEP_F16; d < FP8KV_SWEEP_DOMAIN_COUNT && !rc;
+         d++) {
+        struct fp8kv_check c;
+        rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, (enum fp8kv_sweep_domain)d, bounds,
+                         &sweep_subject, &opt, &c);
+        if (!rc)
+            rc = fp8kv_results_add(&results, &c);
+    }
+    struct fp8kv_encoder_subject enc = {
+        .name = codec->name, .ctx = (void *)codec, .encode = encode_vectors};
+    if (!rc)
+        rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &enc, &results);
+    struct fp8kv_decoder_subject dec = {
+        .name = codec->name, .ctx = (void *)codec, .decode = decode_vectors};
+    if (!rc && codec->decode_f32)
+        rc = fp8kv_check_decoder_subject(dir, p, &dec, &results);
+    free(bounds);
+    if (rc) {
+        fp8kv_results_free(&results);
+        fprintf(stderr, "engine_gate: a check could not run (message above)\n");
+        return 2;
+    }
+
+    uint64_t inputs = 0, mismatches = 0;
+    int passed = results.count > 0;
+    for (size_t i = 0; i < results.count; i++) {
+        const struct fp8kv_check *c = &results.items[i];
+        int gate = gates(c);
+        printf("%-14s %-44.44s cases=%llu mismatches=%llu %s\n", c->name, c->detail,
+               (unsigned long long)c->cases, (unsigned long long)c->mismatches,
+               !gate ? "(not gated)" : c->passed ? "ok" : "FAILED");
+        for (int k = 0; k < c->failure_lines && gate; k++)
+            printf("  %s\n", c->failures[k]);
+        if (gate) {
+            inputs += c->cases;
+            mismatches += c->mismatches;
+            passed = passed && c->passed;
+        }
+    }
+    printf("%s %s: inputs=%llu mismatches=%llu verdict=%s\n", codec->name, p->name,
+           (unsigned long long)inputs, (unsigned long long)mismatches,
+           passed ? "conformant" : "nonconformant");
+    fp8kv_results_free(&results);
+    return passed ? 0 : 1;
+}
