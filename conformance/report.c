@@ -319,3 +319,22 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     free(manifest);
     return rc;
 }
+
+int fp8kv_write_sweep_json(const char *path, const struct fp8kv_check *c, const char *domain,
+                           const char *nan_check)
+{
+    json_t *o = check_json(c);
+    json_object_set_new(o, "name", json_string(c->subject)); /* the subject, for a verdict */
+    json_object_del(o, "subject");
+    json_object_set_new(o, "check", json_string(c->name));
+    json_object_set_new(o, "domain", json_string(domain));
+    json_object_set_new(o, "nan_check", json_string(nan_check));
+    json_object_set_new(o, "inputs", json_integer((json_int_t)c->cases));
+    json_object_del(o, "cases");
+    json_object_set_new(o, "verdict", json_string(c->passed ? "conformant" : "nonconformant"));
+    char *text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
+    json_decref(o);
+    int rc = text ? fp8kv_write_file_atomic(path, text, strlen(text)) : fp8kv_fail("out of memory");
+    free(text);
+    return rc;
+}

@@ -1,5 +1,9 @@
 /* sweep.c — the exhaustive sweep engine of fp8kv/sweep.h. */
+#define _GNU_SOURCE
 #include "fp8kv/sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -12,8 +16,6 @@
 #include "fp8kv/npy.h"
 
 const char *const fp8kv_sweep_domain_names[FP8KV_SWEEP_DOMAIN_COUNT] = {"f32", "f16", "bf16"};
-
-enum { CHUNK = 1 << 16 };
 
 struct runs {
     struct fp8kv_sweep_run *v;
@@ -171,8 +173,6 @@ struct shared_state {
     struct failure first[FP8KV_MAX_FAILURE_LINES];
     int nfirst;
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];
-    _Atomic uint64_t chunks_done;
-    _Atomic int status;
 };
 
 static uint32_t input_bits(enum fp8kv_sweep_domain d, uint64_t i)
@@ -206,14 +206,7 @@ static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, 
 static void judge_chunk(struct shared_state *s, uint64_t lo, size_t n, const uint8_t *q)
 {
     const struct runs *r = s->runs;
-    size_t k = 0, hi_k = r->n; /* the last run starting at or before lo */
-    while (k + 1 < hi_k) {
-        size_t mid = (k + hi_k) / 2;
-        if (r->v[mid].start <= lo)
-            k = mid;
-        else
-            hi_k = mid;
-    }
+    size_t k = fp8kv_sweep_run_of(r->v, r->n, lo);
     size_t i = 0; /* offsets into the chunk */
     for (; i < n; k++) {
         uint64_t run_end = k + 1 < r->n ? r->v[k + 1].start : UINT64_MAX;
@@ -240,6 +233,106 @@ static void draw_progress(FILE *out, const char *what, double fraction)
     fflush(out);
 }
 
+int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_options *opt,
+                       const char *what, int in_order, fp8kv_chunk_visit visit, void *ctx)
+{
+    uint64_t total = fp8kv_sweep_domain_size(domain);
+    if (opt && opt->limit && opt->limit < total)
+        total = opt->limit;
+    const uint64_t chunks = (total + FP8KV_SWEEP_CHUNK - 1) / FP8KV_SWEEP_CHUNK;
+    FILE *progress = opt && opt->progress && isatty(fileno(opt->progress)) ? opt->progress : NULL;
+    int threads = in_order ? 1 : opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
+    _Atomic uint64_t chunks_done;
+    _Atomic int status;
+    atomic_init(&chunks_done, 0);
+    atomic_init(&status, 0);
+
+#pragma omp parallel num_threads(threads)
+    {
+        struct fp8kv_sweep_chunk c = {.thread = omp_get_thread_num()};
+        c.x = in_order ? NULL : malloc(FP8KV_SWEEP_CHUNK * sizeof *c.x);
+        c.q = malloc(FP8KV_SWEEP_CHUNK);
+        c.q2 = malloc(FP8KV_SWEEP_CHUNK);
+        if ((!in_order && !c.x) || !c.q || !c.q2)
+            atomic_store(&status, fp8kv_fail("out of memory"));
+        double last_draw = 0.0;
+        /* one thread takes the chunks in increasing order; several, dynamically */
+#pragma omp for schedule(dynamic, 4)
+        for (uint64_t ci = 0; ci < chunks; ci++) {
+            if (atomic_load(&status) != 0)
+                continue;
+            c.lo = ci * FP8KV_SWEEP_CHUNK;
+            c.n = (size_t)(total - c.lo < FP8KV_SWEEP_CHUNK ? total - c.lo : FP8KV_SWEEP_CHUNK);
+            for (size_t i = 0; c.x && i < c.n; i++) {
+                uint32_t bits = input_bits(domain, c.lo + i);
+                memcpy(&c.x[i], &bits, sizeof bits);
+            }
+            int rc = visit(ctx, &c);
+            if (rc != 0) {
+                int expected = 0; /* the first failure is the one reported */
+                atomic_compare_exchange_strong(&status, &expected, rc);
+                continue;
+            }
+            uint64_t done = atomic_fetch_add(&chunks_done, 1) + 1;
+            if (progress && c.thread == 0 && fp8kv_now() - last_draw > 0.2) {
+                last_draw = fp8kv_now();
+                draw_progress(progress, what, (double)done / (double)chunks);
+            }
+        }
+        free(c.x);
+        free(c.q);
+        free(c.q2);
+    }
+    if (progress) {
+        draw_progress(progress, what, (double)atomic_load(&chunks_done) / (double)chunks);
+        fputc('\n', progress);
+    }
+    return atomic_load(&status);
+}
+
+int fp8kv_sweep_default_threads(void)
+{
+    return omp_get_max_threads();
+}
+
+uint64_t fp8kv_sweep_domain_size(enum fp8kv_sweep_domain domain)
+{
+    return domain == FP8KV_SWEEP_F32 ? 1ull << 32 : 1ull << 16;
+}
+
+size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t input)
+{
+    size_t k = 0, hi = n; /* the last run starting at or before input */
+    while (k + 1 < hi) {
+        size_t mid = (k + hi) / 2;
+        if (runs[mid].start <= input)
+            k = mid;
+        else
+            hi = mid;
+    }
+    return k;
+}
+
+struct sweep_job {
+    struct shared_state *s;
+    const struct fp8kv_sweep_subject *subject;
+};
+
+static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
+{
+    struct sweep_job *job = ctx;
+    int status;
+    if (job->subject->single_threaded) {
+#pragma omp critical(fp8kv_sweep_subject)
+        status = job->subject->encode(job->subject->ctx, c->x, c->n, 1.0f, c->q);
+    } else {
+        status = job->subject->encode(job->subject->ctx, c->x, c->n, 1.0f, c->q);
+    }
+    if (status == 0)
+        judge_chunk(job->s, c->lo, c->n, c->q);
+    return status;
+}
+
 int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                 enum fp8kv_sweep_domain domain, const uint32_t *boundaries,
                 const struct fp8kv_sweep_subject *subject, const struct fp8kv_sweep_options *opt,
@@ -251,61 +344,15 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     if (nruns < 0)
         return FP8KV_ERR;
     runs.n = runs.cap = (size_t)nruns;
-    uint64_t total = domain == FP8KV_SWEEP_F32 ? 1ull << 32 : 1ull << 16;
+    uint64_t total = fp8kv_sweep_domain_size(domain);
     if (opt && opt->limit && opt->limit < total)
         total = opt->limit;
     struct shared_state s = {.p = p, .domain = domain, .runs = &runs, .total = total};
-    atomic_init(&s.chunks_done, 0);
-    atomic_init(&s.status, 0);
-    const uint64_t chunks = (total + CHUNK - 1) / CHUNK;
-    FILE *progress = opt && opt->progress && isatty(fileno(opt->progress)) ? opt->progress : NULL;
     char what[96];
     snprintf(what, sizeof what, "sweep %s %s %s", fp8kv_sweep_domain_names[domain], subject->name,
              p->name);
-    int threads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
-
-#pragma omp parallel num_threads(threads)
-    {
-        float *x = malloc(CHUNK * sizeof *x);
-        uint8_t *q = malloc(CHUNK);
-        if (!x || !q)
-            atomic_store(&s.status, FP8KV_ERR);
-        double last_draw = 0.0;
-#pragma omp for schedule(dynamic, 4)
-        for (uint64_t ci = 0; ci < chunks; ci++) {
-            if (atomic_load(&s.status) != 0)
-                continue;
-            uint64_t lo = ci * CHUNK;
-            size_t n = (size_t)(total - lo < CHUNK ? total - lo : CHUNK);
-            for (size_t i = 0; i < n; i++) {
-                uint32_t bits = input_bits(domain, lo + i);
-                memcpy(&x[i], &bits, sizeof bits);
-            }
-            int status;
-            if (subject->single_threaded) {
-#pragma omp critical(fp8kv_sweep_subject)
-                status = subject->encode(subject->ctx, x, n, 1.0f, q);
-            } else {
-                status = subject->encode(subject->ctx, x, n, 1.0f, q);
-            }
-            if (status != 0) {
-                atomic_store(&s.status, status);
-                continue;
-            }
-            judge_chunk(&s, lo, n, q);
-            uint64_t done = atomic_fetch_add(&s.chunks_done, 1) + 1;
-            if (progress && omp_get_thread_num() == 0 && fp8kv_now() - last_draw > 0.2) {
-                last_draw = fp8kv_now();
-                draw_progress(progress, what, (double)done / (double)chunks);
-            }
-        }
-        free(x);
-        free(q);
-    }
-    if (progress) {
-        draw_progress(progress, what, 1.0);
-        fputc('\n', progress);
-    }
+    struct sweep_job job = {&s, subject};
+    int status = fp8kv_sweep_chunks(domain, opt, what, subject->in_order, sweep_chunk, &job);
 
     char detail[160];
     snprintf(detail, sizeof detail, "all %llu %s inputs, scale 1, nan check %s",
@@ -330,7 +377,6 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     }
     c->failure_lines = s.nfirst;
     fp8kv_check_finish(c, fp8kv_now() - t0);
-    int status = atomic_load(&s.status);
     if (status != 0) { /* the subject failed: whatever was judged, the check did not pass */
         c->passed = 0;
         snprintf(c->detail, sizeof c->detail, "the subject failed (status %d) before the sweep "
@@ -369,4 +415,51 @@ struct fp8kv_sweep_subject fp8kv_host_sweep_subject(struct fp8kv_host_sweep *h)
 {
     struct fp8kv_sweep_subject s = {.name = h->encoder->name, .ctx = h, .encode = encode_host};
     return s;
+}
+
+/* ---- byte streams ------------------------------------------------------------------------ */
+
+static int encode_stream(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+{
+    (void)x; /* the stream holds the codes of the canonical inputs: nothing to encode */
+    (void)s;
+    struct fp8kv_stream *st = ctx;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(st->fd, q + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return fp8kv_fail("cannot read the stream: %s", strerror(errno));
+        if (k == 0)
+            return fp8kv_fail("the stream ended after %llu bytes, before the %llu-th code",
+                              (unsigned long long)(st->consumed + got),
+                              (unsigned long long)(st->consumed + got + 1));
+        got += (size_t)k;
+    }
+    st->consumed += n;
+    return 0;
+}
+
+struct fp8kv_sweep_subject fp8kv_stream_sweep_subject(struct fp8kv_stream *st, const char *name)
+{
+#ifdef F_SETPIPE_SZ
+    fcntl(st->fd, F_SETPIPE_SZ, 1 << 20); /* fewer, larger reads from a pipe (best effort) */
+#endif
+    struct fp8kv_sweep_subject s = {.name = name, .ctx = st, .encode = encode_stream,
+                                    .in_order = 1};
+    return s;
+}
+
+int fp8kv_stream_finish(struct fp8kv_stream *st, uint64_t expected)
+{
+    char extra[4096];
+    ssize_t k;
+    uint64_t more = 0;
+    while ((k = read(st->fd, extra, sizeof extra)) > 0 || (k < 0 && errno == EINTR))
+        more += k > 0 ? (uint64_t)k : 0;
+    if (more)
+        return fp8kv_fail("the stream has %llu bytes more than the %llu codes of the sweep",
+                          (unsigned long long)more, (unsigned long long)expected);
+    return 0;
 }

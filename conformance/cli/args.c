@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "fp8kv/diag.h"
@@ -27,6 +28,46 @@ int cli_input_error(const char *cmd)
 {
     fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
     return EXIT_USAGE;
+}
+
+const char *cli_vectors_dir(const char *given)
+{
+    if (given)
+        return given;
+    const char *env = getenv("FP8KV_VECTORS");
+    if (env && *env)
+        return env;
+    struct stat st;
+    if (stat("vectors", &st) == 0 && S_ISDIR(st.st_mode))
+        return "vectors";
+#ifdef FP8KV_INSTALLED_VECTORS
+    if (stat(FP8KV_INSTALLED_VECTORS, &st) == 0 && S_ISDIR(st.st_mode))
+        return FP8KV_INSTALLED_VECTORS;
+#endif
+    return "vectors";
+}
+
+int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds)
+{
+    char *end;
+    double t = strtod(text, &end);
+    if (*text == '\0' || *end || !(t >= 0.001 && t <= 86400.0)) {
+        cli_usage_error(cmd, "--%s: '%s' is not a number of seconds from 0.001 to 86400", option,
+                        text);
+        return -1;
+    }
+    *seconds = t;
+    return 0;
+}
+
+int cli_subject_error(const char *cmd, int status)
+{
+    if (status != FP8KV_ERR_SUBJECT)
+        return cli_input_error(cmd);
+    fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
+    fprintf(stderr, "fp8kv %s: the harness is intact; no verdict (exit %d)\n", cmd,
+            EXIT_SUBJECT_FAILED);
+    return EXIT_SUBJECT_FAILED;
 }
 
 int cli_parse_choice(const char *cmd, const char *option, const char *value,

@@ -12,6 +12,7 @@ enum cli_exit {
     EXIT_NONCONFORMANT = 1,
     EXIT_USAGE = 2,       /* bad arguments or bad input */
     EXIT_UNAVAILABLE = 3, /* the target asked for is not there */
+    EXIT_SUBJECT_FAILED = 4, /* the subject (a plugin) crashed or hung; the harness did not */
 };
 
 /* A subcommand: name, one-line summary, and its entry point (argv[0] is the command name). */
@@ -29,6 +30,22 @@ int cmd_sweep(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_verify_stream(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+
+/* cli_vectors_dir: the vector directory to read: the --vectors value when given, else
+ * $FP8KV_VECTORS, else ./vectors when it exists, else the installed vectors (when this fp8kv
+ * was installed with them), else "vectors" (whose absence the reader then names). */
+const char *cli_vectors_dir(const char *given);
+
+/* cli_parse_seconds: a --timeout value in seconds (0.001 .. 86400); -1 after a usage
+ * message. */
+int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds);
+
+/* cli_subject_error: for a status from a check: FP8KV_ERR_SUBJECT prints the crash or hang
+ * and that the harness is intact, and gives EXIT_SUBJECT_FAILED; another error prints the
+ * message and gives EXIT_USAGE. */
+int cli_subject_error(const char *cmd, int status);
 
 /* cli_parse_threads: a --threads value (1..1024); -1 after a usage message. */
 int cli_parse_threads(const char *cmd, const char *text, int *threads);
@@ -40,6 +57,9 @@ int cli_parse_device(const char *cmd, const char *text, int *device);
 int cli_bench_gpu(int device, int quick, const char *vectors_dir);
 
 struct fp8kv_check;
+/* cli_print_classes: the nonzero per-class mismatch counts of c, one indented line each. */
+void cli_print_classes(const struct fp8kv_check *c);
+
 /* cli_print_sweep: prints a sweep's per-class counts, first failures and verdict line;
  * returns EXIT_CONFORMANT or EXIT_NONCONFORMANT. */
 int cli_print_sweep(const struct fp8kv_check *c);

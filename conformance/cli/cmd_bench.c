@@ -85,11 +85,11 @@ int cmd_bench(int argc, char **argv)
         return EXIT_USAGE;
     if (target == 1)
         return cli_bench_gpu(device, a.value[OPT_QUICK] != NULL,
-                             a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors");
+                             cli_vectors_dir(a.value[OPT_VECTORS]));
     int threads = 0;
     if (a.value[OPT_THREADS] && cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
         return EXIT_USAGE;
-    const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
+    const char *dir = cli_vectors_dir(a.value[OPT_VECTORS]);
     const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
     const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
     if (!p)

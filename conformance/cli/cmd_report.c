@@ -23,7 +23,7 @@ static const char report_help[] =
     "  --flags TEXT            the compile flags\n"
     "  --reason TEXT           why it was not executed (default: no such device here)\n"
     "  --out DIR               reports root (default reports)\n"
-    "  --vectors DIR           golden vectors, for the vector-set hash (default vectors)\n"
+    "  --vectors DIR           golden vectors, for the vector-set hash (default: $FP8KV_VECTORS, ./vectors, or the installed set)\n"
     "exit: 0 written, 2 bad arguments or an unwritable report\n";
 
 enum { OPT_COMPILED_ONLY, OPT_PATHS, OPT_COMPILER, OPT_FLAGS, OPT_REASON, OPT_OUT, OPT_VECTORS,
@@ -64,7 +64,7 @@ int cmd_report(int argc, char **argv)
     struct fp8kv_results none = {0};
     struct fp8kv_report_meta meta = {
         .target = &info,
-        .vectors_dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors",
+        .vectors_dir = cli_vectors_dir(a.value[OPT_VECTORS]),
         .profiles = "all",
         .seconds = 0.0,
         .junit_dir = NULL,

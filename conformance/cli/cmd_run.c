@@ -25,7 +25,7 @@ static const char run_help[] =
     "                  else the CPU), cpu, or hip (a GPU through the HIP or CUDA runtime)\n"
     "  --device N      the GPU to use (default 0)\n"
     "  --out DIR       reports root (default reports)\n"
-    "  --vectors DIR   golden vectors (default vectors)\n"
+    "  --vectors DIR   golden vectors (default: $FP8KV_VECTORS, ./vectors, or the installed set)\n"
     "  --profile P     one profile instead of all\n"
     "  --threads N     threads for the sweeps (default: all cores)\n"
     "  --junit DIR     Criterion JUnit XML files to copy into the report folder\n"
@@ -76,7 +76,7 @@ int cmd_run(int argc, char **argv)
     if (a.value[OPT_DEVICE] && cli_parse_device("run", a.value[OPT_DEVICE], &device) != 0)
         return EXIT_USAGE;
     struct fp8kv_run_options o = {
-        .vectors_dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors",
+        .vectors_dir = cli_vectors_dir(a.value[OPT_VECTORS]),
         .profile = a.value[OPT_PROFILE],
         .log = stdout,
         .progress = stderr,

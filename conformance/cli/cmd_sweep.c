@@ -1,41 +1,66 @@
-/* cmd_sweep.c — `fp8kv sweep`: one exhaustive sweep of one codec under one profile. */
+/* cmd_sweep.c — `fp8kv sweep`: the exhaustive sweep of a built-in codec under one profile, or
+ * the whole verdict on a codec plugin (fp8kv/plugin_sweep.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/host_codecs.h"
+#include "fp8kv/plugin_sweep.h"
+#include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
 static const char sweep_help[] =
-    "usage: fp8kv sweep --codec NAME [--profile P] [--domain f32|f16|bf16]\n"
-    "                   [--nan-check class|strict] [--threads N] [--vectors DIR]\n"
+    "usage: fp8kv sweep --codec NAME [--profile P] [--domain f32|f16|bf16] [options]\n"
+    "       fp8kv sweep --plugin PATH.so [--model M] [--inf clamp|nan] [options]\n"
     "\n"
-    "Runs every input of the domain (all 2^32 f32 patterns by default) through a built-in\n"
-    "encoder at scale 1 and judges every code against the certified boundaries of the\n"
-    "profile (DIR/<profile>/boundaries.npy). Prints the mismatches per input class, the first\n"
-    "20 failures (input => got  expected want  class) and a last line\n"
-    "  <codec> <profile>: inputs=<N> mismatches=<M> verdict=conformant|nonconformant\n"
+    "--codec: runs every input of the domain (all 2^32 f32 patterns by default) through a\n"
+    "built-in encoder at scale 1 and judges every code against the certified boundaries of\n"
+    "the profile (DIR/<profile>/boundaries.npy).\n"
+    "--plugin: loads a codec plugin (fp8kv/plugin.h) in child processes and judges it on the\n"
+    "2^32 f32 sweep, the edges, every f16 and bf16 input, the store-with-scale pairs (gated\n"
+    "under --model; it also says which scale models the plugin matches) and, when it has\n"
+    "decode_f32, the decode and read sets. The profile comes from the plugin's format and\n"
+    "overflow with --inf.\n"
+    "Prints the mismatches per input class, the first failures (input => got  expected want\n"
+    "class) and a last line\n"
+    "  <name> <profile>: inputs=<N> mismatches=<M> verdict=conformant|nonconformant\n"
     "\n"
     "  --codec NAME        bits | frexp\n"
-    "  --profile P         a profile of vectors/README.md (default e4m3fn_satfinite)\n"
-    "  --domain D          f32 (default), f16 or bf16\n"
+    "  --profile P         (--codec) a profile of vectors/README.md (default e4m3fn_satfinite)\n"
+    "  --domain D          (--codec) f32 (default), f16 or bf16\n"
+    "  --plugin PATH       a shared library exporting fp8kv_codec_v1\n"
+    "  --model M           (--plugin) f32_div (default), f32_mul_recip or f16_div\n"
+    "  --inf P             (--plugin) what +-Inf gives under satfinite: clamp (default) or nan\n"
+    "  --timeout S         (--plugin) seconds a plugin call may take (default 30)\n"
     "  --nan-check C       class (any NaN code for a NaN) or strict (the byte; default)\n"
-    "  --threads N         OpenMP threads (default: all cores)\n"
-    "  --vectors DIR       the vector directory (default vectors)\n"
-    "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors\n";
+    "  --threads N         threads, and plugin workers (default: all cores)\n"
+    "  --vectors DIR       the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
+    "                      installed set)\n"
+    "exit: 0 conformant, 1 nonconformant, 2 bad arguments, vectors or plugin (not loadable,\n"
+    "      wrong ABI version, unknown format or overflow, missing symbol), 4 the plugin crashed\n"
+    "      or hung (the input range in flight is named)\n";
 
-enum { OPT_CODEC, OPT_PROFILE, OPT_DOMAIN, OPT_NAN_CHECK, OPT_THREADS, OPT_VECTORS, OPT_COUNT };
+enum {
+    OPT_CODEC, OPT_PROFILE, OPT_DOMAIN, OPT_PLUGIN, OPT_MODEL, OPT_INF, OPT_TIMEOUT, OPT_NAN_CHECK,
+    OPT_THREADS, OPT_VECTORS, OPT_COUNT
+};
 static const struct cli_option options[OPT_COUNT] = {
-    {"codec", 1}, {"profile", 1}, {"domain", 1}, {"nan-check", 1}, {"threads", 1}, {"vectors", 1}};
+    {"codec", 1}, {"profile", 1},   {"domain", 1},    {"plugin", 1},  {"model", 1},
+    {"inf", 1},   {"timeout", 1},   {"nan-check", 1}, {"threads", 1}, {"vectors", 1}};
+
+void cli_print_classes(const struct fp8kv_check *c)
+{
+    for (int k = 0; c->has_classes && k < FP8KV_CLASS_COUNT; k++)
+        if (c->class_mismatches[k])
+            printf("  %-16s %llu mismatches\n", fp8kv_class_names[k],
+                   (unsigned long long)c->class_mismatches[k]);
+}
 
 int cli_print_sweep(const struct fp8kv_check *c)
 {
     printf("%s %s: %s\n", c->subject, c->profile, c->detail);
-    for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
-        if (c->class_mismatches[k])
-            printf("  %-16s %llu mismatches\n", fp8kv_class_names[k],
-                   (unsigned long long)c->class_mismatches[k]);
+    cli_print_classes(c);
     for (int i = 0; i < c->failure_lines; i++)
         printf("%s\n", c->failures[i]);
     printf("%s %s: inputs=%llu mismatches=%llu verdict=%s\n", c->subject, c->profile,
@@ -44,47 +69,122 @@ int cli_print_sweep(const struct fp8kv_check *c)
     return c->passed ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
 }
 
+/* The options both modes share. */
+struct sweep_common {
+    int check, threads;
+    const char *dir;
+};
+
+static int sweep_codec(const struct cli_args *a, const struct sweep_common *k)
+{
+    const struct fp8kv_host_encoder *enc = fp8kv_host_encoder_by_name(a->value[OPT_CODEC]);
+    if (!enc)
+        return cli_usage_error("sweep", "--codec: no built-in codec '%s' (bits | frexp)",
+                               a->value[OPT_CODEC]);
+    const char *profile_name = a->value[OPT_PROFILE] ? a->value[OPT_PROFILE] : "e4m3fn_satfinite";
+    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
+    if (!p)
+        return cli_usage_error("sweep", "--profile: no profile '%s'", profile_name);
+    int domain = 0;
+    if (a->value[OPT_DOMAIN] &&
+        (domain = cli_parse_choice("sweep", "domain", a->value[OPT_DOMAIN],
+                                   fp8kv_sweep_domain_names, FP8KV_SWEEP_DOMAIN_COUNT)) < 0)
+        return EXIT_USAGE;
+    uint32_t *bounds = fp8kv_load_boundaries(k->dir, p);
+    if (!bounds)
+        return cli_input_error("sweep");
+    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
+    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
+    struct fp8kv_sweep_options opt = {.threads = k->threads, .progress = stderr};
+    struct fp8kv_check c;
+    int rc = fp8kv_sweep(p, (enum fp8kv_nan_check)k->check, (enum fp8kv_sweep_domain)domain,
+                         bounds, &subject, &opt, &c);
+    free(bounds);
+    if (rc != 0)
+        return cli_input_error("sweep");
+    printf("time: %.3f s\n", c.seconds);
+    return cli_print_sweep(&c);
+}
+
+static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
+{
+    for (int o = OPT_PROFILE; o <= OPT_DOMAIN; o++)
+        if (a->value[o])
+            return cli_usage_error("sweep", "--%s is for --codec; a plugin's profile comes from "
+                                   "its descriptor and --inf", options[o].name);
+    int model = FP8KV_MODEL_F32_DIV, inf = FP8KV_INF_CLAMP;
+    double timeout = 30.0;
+    if (a->value[OPT_MODEL] &&
+        (model = cli_parse_choice("sweep", "model", a->value[OPT_MODEL], fp8kv_model_names,
+                                  FP8KV_MODEL_COUNT)) < 0)
+        return EXIT_USAGE;
+    if (model == FP8KV_MODEL_EXACT)
+        return cli_usage_error("sweep", "--model exact is no kernel's: f32_div, f32_mul_recip "
+                               "or f16_div");
+    if (a->value[OPT_INF] &&
+        (inf = cli_parse_choice("sweep", "inf", a->value[OPT_INF], fp8kv_inf_names,
+                                FP8KV_INF_COUNT)) < 0)
+        return EXIT_USAGE;
+    if (a->value[OPT_TIMEOUT] &&
+        cli_parse_seconds("sweep", "timeout", a->value[OPT_TIMEOUT], &timeout) != 0)
+        return EXIT_USAGE;
+
+    struct fp8kv_plugin *pl;
+    int threads = k->threads > 0 ? k->threads : fp8kv_sweep_default_threads();
+    int rc = fp8kv_plugin_open(a->value[OPT_PLUGIN], threads, timeout, &pl);
+    if (rc != 0)
+        return cli_subject_error("sweep", rc);
+    struct fp8kv_plugin_sweep_options o = {
+        .vectors_dir = k->dir, .model = (enum fp8kv_scale_model)model,
+        .check = (enum fp8kv_nan_check)k->check, .inf = (enum fp8kv_inf_policy)inf,
+        .sweep = {.threads = threads, .progress = stderr}};
+    struct fp8kv_plugin_verdict v;
+    rc = fp8kv_plugin_sweep(pl, &o, &v);
+    fp8kv_plugin_close(pl);
+    for (size_t i = 0; i < v.results.count; i++) { /* each set: its line, classes, failures */
+        struct fp8kv_results one = {&v.results.items[i], 1, 1};
+        fp8kv_log_checks(stdout, &one, 0);
+        if (one.items->gated)
+            cli_print_classes(one.items);
+    }
+    if (rc != 0) {
+        fp8kv_results_free(&v.results);
+        return cli_subject_error("sweep", rc);
+    }
+    printf("scale models the plugin matches on the scale pairs:");
+    for (int m = 0; m < FP8KV_MODEL_COUNT; m++)
+        if (v.models_matched & (1u << m))
+            printf(" %s", fp8kv_model_names[m]);
+    printf("%s (gated: %s)\n", v.models_matched ? "" : " none", fp8kv_model_names[model]);
+    const char *subject = v.results.count ? v.results.items[0].subject : a->value[OPT_PLUGIN];
+    printf("%s %s: inputs=%llu mismatches=%llu verdict=%s\n", subject, v.profile->name,
+           (unsigned long long)v.inputs, (unsigned long long)v.mismatches,
+           v.conformant ? "conformant" : "nonconformant");
+    fp8kv_results_free(&v.results);
+    return v.conformant ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     struct cli_args a;
     int rc = cli_begin("sweep", sweep_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    if (!a.value[OPT_CODEC])
-        return cli_usage_error("sweep", "--codec is required (bits | frexp)");
-    const struct fp8kv_host_encoder *enc = fp8kv_host_encoder_by_name(a.value[OPT_CODEC]);
-    if (!enc)
-        return cli_usage_error("sweep", "--codec: no built-in codec '%s' (bits | frexp)",
-                               a.value[OPT_CODEC]);
-    const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
-    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
-    if (!p)
-        return cli_usage_error("sweep", "--profile: no profile '%s'", profile_name);
-    int domain = 0, check = FP8KV_NAN_CHECK_STRICT, threads = 0;
-    if (a.value[OPT_DOMAIN] &&
-        (domain = cli_parse_choice("sweep", "domain", a.value[OPT_DOMAIN],
-                                   fp8kv_sweep_domain_names, FP8KV_SWEEP_DOMAIN_COUNT)) < 0)
-        return EXIT_USAGE;
+    if (!a.value[OPT_CODEC] == !a.value[OPT_PLUGIN])
+        return cli_usage_error("sweep", "give one of --codec NAME (bits | frexp) or --plugin PATH");
+    struct sweep_common k = {.check = FP8KV_NAN_CHECK_STRICT,
+                             .dir = cli_vectors_dir(a.value[OPT_VECTORS])};
     if (a.value[OPT_NAN_CHECK] &&
-        (check = cli_parse_choice("sweep", "nan-check", a.value[OPT_NAN_CHECK],
-                                  fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
+        (k.check = cli_parse_choice("sweep", "nan-check", a.value[OPT_NAN_CHECK],
+                                    fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
         return EXIT_USAGE;
-    if (a.value[OPT_THREADS] && cli_parse_threads("sweep", a.value[OPT_THREADS], &threads) != 0)
+    if (a.value[OPT_THREADS] && cli_parse_threads("sweep", a.value[OPT_THREADS], &k.threads) != 0)
         return EXIT_USAGE;
-    const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
-    uint32_t *bounds = fp8kv_load_boundaries(dir, p);
-    if (!bounds)
-        return cli_input_error("sweep");
-
-    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
-    struct fp8kv_sweep_options opt = {.threads = threads, .progress = stderr};
-    struct fp8kv_check c;
-    rc = fp8kv_sweep(p, (enum fp8kv_nan_check)check, (enum fp8kv_sweep_domain)domain, bounds,
-                     &subject, &opt, &c);
-    free(bounds);
-    if (rc != 0)
-        return cli_input_error("sweep");
-    printf("time: %.3f s\n", c.seconds);
-    return cli_print_sweep(&c);
+    if (a.value[OPT_CODEC]) {
+        for (int o = OPT_PLUGIN; o <= OPT_TIMEOUT; o++)
+            if (a.value[o])
+                return cli_usage_error("sweep", "--%s is for --plugin", options[o].name);
+        return sweep_codec(&a, &k);
+    }
+    return sweep_plugin(&a, &k);
 }

@@ -8,9 +8,10 @@
 static const char verify_help[] =
     "usage: fp8kv verify [--vectors DIR]\n"
     "\n"
-    "Checks DIR (default vectors) against its MANIFEST.json and SHA256SUMS: every listed file\n"
-    "present with its size and SHA-256, every .npy header matching its dtype and shape, and\n"
-    "SHA256SUMS listing exactly those files. Needs no MPFR.\n"
+    "Checks DIR (default: $FP8KV_VECTORS, ./vectors, or the installed set) against its\n"
+    "MANIFEST.json and SHA256SUMS: every listed file present with its size and SHA-256, every\n"
+    ".npy header matching its dtype and shape, and SHA256SUMS listing exactly those files.\n"
+    "Needs no MPFR.\n"
     "exit: 0 all files good, 2 a file is missing, truncated, tampered or malformed (named)\n";
 
 enum { OPT_VECTORS, OPT_COUNT };
@@ -22,7 +23,7 @@ int cmd_verify(int argc, char **argv)
     int rc = cli_begin("verify", verify_help, argc, argv, options, OPT_COUNT, &a);
     if (rc >= 0)
         return rc;
-    const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
+    const char *dir = cli_vectors_dir(a.value[OPT_VECTORS]);
     int checked = 0;
     if (fp8kv_verify_vectors(dir, stderr, &checked) != 0)
         return cli_input_error("verify");

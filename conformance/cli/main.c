@@ -24,7 +24,9 @@ static const struct cli_command commands[] = {
     {"decode", "the oracle's read value for fp8 codes", cmd_decode},
     {"gen", "generate the golden vectors (--check: compare with a regeneration)", cmd_gen},
     {"verify", "check a vector directory against MANIFEST.json and SHA256SUMS", cmd_verify},
-    {"sweep", "exhaustive sweep of one codec under one profile", cmd_sweep},
+    {"sweep", "exhaustive sweep of a built-in codec or a codec plugin", cmd_sweep},
+    {"verify-stream", "judge a stream of codes for the canonical inputs (any language)",
+     cmd_verify_stream},
     {"run", "a conformance run of a target, with its report", cmd_run},
     {"bench", "the performance figures: sweep speed, memory, a whole run", cmd_bench},
     {"report", "write a report for a target that was compiled but not run", cmd_report},
@@ -36,9 +38,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: fp8kv COMMAND [options]   (fp8kv COMMAND --help for each)\n\n"
                  "fp8kv checks fp8 KV-cache codecs against an exact MPFR oracle.\n\ncommands:\n");
     for (int i = 0; i < command_count; i++)
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nexit codes: 0 ok/conformant, 1 nonconformant, 2 usage or input error, "
-                 "3 target unavailable\n");
+                 "3 target unavailable,\n            4 the subject (a plugin) crashed or hung\n");
 }
 
 int main(int argc, char **argv)

@@ -109,10 +109,26 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
                                 const struct fp8kv_encoder_subject *subject,
                                 struct fp8kv_results *out);
 
-/* fp8kv_check_decoder_vectors: a host decoder against decode.npy (every code; NaN by class)
+/* A decoder under test: y[i] = its read of code q[i] at scale s (f32 output) with codec
+ * configuration cfg. Returns 0, or a negative status when the subject failed (a crashed
+ * plugin), which the check passes up. */
+struct fp8kv_decoder_subject {
+    const char *name;
+    void *ctx;
+    int (*decode)(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
+                  float *y);
+};
+
+/* fp8kv_check_decoder_subject: a decoder against decode.npy (every code; NaN by class)
  * and the read set: f32 output bit-identical to read_f32.npy with NMSE exactly 0, and the
  * f16/bf16 outputs (the decoder's f32 rounded by codec.h's RN16/RNbf16) bit-identical to the
- * rounded read model. Appends one check per set. */
+ * rounded read model. Appends one check per set. Returns 0, the subject's negative status, or
+ * FP8KV_ERR when a vector file cannot be read (named). */
+int fp8kv_check_decoder_subject(const char *dir, const struct fp8kv_profile *p,
+                                const struct fp8kv_decoder_subject *subject,
+                                struct fp8kv_results *out);
+
+/* fp8kv_check_decoder_vectors: fp8kv_check_decoder_subject for a decoder that cannot fail. */
 int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
                                 const char *name,
                                 void (*decode)(struct fp8kv_codec_cfg cfg, const uint8_t *q,

@@ -35,6 +35,8 @@ struct fp8kv_sweep_subject {
     void *ctx;
     int (*encode)(void *ctx, const float *x, size_t n, float s, uint8_t *q);
     int single_threaded; /* 1: call encode from one thread at a time */
+    int in_order;        /* 1: the codes come from a stream in input order: encode ignores x
+                            (not filled) and is called for increasing chunks, one at a time */
 };
 
 /* A built-in host encoder at one codec configuration (the sweep's ctx; keep it alive for
@@ -64,6 +66,54 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                 const struct fp8kv_sweep_subject *subject, const struct fp8kv_sweep_options *opt,
                 struct fp8kv_check *c);
 
+/* A byte stream as a sweep subject: the codes for the canonical input order (byte i is the
+ * code of the input whose bit pattern is i) read from fd, so any implementation, in any
+ * language, can be judged through a pipe. */
+struct fp8kv_stream {
+    int fd;
+    uint64_t consumed; /* bytes read so far */
+};
+
+/* fp8kv_stream_sweep_subject: s as an in-order sweep subject called name. A stream that ends
+ * early fails the sweep (FP8KV_ERR, naming how many bytes came). */
+struct fp8kv_sweep_subject fp8kv_stream_sweep_subject(struct fp8kv_stream *s, const char *name);
+
+/* fp8kv_stream_finish: after a sweep of `expected` inputs, checks that the stream ends there.
+ * 0, or FP8KV_ERR naming the excess. */
+int fp8kv_stream_finish(struct fp8kv_stream *s, uint64_t expected);
+
+/* ---- the chunk driver every exhaustive pass shares (sweeps, streams, audits) ------------- */
+
+enum { FP8KV_SWEEP_CHUNK = 1 << 16 }; /* inputs per chunk */
+
+/* One chunk of a domain in flight on one thread: inputs lo .. lo + n, x[i] the f32 of input
+ * lo + i (NULL when in order: a stream needs none); q and q2 are FP8KV_SWEEP_CHUNK bytes each
+ * of scratch for the codes; thread is the OpenMP thread number. */
+struct fp8kv_sweep_chunk {
+    uint64_t lo;
+    size_t n;
+    float *x;
+    uint8_t *q, *q2;
+    int thread;
+};
+
+/* A pass over one chunk: 0, or a nonzero status that stops the pass. */
+typedef int (*fp8kv_chunk_visit)(void *ctx, struct fp8kv_sweep_chunk *c);
+
+/* fp8kv_sweep_chunks: visits every chunk of the domain (opt->limit inputs when set) on
+ * opt->threads OpenMP threads, or on one thread in increasing order when in_order is set; a
+ * progress bar named `what` goes to opt->progress when it is a terminal. Returns 0 or the
+ * first nonzero status of a visit (the pass stops there). */
+int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_options *opt,
+                       const char *what, int in_order, fp8kv_chunk_visit visit, void *ctx);
+
+/* fp8kv_sweep_default_threads: the threads a sweep uses when none are asked for (OpenMP's
+ * default: all cores). */
+int fp8kv_sweep_default_threads(void);
+
+/* fp8kv_sweep_domain_size: 2^32 for f32, 2^16 for f16 and bf16. */
+uint64_t fp8kv_sweep_domain_size(enum fp8kv_sweep_domain domain);
+
 /* A run of the input space: every input from start up to the next run's start must give a
  * code c with (c & mask) == value (mask 0xFF: one exact byte; 0x7F: any e4m3fn NaN), and all
  * of them are of input class cls. Runs are what a device sweep kernel judges with, too. */
@@ -78,6 +128,9 @@ struct fp8kv_sweep_run {
 long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                       enum fp8kv_sweep_domain domain, const uint32_t *b,
                       struct fp8kv_sweep_run **runs);
+
+/* fp8kv_sweep_run_of: the index of the run (of n, sorted by start) that holds input. */
+size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t input);
 
 /* fp8kv_sweep_expected: the expected code of one f32 input under p by the boundary table
  * (the strict byte; NaN inputs give the NaN code of their sign). */

@@ -13,7 +13,9 @@ extern "C" {
 
 enum fp8kv_status {
     FP8KV_OK = 0,
-    FP8KV_ERR = -1, /* bad input, bad file, I/O error: the message says which */
+    FP8KV_ERR = -1,         /* bad input, bad file, I/O error: the message says which */
+    FP8KV_ERR_SUBJECT = -4, /* the subject under test (a plugin) crashed or hung: the message
+                               says how and on which inputs */
 };
 
 /* fp8kv_fail: records a printf-style message as the last error and returns FP8KV_ERR. */

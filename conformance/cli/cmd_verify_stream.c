@@ -1,0 +1,86 @@
+/* cmd_verify_stream.c — `fp8kv verify-stream`: judge a byte stream of codes, as a sweep. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/run.h"
+#include "fp8kv/sweep.h"
+
+static const char verify_stream_help[] =
+    "usage: fp8kv verify-stream --sweep f32|f16|bf16 [--profile P] [--nan-check class|strict]\n"
+    "                           [--name NAME] [--json FILE] [--vectors DIR]\n"
+    "\n"
+    "Reads from stdin the codes of an implementation for the canonical input order of a sweep:\n"
+    "byte i is its code of the input whose bit pattern is i (f32: all 2^32 patterns, 4 GiB;\n"
+    "f16, bf16: 65536 bytes), at scale 1. Judges them like `fp8kv sweep` against the certified\n"
+    "boundaries of the profile, so any language can be audited through a pipe, e.g.\n"
+    "  python3 my_codec.py | fp8kv verify-stream --sweep bf16 --profile e4m3fn_nan\n"
+    "Prints the mismatches per input class, the first failures and a last line\n"
+    "  <name> <profile>: inputs=<N> mismatches=<M> verdict=conformant|nonconformant\n"
+    "\n"
+    "  --sweep D        the input domain: f32, f16 or bf16\n"
+    "  --profile P      a profile of vectors/README.md (default e4m3fn_satfinite)\n"
+    "  --nan-check C    class (any NaN code for a NaN) or strict (the byte; default)\n"
+    "  --name NAME      what the stream is, for the output (default stream)\n"
+    "  --json FILE      also write the verdict as JSON to FILE\n"
+    "  --vectors DIR    the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
+    "                   installed set)\n"
+    "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, or a stream of the wrong\n"
+    "      length (too short or too long: the byte count is named)\n";
+
+enum { OPT_SWEEP, OPT_PROFILE, OPT_NAN_CHECK, OPT_NAME, OPT_JSON, OPT_VECTORS, OPT_COUNT };
+static const struct cli_option options[OPT_COUNT] = {{"sweep", 1}, {"profile", 1},
+                                                     {"nan-check", 1}, {"name", 1},
+                                                     {"json", 1}, {"vectors", 1}};
+
+int cmd_verify_stream(int argc, char **argv)
+{
+    static const char cmd[] = "verify-stream";
+    struct cli_args a;
+    int rc = cli_begin(cmd, verify_stream_help, argc, argv, options, OPT_COUNT, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.value[OPT_SWEEP])
+        return cli_usage_error(cmd, "--sweep is required (f32 | f16 | bf16)");
+    int domain = cli_parse_choice(cmd, "sweep", a.value[OPT_SWEEP], fp8kv_sweep_domain_names,
+                                  FP8KV_SWEEP_DOMAIN_COUNT);
+    if (domain < 0)
+        return EXIT_USAGE;
+    const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
+    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
+    if (!p)
+        return cli_usage_error(cmd, "--profile: no profile '%s'", profile_name);
+    int check = FP8KV_NAN_CHECK_STRICT;
+    if (a.value[OPT_NAN_CHECK] &&
+        (check = cli_parse_choice(cmd, "nan-check", a.value[OPT_NAN_CHECK], fp8kv_nan_check_names,
+                                  FP8KV_NAN_CHECK_COUNT)) < 0)
+        return EXIT_USAGE;
+    if (isatty(STDIN_FILENO))
+        return cli_usage_error(cmd, "stdin is a terminal: pipe the codes in");
+    uint32_t *bounds = fp8kv_load_boundaries(cli_vectors_dir(a.value[OPT_VECTORS]), p);
+    if (!bounds)
+        return cli_input_error(cmd);
+
+    struct fp8kv_stream stream = {STDIN_FILENO, 0};
+    const char *name = a.value[OPT_NAME] ? a.value[OPT_NAME] : "stream";
+    struct fp8kv_sweep_subject subject = fp8kv_stream_sweep_subject(&stream, name);
+    struct fp8kv_sweep_options opt = {.progress = stderr};
+    struct fp8kv_check c;
+    rc = fp8kv_sweep(p, (enum fp8kv_nan_check)check, (enum fp8kv_sweep_domain)domain, bounds,
+                     &subject, &opt, &c);
+    free(bounds);
+    if (rc == 0)
+        rc = fp8kv_stream_finish(&stream, c.cases);
+    if (rc != 0)
+        return cli_input_error(cmd);
+    fprintf(stderr, "%s: %llu bytes in %.3f s (%.2f GB/s)\n", cmd,
+            (unsigned long long)stream.consumed, c.seconds,
+            (double)stream.consumed / c.seconds / 1e9);
+    if (a.value[OPT_JSON] &&
+        fp8kv_write_sweep_json(a.value[OPT_JSON], &c, fp8kv_sweep_domain_names[domain],
+                               fp8kv_nan_check_names[check]) != 0)
+        return cli_input_error(cmd);
+    return cli_print_sweep(&c);
+}

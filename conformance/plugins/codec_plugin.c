@@ -1,0 +1,82 @@
+/* codec_plugin.c — the built-in `bits` encoder and `decode-bits` decoder (host_codecs.h) as a
+ * codec plugin (fp8kv/plugin.h): the same code, to measure what the plugin path costs; and, built with
+ * PLUGIN_FAULT set, the faulty plugins the tests feed to `fp8kv sweep --plugin`:
+ *   crash       dereferences NULL on meeting the input 1.0
+ *   hang        sleeps forever on meeting the input 1.0
+ *   exit        calls exit(7) while loading
+ *   abi2        says ABI version 2
+ *   no_symbol   exports no fp8kv_codec_v1
+ *   bad_format  says format "e5m2"
+ *   null_encode has no encode_f32
+ *   wrong_tie   rounds the tie at 464 up to NaN instead of down to 448
+ * One source for all of them, so a fault is the only difference from the clean plugin.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "fp8kv/host_codecs.h"
+#include "fp8kv/plugin.h"
+
+#define FAULT_NONE 0
+#define FAULT_CRASH 1
+#define FAULT_HANG 2
+#define FAULT_EXIT 3
+#define FAULT_ABI2 4
+#define FAULT_NO_SYMBOL 5
+#define FAULT_BAD_FORMAT 6
+#define FAULT_NULL_ENCODE 7
+#define FAULT_WRONG_TIE 8
+#ifndef PLUGIN_FAULT
+#define PLUGIN_FAULT FAULT_NONE
+#endif
+
+/* e4m3fn, satfinite, Inf clamps, f32 division: the profile e4m3fn_satfinite */
+static const struct fp8kv_codec_cfg cfg = {FP8KV_CODEC_E4M3FN, 1, 0, FP8KV_CODEC_F32_DIV};
+
+static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
+{
+    fp8kv_host_encoders[0].encode(cfg, x, n, scale, q); /* "bits" */
+    for (size_t i = 0; PLUGIN_FAULT != FAULT_NONE && i < n; i++) {
+        if (PLUGIN_FAULT == FAULT_CRASH && x[i] == 1.0f)
+            *(volatile int *)(uintptr_t)(n - n) = 1;
+        while (PLUGIN_FAULT == FAULT_HANG && x[i] == 1.0f)
+            sleep(1);
+        if (PLUGIN_FAULT == FAULT_WRONG_TIE && scale == 1.0f &&
+            (fp8kv_f32_bits(x[i]) & 0x7FFFFFFFu) == 0x43E80000u)
+            q[i] |= 0x7F; /* +-464: NaN */
+    }
+}
+
+static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)
+{
+    fp8kv_host_decoders[0].decode(cfg, q, n, scale, y); /* "decode-bits" */
+}
+
+static const struct fp8kv_codec_v1 codec = {
+    PLUGIN_FAULT == FAULT_ABI2 ? 2 : FP8KV_CODEC_ABI_VERSION,
+    "bits-plugin",
+    PLUGIN_FAULT == FAULT_BAD_FORMAT ? "e5m2" : "e4m3fn",
+    "satfinite",
+    PLUGIN_FAULT == FAULT_NULL_ENCODE ? NULL : encode_f32,
+    decode_f32,
+};
+
+#if PLUGIN_FAULT == FAULT_EXIT
+__attribute__((constructor)) static void exit_while_loading(void)
+{
+    exit(7);
+}
+#endif
+
+#if PLUGIN_FAULT != FAULT_NO_SYMBOL
+__attribute__((visibility("default"))) const struct fp8kv_codec_v1 *fp8kv_codec_v1(void)
+{
+    return &codec;
+}
+#else
+const struct fp8kv_codec_v1 *fp8kv_codec_v2(void); /* the wrong name */
+__attribute__((visibility("default"))) const struct fp8kv_codec_v1 *fp8kv_codec_v2(void)
+{
+    return &codec;
+}
+#endif
