@@ -40,6 +40,28 @@ static int invalid_operation(uint32_t x, uint32_t s)
     return (xm == 0 && (sm == 0 || sm < 0x00400000u)) || (xm == 0x7F800000u && sm == 0x7F800000u);
 }
 
+int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check check, uint32_t x,
+                            uint32_t s, uint8_t got, uint8_t want)
+{
+    if (invalid_operation(x, s))
+        check = FP8KV_NAN_CHECK_CLASS; /* IEEE 754 leaves the sign of this NaN open */
+    return fp8kv_codes_match(p->format, check, got, want);
+}
+
+static int encode_host(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                       uint8_t *q)
+{
+    const struct fp8kv_host_encoder *e = ctx;
+    e->encode(cfg, x, n, s, q);
+    return 0;
+}
+
+struct fp8kv_encoder_subject fp8kv_host_encoder_subject(const struct fp8kv_host_encoder *e)
+{
+    struct fp8kv_encoder_subject s = {e->name, (void *)e, encode_host};
+    return s;
+}
+
 /* Runs the subject over inputs (f32 bits) at scale s with cfg and judges the codes against
  * want[i * stride]; per-class counts when classes is set. */
 static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
@@ -72,10 +94,8 @@ static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check che
         if (classes)
             c->class_cases[cls]++;
         uint8_t w = want[i * stride];
-        enum fp8kv_nan_check how = check;
-        if (scales && invalid_operation(inputs[i], scales[i]))
-            how = FP8KV_NAN_CHECK_CLASS; /* IEEE 754 leaves the sign of this NaN open */
-        if (fp8kv_codes_match(p->format, how, q[i], w))
+        if (scales ? fp8kv_pair_code_matches(p, check, inputs[i], scales[i], q[i], w)
+                   : fp8kv_codes_match(p->format, check, q[i], w))
             continue;
         if (scales)
             fp8kv_check_failure(c, classes ? cls : -1, "0x%08x / 0x%08x => %02x  expected %02x",

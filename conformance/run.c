@@ -54,15 +54,6 @@ void fp8kv_cpu_target_info(struct fp8kv_target_info *t)
     t->executed = 1;
 }
 
-/* A host encoder behind the vector checks' subject interface. */
-static int encode_with_cfg(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
-                           float s, uint8_t *q)
-{
-    const struct fp8kv_host_encoder *e = ctx;
-    e->encode(cfg, x, n, s, q);
-    return 0;
-}
-
 /* Adds the checks of r from index `from` on to the log, one line each. */
 void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
 {
@@ -93,7 +84,7 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_pro
     for (int e = 0; e < fp8kv_host_encoder_count && rc == 0; e++) {
         const struct fp8kv_host_encoder *enc = &fp8kv_host_encoders[e];
         size_t from = r->count;
-        struct fp8kv_encoder_subject subject = {enc->name, (void *)enc, encode_with_cfg};
+        struct fp8kv_encoder_subject subject = fp8kv_host_encoder_subject(enc);
         rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &subject, r);
         struct fp8kv_host_sweep ctx = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
         struct fp8kv_sweep_subject sweep_subject = fp8kv_host_sweep_subject(&ctx);

@@ -27,6 +27,8 @@ static const struct cli_command commands[] = {
     {"sweep", "exhaustive sweep of a built-in codec or a codec plugin", cmd_sweep},
     {"verify-stream", "judge a stream of codes for the canonical inputs (any language)",
      cmd_verify_stream},
+    {"audit", "exhaustive diff of a codec change (built-in names or plugins), oracle-judged",
+     cmd_audit},
     {"run", "a conformance run of a target, with its report", cmd_run},
     {"bench", "the performance figures: sweep speed, memory, a whole run", cmd_bench},
     {"report", "write a report for a target that was compiled but not run", cmd_report},

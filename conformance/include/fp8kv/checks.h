@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "fp8kv/codec.h"
+#include "fp8kv/host_codecs.h"
 #include "fp8kv/kv_cache.h"
 #include "fp8kv/spec.h"
 
@@ -98,6 +99,15 @@ struct fp8kv_encoder_subject {
     int (*encode)(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
                   uint8_t *q);
 };
+
+/* fp8kv_host_encoder_subject: a built-in host encoder as an encoder subject. */
+struct fp8kv_encoder_subject fp8kv_host_encoder_subject(const struct fp8kv_host_encoder *e);
+
+/* fp8kv_pair_code_matches: whether code `got` is right for input x stored at scale s (f32
+ * bits) when the oracle says `want`, under the NaN check; a NaN that only an invalid operation
+ * in x / s makes (IEEE 754 leaves its sign open) is judged by class. */
+int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check check, uint32_t x,
+                            uint32_t s, uint8_t got, uint8_t want);
 
 /* fp8kv_check_encoder_vectors: byte identity of an encoder against the golden sets of profile
  * p: edges (scale 1, per-class counts), all f16 and all bf16 inputs (scale 1), and the store-

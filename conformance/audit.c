@@ -1,0 +1,234 @@
+/* audit.c — the exhaustive diff of two codecs (fp8kv/audit.h). */
+#include "fp8kv/audit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/diag.h"
+#include "fp8kv/npy.h"
+
+/* One changed input, kept sorted by input so the examples are the same for any schedule. */
+struct change {
+    uint64_t order; /* the input's place: its bit pattern, or a pair's index */
+    uint32_t input, scale; /* the input's bits (and a pair's scale) */
+    uint8_t a, b, want, cls, a_ok, b_ok;
+};
+
+/* A set being audited: counts and the first changes. */
+struct tally {
+    struct fp8kv_audit_set *set;
+    struct change first[FP8KV_AUDIT_EXAMPLES];
+    int nfirst;
+};
+
+/* Counts one changed input (thread-safe). */
+static void count_change(struct tally *t, const struct change *c)
+{
+#pragma omp critical(fp8kv_audit_tally)
+    {
+        struct fp8kv_audit_set *s = t->set;
+        s->changed++;
+        s->changed_by_class[c->cls]++;
+        if (c->a_ok && c->b_ok)
+            s->both_right++;
+        else if (c->a_ok)
+            s->baseline_right++;
+        else if (c->b_ok)
+            s->candidate_right++;
+        else
+            s->neither_right++;
+        int pos = t->nfirst;
+        while (pos > 0 && t->first[pos - 1].order > c->order)
+            pos--;
+        if (pos < FP8KV_AUDIT_EXAMPLES) {
+            int last = t->nfirst < FP8KV_AUDIT_EXAMPLES ? t->nfirst : FP8KV_AUDIT_EXAMPLES - 1;
+            memmove(&t->first[pos + 1], &t->first[pos], (size_t)(last - pos) * sizeof t->first[0]);
+            t->first[pos] = *c;
+            if (t->nfirst < FP8KV_AUDIT_EXAMPLES)
+                t->nfirst++;
+        }
+    }
+}
+
+static const char *who_is_right(const struct change *c)
+{
+    return c->a_ok && c->b_ok ? "both right"
+           : c->a_ok          ? "baseline right"
+           : c->b_ok          ? "candidate right"
+                              : "neither right";
+}
+
+/* The examples of a finished set, in words. */
+static void write_examples(struct tally *t, int pairs, int digits)
+{
+    struct fp8kv_audit_set *s = t->set;
+    s->examples = t->nfirst;
+    for (int i = 0; i < t->nfirst; i++) {
+        const struct change *c = &t->first[i];
+        char input[32];
+        if (pairs)
+            snprintf(input, sizeof input, "0x%08x / 0x%08x", c->input, c->scale);
+        else
+            snprintf(input, sizeof input, "0x%0*x", digits, c->input);
+        snprintf(s->example[i], sizeof s->example[i],
+                 "%s => baseline %02x  candidate %02x  expected %02x  %s  (%s)", input, c->a,
+                 c->b, c->want, fp8kv_class_names[c->cls], who_is_right(c));
+    }
+}
+
+/* ---- the domains ------------------------------------------------------------------------- */
+
+struct domain_job {
+    const struct fp8kv_encoder_subject *a, *b;
+    struct fp8kv_codec_cfg cfg;
+    const struct fp8kv_sweep_run *runs;
+    size_t nruns;
+    struct tally tally;
+};
+
+static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
+{
+    struct domain_job *job = ctx;
+    int rc = job->a->encode(job->a->ctx, job->cfg, c->x, c->n, 1.0f, c->q);
+    if (rc == 0)
+        rc = job->b->encode(job->b->ctx, job->cfg, c->x, c->n, 1.0f, c->q2);
+    if (rc != 0 || memcmp(c->q, c->q2, c->n) == 0)
+        return rc;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->q[i] == c->q2[i])
+            continue;
+        const struct fp8kv_sweep_run *r =
+            &job->runs[fp8kv_sweep_run_of(job->runs, job->nruns, c->lo + i)];
+        struct change ch = {.order = c->lo + i, .input = (uint32_t)(c->lo + i), .a = c->q[i], .b = c->q2[i], .want = r->value,
+                            .cls = r->cls, .a_ok = (c->q[i] & r->mask) == r->value,
+                            .b_ok = (c->q2[i] & r->mask) == r->value};
+        count_change(&job->tally, &ch);
+    }
+    return 0;
+}
+
+static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                        enum fp8kv_sweep_domain d, const uint32_t *bounds, struct domain_job *job,
+                        const struct fp8kv_sweep_options *opt, struct fp8kv_audit_set *set)
+{
+    struct fp8kv_sweep_run *runs;
+    long n = fp8kv_sweep_runs(p, check, d, bounds, &runs);
+    if (n < 0)
+        return FP8KV_ERR;
+    memset(set, 0, sizeof *set);
+    snprintf(set->name, sizeof set->name, "%s", fp8kv_sweep_domain_names[d]);
+    set->inputs = fp8kv_sweep_domain_size(d);
+    if (opt && opt->limit && opt->limit < set->inputs)
+        set->inputs = opt->limit;
+    job->runs = runs;
+    job->nruns = (size_t)n;
+    job->tally = (struct tally){.set = set};
+    char what[96];
+    snprintf(what, sizeof what, "audit %s %s -> %s", set->name, job->a->name, job->b->name);
+    int rc = fp8kv_sweep_chunks(d, opt, what, 0, diff_chunk, job);
+    write_examples(&job->tally, 0, d == FP8KV_SWEEP_F32 ? 8 : 4);
+    free(runs);
+    return rc;
+}
+
+/* ---- the scale pairs --------------------------------------------------------------------- */
+
+static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                       enum fp8kv_scale_model model, struct domain_job *job,
+                       struct fp8kv_audit_set *set)
+{
+    struct fp8kv_npy sx = {0}, ss = {0}, want = {0};
+    char path[4096];
+    int rc = fp8kv_npy_read_expect(fp8kv_vector_path(path, sizeof path, dir, p, "scale_x.npy"),
+                                   FP8KV_NPY_U32, 1, 0, &sx);
+    if (rc == 0)
+        rc = fp8kv_npy_read_expect(fp8kv_vector_path(path, sizeof path, dir, p, "scale_s.npy"),
+                                   FP8KV_NPY_U32, 1, sx.count, &ss);
+    if (rc == 0)
+        rc = fp8kv_npy_read_expect(
+            fp8kv_vector_path(path, sizeof path, dir, p, "scale_expected.npy"), FP8KV_NPY_U8, 2,
+            sx.count, &want);
+    if (rc == 0 && want.shape[1] != FP8KV_MODEL_COUNT)
+        rc = fp8kv_fail("%s: expected %d columns", path, FP8KV_MODEL_COUNT);
+    size_t n = sx.count;
+    uint8_t *qa = malloc(n + 1), *qb = malloc(n + 1);
+    if (rc == 0 && (!qa || !qb))
+        rc = fp8kv_fail("out of memory");
+    const uint32_t *x = sx.data, *s = ss.data;
+    for (size_t i = 0; i < n && rc == 0;) { /* one call per run of equal scales */
+        size_t j = i + 1;
+        while (j < n && s[j] == s[i])
+            j++;
+        float scale;
+        memcpy(&scale, &s[i], sizeof scale);
+        rc = job->a->encode(job->a->ctx, job->cfg, (const float *)(x + i), j - i, scale, qa + i);
+        if (rc == 0)
+            rc = job->b->encode(job->b->ctx, job->cfg, (const float *)(x + i), j - i, scale,
+                                qb + i);
+        i = j;
+    }
+    memset(set, 0, sizeof *set);
+    snprintf(set->name, sizeof set->name, "scale-%s", fp8kv_model_names[model]);
+    set->inputs = n;
+    job->tally = (struct tally){.set = set};
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (qa[i] == qb[i])
+            continue;
+        uint8_t w = ((const uint8_t *)want.data)[i * FP8KV_MODEL_COUNT + model];
+        struct change ch = {.order = i, .input = x[i], .scale = s[i], .a = qa[i], .b = qb[i], .want = w,
+                            .cls = (uint8_t)fp8kv_classify_f32(p->format, x[i]),
+                            .a_ok = fp8kv_pair_code_matches(p, check, x[i], s[i], qa[i], w),
+                            .b_ok = fp8kv_pair_code_matches(p, check, x[i], s[i], qb[i], w)};
+        count_change(&job->tally, &ch);
+    }
+    write_examples(&job->tally, 1, 8);
+    free(qa);
+    free(qb);
+    fp8kv_npy_free(&sx);
+    fp8kv_npy_free(&ss);
+    fp8kv_npy_free(&want);
+    return rc;
+}
+
+int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
+                       enum fp8kv_nan_check check, enum fp8kv_scale_model model,
+                       const struct fp8kv_encoder_subject *baseline,
+                       const struct fp8kv_encoder_subject *candidate,
+                       const struct fp8kv_sweep_options *opt, struct fp8kv_audit *out)
+{
+    memset(out, 0, sizeof *out);
+    double t0 = fp8kv_now();
+    uint32_t *bounds = fp8kv_load_boundaries(dir, p);
+    if (!bounds)
+        return FP8KV_ERR;
+    struct domain_job job = {.a = baseline, .b = candidate, .cfg = fp8kv_cfg_of_profile(p, model)};
+    int rc = 0;
+    for (int d = 0; d < FP8KV_SWEEP_DOMAIN_COUNT && rc == 0; d++) {
+        rc = audit_domain(p, check, (enum fp8kv_sweep_domain)d, bounds, &job, opt,
+                          &out->sets[out->nsets]);
+        out->nsets++;
+    }
+    free(bounds);
+    if (rc == 0) {
+        rc = audit_pairs(dir, p, check, model, &job, &out->sets[out->nsets]);
+        out->nsets++;
+    }
+    for (int k = 0; k < out->nsets; k++) {
+        const struct fp8kv_audit_set *s = &out->sets[k];
+        out->inputs += s->inputs;
+        out->changed += s->changed;
+        out->baseline_right += s->baseline_right;
+        out->candidate_right += s->candidate_right;
+        out->both_right += s->both_right;
+        out->neither_right += s->neither_right;
+    }
+    out->seconds = fp8kv_now() - t0;
+    return rc;
+}
+
+const char *fp8kv_audit_verdict(const struct fp8kv_audit *a)
+{
+    if (a->changed == 0)
+        return "identical";
+    return a->baseline_right + a->neither_right == 0 ? "improved" : "regressed";
+}

@@ -1,0 +1,55 @@
+/* fp8kv/audit.h — an exhaustive diff of two codecs, judged by the oracle.
+ *
+ * A codec change is audited before it merges: the baseline and the candidate encode every
+ * f32, f16 and bf16 input (scale 1) and every store-with-scale pair of the golden vectors;
+ * each input whose byte changed is counted per input class and sorted by who the oracle
+ * agrees with (the certified boundaries for the domains, the pair's expected code under the
+ * chosen scale model for the pairs), with the first examples in input order.
+ */
+#ifndef FP8KV_AUDIT_H
+#define FP8KV_AUDIT_H
+
+#include "fp8kv/checks.h"
+#include "fp8kv/sweep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { FP8KV_AUDIT_EXAMPLES = 12 };
+
+/* One input set of an audit. */
+struct fp8kv_audit_set {
+    char name[32];   /* "f32", "f16", "bf16", "scale-f32_div" */
+    uint64_t inputs, changed;
+    uint64_t changed_by_class[FP8KV_CLASS_COUNT];
+    uint64_t baseline_right, candidate_right, both_right, neither_right; /* of the changed */
+    int examples;
+    char example[FP8KV_AUDIT_EXAMPLES][128]; /* "input => baseline bb  candidate cc  expected ee  class  (who is right)" */
+};
+
+struct fp8kv_audit {
+    struct fp8kv_audit_set sets[FP8KV_SWEEP_DOMAIN_COUNT + 1];
+    int nsets;
+    uint64_t inputs, changed, baseline_right, candidate_right, both_right, neither_right;
+    double seconds;
+};
+
+/* fp8kv_audit_codecs: audits candidate against baseline under profile p (boundaries from
+ * dir), NaN check `check`, with the pairs judged under `model` (cfg passed to the subjects is
+ * fp8kv_cfg_of_profile(p, model)). Returns 0, FP8KV_ERR (vectors, memory), or a subject's
+ * negative status (FP8KV_ERR_SUBJECT: a plugin crashed or hung). */
+int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
+                       enum fp8kv_nan_check check, enum fp8kv_scale_model model,
+                       const struct fp8kv_encoder_subject *baseline,
+                       const struct fp8kv_encoder_subject *candidate,
+                       const struct fp8kv_sweep_options *opt, struct fp8kv_audit *out);
+
+/* fp8kv_audit_verdict: "identical" (nothing changed), "improved" (the candidate agrees with
+ * the oracle on every changed input) or "regressed" (somewhere it changed, it does not). */
+const char *fp8kv_audit_verdict(const struct fp8kv_audit *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
