@@ -100,5 +100,17 @@ else()
   set(FP8KV_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 set(FP8KV_PC_OPENMP "${OpenMP_C_FLAGS}")
-configure_file(${CMAKE_CURRENT_LIST_DIR}/fp8kv.pc.in ${PROJECT_BINARY_DIR}/cmake/fp8kv.pc @ONLY)
+# A GPU build's judge library also needs the device kernels and their runtime (resolved to
+# files below, by file(GENERATE): the CUDA and HIP runtimes come without .pc files).
+set(FP8KV_PC_GPU_LIBS "")
+if(FP8KV_GPU STREQUAL "cuda")
+  set(FP8KV_PC_GPU_LIBS
+    " -lfp8kv_kernels_gpu $<TARGET_FILE:CUDA::cudart_static> -ldl -lrt -lpthread -lstdc++")
+elseif(FP8KV_GPU STREQUAL "hip")
+  set(FP8KV_PC_GPU_LIBS " -lfp8kv_kernels_gpu $<TARGET_LINKER_FILE:hip::amdhip64> -lstdc++")
+endif()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/fp8kv.pc.in ${PROJECT_BINARY_DIR}/cmake/fp8kv.pc.gen
+  @ONLY)
+file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/cmake/fp8kv.pc
+  INPUT ${PROJECT_BINARY_DIR}/cmake/fp8kv.pc.gen)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/fp8kv.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
