@@ -244,6 +244,7 @@ int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_
     int threads = in_order ? 1 : opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
     _Atomic uint64_t chunks_done;
     _Atomic int status;
+    char message[1024] = ""; /* the first failure's message, from whichever thread had it */
     atomic_init(&chunks_done, 0);
     atomic_init(&status, 0);
 
@@ -253,8 +254,11 @@ int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_
         c.x = in_order ? NULL : malloc(FP8KV_SWEEP_CHUNK * sizeof *c.x);
         c.q = malloc(FP8KV_SWEEP_CHUNK);
         c.q2 = malloc(FP8KV_SWEEP_CHUNK);
-        if ((!in_order && !c.x) || !c.q || !c.q2)
-            atomic_store(&status, fp8kv_fail("out of memory"));
+        if ((!in_order && !c.x) || !c.q || !c.q2) {
+            int expected = 0;
+            if (atomic_compare_exchange_strong(&status, &expected, FP8KV_ERR))
+                snprintf(message, sizeof message, "out of memory");
+        }
         double last_draw = 0.0;
         /* one thread takes the chunks in increasing order; several, dynamically */
 #pragma omp for schedule(dynamic, 4)
@@ -270,7 +274,8 @@ int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_
             int rc = visit(ctx, &c);
             if (rc != 0) {
                 int expected = 0; /* the first failure is the one reported */
-                atomic_compare_exchange_strong(&status, &expected, rc);
+                if (atomic_compare_exchange_strong(&status, &expected, rc))
+                    snprintf(message, sizeof message, "%s", fp8kv_last_error());
                 continue;
             }
             uint64_t done = atomic_fetch_add(&chunks_done, 1) + 1;
@@ -287,6 +292,8 @@ int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_
         draw_progress(progress, what, (double)atomic_load(&chunks_done) / (double)chunks);
         fputc('\n', progress);
     }
+    if (atomic_load(&status) != 0)
+        fp8kv_fail("%s", message); /* the caller's thread reports it */
     return atomic_load(&status);
 }
 

@@ -5,16 +5,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* Runs a shell command line; returns its exit status and its stdout (first 64 KiB). */
-static int run(const char *cmdline, char *out, size_t size)
-{
-    FILE *p = popen(cmdline, "r");
-    cr_assert_not_null(p, "cannot run %s", cmdline);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#include "testutil.h"
+
+#define run test_run
 
 #define FP8KV FP8KV_EXE
 
@@ -72,8 +65,9 @@ Test(cli, bad_input_exit_2_with_message)
 
 Test(cli, help_everywhere)
 {
-    static const char *const commands[] = {"encode", "decode", "gen",  "verify",
-                                           "sweep",  "run",    "bench"};
+    static const char *const commands[] = {"encode", "decode", "gen",   "verify",
+                                           "sweep",  "run",    "bench", "verify-stream",
+                                           "audit"};
     char cmd[256], out[8192];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         snprintf(cmd, sizeof cmd, FP8KV " %s --help", commands[i]);

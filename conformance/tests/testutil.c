@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 void test_write_bytes(const char *path, const void *p, size_t n)
 {
@@ -27,4 +28,16 @@ unsigned char *test_read_bytes(const char *path, size_t *n)
     fclose(f);
     *n = (size_t)len;
     return p;
+}
+
+int test_run(const char *cmdline, char *out, size_t size)
+{
+    FILE *p = popen(cmdline, "r");
+    cr_assert_not_null(p, "cannot run %s", cmdline);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    while (fgetc(p) != EOF) /* the rest, unread, must not block the child */
+        ;
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -1,4 +1,4 @@
-/* testutil.h — file helpers the Criterion suites share; each asserts on failure. */
+/* testutil.h — file and process helpers the Criterion suites share; each asserts on failure. */
 #ifndef FP8KV_TESTUTIL_H
 #define FP8KV_TESTUTIL_H
 
@@ -9,5 +9,9 @@ void test_write_bytes(const char *path, const void *p, size_t n);
 
 /* test_read_bytes: the whole file at path, malloc'd; *n receives its length. */
 unsigned char *test_read_bytes(const char *path, size_t *n);
+
+/* test_run: runs a shell command line; its exit status (-1 if it did not exit) and its stdout
+ * (first size - 1 bytes) in out. */
+int test_run(const char *cmdline, char *out, size_t size);
 
 #endif

@@ -1,0 +1,117 @@
+/* t_plugin_cli.c — `fp8kv sweep --plugin`, `verify-stream` and `audit` end to end: exit codes,
+ * verdict lines, and the harness surviving a crashing or hanging plugin. Full 2^32 sweeps:
+ * labelled exhaustive. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define FP8KV FP8KV_EXE
+#define VECTORS " --vectors " FP8KV_SOURCE_DIR "/vectors"
+#define PLUGIN(name) " " FP8KV_PLUGIN_DIR "/" name ".so"
+/* the oracle's codes of every f16 input (the data is the file's last 65536 bytes) */
+#define F16_GOLDEN "tail -c 65536 " FP8KV_SOURCE_DIR "/vectors/e4m3fn_satfinite/f16_expected.npy"
+
+static char out[1 << 16];
+
+/* The last line of out. */
+static const char *last_line(void)
+{
+    size_t n = strlen(out);
+    while (n > 0 && out[n - 1] == '\n')
+        out[--n] = '\0';
+    const char *nl = strrchr(out, '\n');
+    return nl ? nl + 1 : out;
+}
+
+Test(plugin_cli, a_clean_plugin_is_conformant)
+{
+    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_bits_plugin") VECTORS, out,
+                          sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "matches on the scale pairs: f32_div"), "%s", out);
+    cr_assert_str_eq(last_line(),
+                     "bits-plugin e4m3fn_satfinite: inputs=4295182306 mismatches=0 "
+                     "verdict=conformant");
+}
+
+Test(plugin_cli, a_faulty_plugin_is_nonconformant)
+{
+    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_wrong_tie") VECTORS, out,
+                          sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "0x43e80000 => 7f  expected 7e  tie"), "%s", out);
+    cr_assert(strstr(last_line(), "verdict=nonconformant"), "%s", out);
+}
+
+Test(plugin_cli, crash_and_hang_exit_4_with_the_harness_intact)
+{
+    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_crash") VECTORS " 2>&1",
+                          out, sizeof out), 4, "%s", out);
+    cr_assert(strstr(out, "65536 inputs 0x3f800000 .. 0x3f80ffff") &&
+              strstr(out, "the harness is intact"), "%s", out);
+    cr_assert_eq(test_run(FP8KV " sweep --timeout 1 --plugin" PLUGIN("fp8kv_plugin_hang")
+                          VECTORS " 2>&1", out, sizeof out), 4, "%s", out);
+    cr_assert(strstr(out, "hung: no answer within 1 s") && strstr(out, "0x3f800000"), "%s", out);
+}
+
+Test(plugin_cli, bad_plugins_and_arguments_exit_2)
+{
+    static const char *const lines[] = {
+        FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_abi2") VECTORS,
+        FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_no_symbol") VECTORS,
+        FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_bad_format") VECTORS,
+        FP8KV " sweep --plugin /nonexistent.so" VECTORS,
+        FP8KV " sweep --plugin" PLUGIN("fp8kv_bits_plugin") " --model exact" VECTORS,
+        FP8KV " sweep --plugin" PLUGIN("fp8kv_bits_plugin") " --profile e4m3fn_nan" VECTORS,
+        FP8KV " sweep --plugin" PLUGIN("fp8kv_bits_plugin") " --codec bits" VECTORS,
+        FP8KV " sweep --plugin" PLUGIN("fp8kv_bits_plugin") " --vectors /nonexistent",
+        FP8KV " audit --baseline bits" VECTORS,
+        FP8KV " audit --baseline bitz --candidate bits" VECTORS,
+        FP8KV " verify-stream --sweep f64" VECTORS " </dev/null",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        char line[1024];
+        snprintf(line, sizeof line, "%s 2>&1", lines[i]);
+        cr_assert_eq(test_run(line, out, sizeof out), 2, "%s: %s", lines[i], out);
+        cr_assert(strstr(out, "fp8kv "), "%s: no message: %s", lines[i], out);
+    }
+}
+
+Test(plugin_cli, verify_stream_judges_a_pipe)
+{
+    cr_assert_eq(test_run(F16_GOLDEN " | " FP8KV " verify-stream --sweep f16 --name golden" VECTORS,
+                          out, sizeof out), 0, "%s", out);
+    cr_assert_str_eq(last_line(), "golden e4m3fn_satfinite: inputs=65536 mismatches=0 "
+                                  "verdict=conformant");
+    /* one byte changed: input 0x3c00 (1.0) gives 0x39 instead of 0x38 */
+    cr_assert_eq(test_run("(" F16_GOLDEN " | head -c 15360; printf '\\071'; " F16_GOLDEN
+                          " | tail -c 50175) | " FP8KV " verify-stream --sweep f16" VECTORS,
+                          out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "0x3c00 => 39  expected 38  normal"), "%s", out);
+    cr_assert(strstr(last_line(), "mismatches=1 verdict=nonconformant"), "%s", out);
+    /* too short, too long */
+    cr_assert_eq(test_run(F16_GOLDEN " | head -c 1000 | " FP8KV " verify-stream --sweep f16"
+                          VECTORS " 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "ended after 1000 bytes"), "%s", out);
+    cr_assert_eq(test_run("(" F16_GOLDEN "; printf x) | " FP8KV " verify-stream --sweep f16"
+                          VECTORS " 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "1 bytes more"), "%s", out);
+}
+
+Test(plugin_cli, audit_finds_the_change_and_who_is_right)
+{
+    cr_assert_eq(test_run(FP8KV " audit --baseline bits --candidate frexp" VECTORS, out,
+                          sizeof out), 0, "%s", out);
+    cr_assert(strstr(last_line(), "changed=0 ") && strstr(last_line(), "verdict=identical"),
+              "%s", out);
+    cr_assert_eq(test_run(FP8KV " audit --baseline bits --candidate" PLUGIN("fp8kv_plugin_wrong_tie")
+                          VECTORS, out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "0x43e80000 => baseline 7e  candidate 7f  expected 7e  tie  "
+                          "(baseline right)"), "%s", out);
+    cr_assert(strstr(last_line(), "baseline_right=") && strstr(last_line(), "verdict=regressed"),
+              "%s", out);
+    /* the other way round the change is a fix */
+    cr_assert_eq(test_run(FP8KV " audit --candidate bits --baseline" PLUGIN("fp8kv_plugin_wrong_tie")
+                          VECTORS, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(last_line(), "verdict=improved"), "%s", out);
+}
