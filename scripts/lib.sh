@@ -17,11 +17,12 @@ fp8kv_build() {
   cmake --build "$dir" -j "$FP8KV_JOBS"
 }
 
-# fp8kv_python: prints a python3 that can import numpy (Debian's first, where pyenv and
-# friends may shadow it without numpy), or fails.
+# fp8kv_python: prints a python3 that can import numpy, or fails: the repo's .venv first
+# (scripts/bootstrap makes it over Debian's python, with ml_dtypes for scripts/peers), then
+# Debian's (where pyenv and friends may shadow it without numpy), then the one on PATH.
 fp8kv_python() {
   local py
-  for py in /usr/bin/python3 python3; do
+  for py in "$FP8KV_ROOT/.venv/bin/python3" /usr/bin/python3 python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy' 2>/dev/null; then
       command -v "$py"
       return 0
