@@ -3,22 +3,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/host_codecs.h"
+#include "fp8kv/plugin_sweep.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
 static const char bench_help[] =
     "usage: fp8kv bench [--target cpu|hip] [--device N] [--quick] [--vectors DIR] [--threads N]\n"
-    "                   [--profile P] [--no-run] [--baseline]\n"
+    "                   [--profile P] [--no-run] [--baseline] [--plugin PATH]\n"
     "\n"
     "With --target hip, the GPU figures of issue 4 with their baselines measured in the same\n"
     "run (device-to-device copy bandwidth, the same attention kernel on a bf16 cache), and the\n"
     "2^32 device sweep of every device codec; --quick uses small sizes (a smoke test).\n"
     "Otherwise (--target cpu, the default) it measures, on this machine:\n"
     "  - the exhaustive 2^32 f32 sweep of each built-in encoder (seconds, inputs/s);\n"
+    "  - the same bits sweep through a codec plugin (--plugin PATH; default the bits codec\n"
+    "    built as a plugin next to this fp8kv), with its ratio to the built-in sweep;\n"
+    "  - byte-stream verification (verify-stream's engine) of the 2^32 f32 codes through a\n"
+    "    pipe from a producer process that writes them at memset speed, in GB/s;\n"
     "  - the peak resident memory of the process after the sweeps;\n"
     "  - the whole CPU conformance run (all profiles, no report written), unless --no-run;\n"
     "  - with --baseline: the same bits sweep judged the naive way (a binary search of the\n"
@@ -28,10 +36,14 @@ static const char bench_help[] =
     "      3 target unavailable\n";
 
 enum { OPT_VECTORS, OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE, OPT_TARGET, OPT_DEVICE,
-       OPT_QUICK, OPT_COUNT };
+       OPT_QUICK, OPT_PLUGIN, OPT_COUNT };
 static const struct cli_option options[OPT_COUNT] = {
-    {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0},
-    {"baseline", 0}, {"target", 1},  {"device", 1},  {"quick", 0}};
+    {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0}, {"baseline", 0},
+    {"target", 1},  {"device", 1},  {"quick", 0},   {"plugin", 1}};
+
+#ifndef FP8KV_BITS_PLUGIN
+#define FP8KV_BITS_PLUGIN ""
+#endif
 
 struct host_ctx {
     const struct fp8kv_host_encoder *encoder;
@@ -61,6 +73,67 @@ static int encode_then_lookup(void *ctx, const float *x, size_t n, float s, uint
             q[i] ^= 0xFF; /* keep a mismatch a mismatch */
     }
     return 0;
+}
+
+/* The producer of the stream benchmark (a child process): writes the expected code of every
+ * f32 input in order to fd, a run at a time with memset, and exits. */
+static void produce_stream(int fd, const struct fp8kv_sweep_run *runs, size_t nruns)
+{
+    enum { BUF = 1 << 20 };
+    static uint8_t buf[BUF];
+    size_t k = 0;
+    for (uint64_t lo = 0; lo < (1ull << 32); lo += BUF) {
+        for (uint64_t i = lo; i < lo + BUF;) {
+            while (k + 1 < nruns && runs[k + 1].start <= i)
+                k++;
+            uint64_t end = k + 1 < nruns ? runs[k + 1].start : 1ull << 32;
+            if (end > lo + BUF)
+                end = lo + BUF;
+            memset(buf + (i - lo), runs[k].value, (size_t)(end - i));
+            i = end;
+        }
+        for (size_t off = 0; off < BUF;) {
+            ssize_t w = write(fd, buf + off, BUF - off);
+            if (w <= 0)
+                _exit(1);
+            off += (size_t)w;
+        }
+    }
+    _exit(0);
+}
+
+/* verify-stream's engine on the 2^32 f32 codes through a pipe; prints the figure. */
+static int bench_stream(const struct fp8kv_profile *p, const uint32_t *bounds)
+{
+    struct fp8kv_sweep_run *runs;
+    long nruns = fp8kv_sweep_runs(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &runs);
+    int fds[2];
+    if (nruns < 0 || pipe(fds) != 0)
+        return FP8KV_ERR;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        produce_stream(fds[1], runs, (size_t)nruns);
+    }
+    close(fds[1]);
+    free(runs);
+    if (pid < 0)
+        return fp8kv_fail("cannot start the stream producer");
+    struct fp8kv_stream stream = {fds[0], 0};
+    struct fp8kv_sweep_subject subject = fp8kv_stream_sweep_subject(&stream, "stream");
+    struct fp8kv_check c;
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &subject, NULL, &c);
+    if (rc == 0)
+        rc = fp8kv_stream_finish(&stream, c.cases);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (rc == 0)
+        printf("verify-stream f32 through a pipe: %.3f s for 2^32 codes, %.2f GB/s, mismatches "
+               "%llu\n", c.seconds, 4294967296.0 / c.seconds / 1e9,
+               (unsigned long long)c.mismatches);
+    return rc;
 }
 
 static double peak_rss_mib(void)
@@ -104,6 +177,18 @@ int cmd_bench(int argc, char **argv)
     printf("compiler %s, flags %s\n", info.compiler, info.flags);
     int all_clean = 1;
     struct fp8kv_sweep_options opt = {.threads = threads};
+    /* the plugin's workers start first, before this process has threads of its own */
+    const char *plugin_path = a.value[OPT_PLUGIN] ? a.value[OPT_PLUGIN] : FP8KV_BITS_PLUGIN;
+    struct fp8kv_plugin *plugin = NULL;
+    struct stat st;
+    if (a.value[OPT_PLUGIN] || stat(plugin_path, &st) == 0) {
+        int prc = fp8kv_plugin_open(plugin_path, threads > 0 ? threads
+                                                             : fp8kv_sweep_default_threads(),
+                                    30.0, &plugin);
+        if (prc != 0)
+            return cli_subject_error("bench", prc);
+    }
+    double bits_seconds = 0.0;
     for (int e = 0; e < fp8kv_host_encoder_count; e++) {
         struct host_ctx ctx = {&fp8kv_host_encoders[e],
                                fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), p, bounds};
@@ -116,7 +201,28 @@ int cmd_bench(int argc, char **argv)
         printf("sweep f32 %-6s %s: %.3f s for 2^32 inputs, %.2f G inputs/s, mismatches %llu\n",
                ctx.encoder->name, p->name, c.seconds, 4294967296.0 / c.seconds / 1e9,
                (unsigned long long)c.mismatches);
+        if (e == 0)
+            bits_seconds = c.seconds;
     }
+    if (plugin) {
+        struct fp8kv_sweep_subject s = fp8kv_plugin_sweep_subject(plugin);
+        struct fp8kv_sweep_options popt = opt;
+        popt.threads = fp8kv_plugin_workers(plugin);
+        struct fp8kv_check c;
+        int prc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &s, &popt, &c);
+        fp8kv_plugin_close(plugin);
+        if (prc != 0)
+            return cli_subject_error("bench", prc);
+        all_clean &= c.passed;
+        printf("sweep f32 plugin %s (%s): %.3f s for 2^32 inputs, %.2f x the built-in bits "
+               "sweep, mismatches %llu\n", plugin_path, c.subject, c.seconds,
+               c.seconds / bits_seconds, (unsigned long long)c.mismatches);
+    } else {
+        printf("sweep f32 plugin: not run (no plugin at '%s'; give --plugin PATH)\n",
+               plugin_path);
+    }
+    if (bench_stream(p, bounds) != 0)
+        return cli_input_error("bench");
     printf("peak resident memory after the sweeps: %.1f MiB\n", peak_rss_mib());
     if (a.value[OPT_BASELINE]) {
         struct host_ctx ctx = {fp8kv_host_encoder_by_name("bits"),
