@@ -472,12 +472,12 @@ def tool_versions(args):
             else args.fp8kv
     except (OSError, IndexError, subprocess.TimeoutExpired):
         v["fp8kv"] = args.fp8kv
-    try:
-        r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+    try:  # "-dirty": the tree that ran is not that commit (a copy on another machine, edits)
+        r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
                            capture_output=True, text=True, timeout=20)
         if r.returncode == 0:
             v["commit"] = r.stdout.strip()
-    except OSError:
+    except (OSError, subprocess.TimeoutExpired):
         pass
     return v
 
