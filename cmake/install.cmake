@@ -51,6 +51,8 @@ install(TARGETS fp8kv_plugin fp8kv EXPORT fp8kvPluginTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ${_lib_targets} EXPORT fp8kvConformanceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# the bits codec as a plugin, where an installed `fp8kv bench` looks for it (lib/fp8kv/)
+install(TARGETS fp8kv_bits_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/fp8kv)
 install(EXPORT fp8kvPluginTargets NAMESPACE fp8kv::
   FILE fp8kvPluginTargets.cmake DESTINATION ${FP8KV_CMAKE_INSTALL_DIR})
 install(EXPORT fp8kvConformanceTargets NAMESPACE fp8kv::

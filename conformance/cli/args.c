@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fp8kv/diag.h"
@@ -40,11 +41,29 @@ const char *cli_vectors_dir(const char *given)
     struct stat st;
     if (stat("vectors", &st) == 0 && S_ISDIR(st.st_mode))
         return "vectors";
+    static char beside[4096]; /* an installed tree moved elsewhere: <bin>/../share/... */
+    if (cli_beside_exe("../share/fp8kv/vectors", beside, sizeof beside) == 0 &&
+        stat(beside, &st) == 0 && S_ISDIR(st.st_mode))
+        return beside;
 #ifdef FP8KV_INSTALLED_VECTORS
     if (stat(FP8KV_INSTALLED_VECTORS, &st) == 0 && S_ISDIR(st.st_mode))
         return FP8KV_INSTALLED_VECTORS;
 #endif
     return "vectors";
+}
+
+int cli_beside_exe(const char *relative, char *buf, size_t size)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return snprintf(buf, size, "%s/%s", exe, relative) < (int)size ? 0 : -1;
 }
 
 int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds)

@@ -2,6 +2,7 @@
 #ifndef FP8KV_CLI_H
 #define FP8KV_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fp8kv/spec.h"
@@ -34,9 +35,13 @@ int cmd_verify_stream(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 
 /* cli_vectors_dir: the vector directory to read: the --vectors value when given, else
- * $FP8KV_VECTORS, else ./vectors when it exists, else the installed vectors (when this fp8kv
- * was installed with them), else "vectors" (whose absence the reader then names). */
+ * $FP8KV_VECTORS, else ./vectors when it exists, else the installed vectors (../share/fp8kv/
+ * vectors beside this executable, or where it was installed), else "vectors" (whose absence
+ * the reader then names). */
 const char *cli_vectors_dir(const char *given);
+
+/* cli_beside_exe: "<directory of this executable>/<relative>" into buf. 0, or -1. */
+int cli_beside_exe(const char *relative, char *buf, size_t size);
 
 /* cli_parse_seconds: a --timeout value in seconds (0.001 .. 86400); -1 after a usage
  * message. */

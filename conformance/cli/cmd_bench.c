@@ -44,6 +44,9 @@ static const struct cli_option options[OPT_COUNT] = {
 #ifndef FP8KV_BITS_PLUGIN
 #define FP8KV_BITS_PLUGIN ""
 #endif
+#ifndef FP8KV_LIBDIR
+#define FP8KV_LIBDIR "lib"
+#endif
 
 struct host_ctx {
     const struct fp8kv_host_encoder *encoder;
@@ -181,6 +184,12 @@ int cmd_bench(int argc, char **argv)
     const char *plugin_path = a.value[OPT_PLUGIN] ? a.value[OPT_PLUGIN] : FP8KV_BITS_PLUGIN;
     struct fp8kv_plugin *plugin = NULL;
     struct stat st;
+    char installed[4096]; /* an installed fp8kv: <prefix>/lib/fp8kv/fp8kv_bits_plugin.so */
+    if (!a.value[OPT_PLUGIN] && stat(plugin_path, &st) != 0 &&
+        cli_beside_exe("../" FP8KV_LIBDIR "/fp8kv/fp8kv_bits_plugin.so", installed,
+                       sizeof installed) == 0 &&
+        stat(installed, &st) == 0)
+        plugin_path = installed;
     if (a.value[OPT_PLUGIN] || stat(plugin_path, &st) == 0) {
         int prc = fp8kv_plugin_open(plugin_path, threads > 0 ? threads
                                                              : fp8kv_sweep_default_threads(),
