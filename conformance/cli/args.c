@@ -66,6 +66,29 @@ int cli_beside_exe(const char *relative, char *buf, size_t size)
     return snprintf(buf, size, "%s/%s", exe, relative) < (int)size ? 0 : -1;
 }
 
+int cli_parse_profile(const char *cmd, const char *profile, const char *format,
+                      const char *overflow, const char *inf, const struct fp8kv_profile **out)
+{
+    if (profile && (format || overflow || inf))
+        return cli_usage_error(cmd, "give --profile or --format/--overflow/--inf, not both");
+    if (profile) {
+        if (!(*out = fp8kv_profile_by_name(profile)))
+            return cli_usage_error(cmd, "--profile: no profile '%s'", profile);
+        return -1;
+    }
+    const struct fp8kv_format *f = fp8kv_format_by_name(format ? format : "e4m3fn");
+    if (!f)
+        return cli_usage_error(cmd, "--format: '%s' is not one of e4m3fn|e4m3fnuz", format);
+    int o = FP8KV_OVERFLOW_SATFINITE, i = FP8KV_INF_CLAMP;
+    if (overflow && (o = cli_parse_choice(cmd, "overflow", overflow, fp8kv_overflow_names,
+                                          FP8KV_OVERFLOW_COUNT)) < 0)
+        return EXIT_USAGE;
+    if (inf && (i = cli_parse_choice(cmd, "inf", inf, fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
+        return EXIT_USAGE;
+    *out = fp8kv_profile_find(f->id, (enum fp8kv_overflow)o, (enum fp8kv_inf_policy)i);
+    return -1;
+}
+
 int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds)
 {
     char *end;

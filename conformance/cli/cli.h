@@ -43,6 +43,12 @@ const char *cli_vectors_dir(const char *given);
 /* cli_beside_exe: "<directory of this executable>/<relative>" into buf. 0, or -1. */
 int cli_beside_exe(const char *relative, char *buf, size_t size);
 
+/* cli_parse_profile: the profile named by --profile, or made of --format (default e4m3fn),
+ * --overflow (satfinite) and --inf (clamp); any of them may be NULL. Returns -1 with *out
+ * set, or EXIT_USAGE after a message. */
+int cli_parse_profile(const char *cmd, const char *profile, const char *format,
+                      const char *overflow, const char *inf, const struct fp8kv_profile **out);
+
 /* cli_parse_seconds: a --timeout value in seconds (0.001 .. 86400); -1 after a usage
  * message. */
 int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds);

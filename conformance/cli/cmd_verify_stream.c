@@ -9,8 +9,9 @@
 #include "fp8kv/sweep.h"
 
 static const char verify_stream_help[] =
-    "usage: fp8kv verify-stream --sweep f32|f16|bf16 [--profile P] [--nan-check class|strict]\n"
-    "                           [--name NAME] [--json FILE] [--vectors DIR]\n"
+    "usage: fp8kv verify-stream --sweep f32|f16|bf16 [--profile P | --format F --overflow O\n"
+    "                           --inf I] [--nan-check class|strict] [--name NAME] [--json FILE]\n"
+    "                           [--vectors DIR]\n"
     "\n"
     "Reads from stdin the codes of an implementation for the canonical input order of a sweep:\n"
     "byte i is its code of the input whose bit pattern is i (f32: all 2^32 patterns, 4 GiB;\n"
@@ -21,7 +22,10 @@ static const char verify_stream_help[] =
     "  <name> <profile>: inputs=<N> mismatches=<M> verdict=conformant|nonconformant\n"
     "\n"
     "  --sweep D        the input domain: f32, f16 or bf16\n"
-    "  --profile P      a profile of vectors/README.md (default e4m3fn_satfinite)\n"
+    "  --profile P      a profile of vectors/README.md (default e4m3fn_satfinite), or:\n"
+    "  --format F       e4m3fn (default) or e4m3fnuz\n"
+    "  --overflow O     satfinite (default) or nan\n"
+    "  --inf I          under satfinite, what +-Inf gives: clamp (default) or nan\n"
     "  --nan-check C    class (any NaN code for a NaN) or strict (the byte; default)\n"
     "  --name NAME      what the stream is, for the output (default stream)\n"
     "  --json FILE      also write the verdict as JSON to FILE\n"
@@ -30,10 +34,11 @@ static const char verify_stream_help[] =
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, or a stream of the wrong\n"
     "      length (too short or too long: the byte count is named)\n";
 
-enum { OPT_SWEEP, OPT_PROFILE, OPT_NAN_CHECK, OPT_NAME, OPT_JSON, OPT_VECTORS, OPT_COUNT };
-static const struct cli_option options[OPT_COUNT] = {{"sweep", 1}, {"profile", 1},
-                                                     {"nan-check", 1}, {"name", 1},
-                                                     {"json", 1}, {"vectors", 1}};
+enum { OPT_SWEEP, OPT_PROFILE, OPT_FORMAT, OPT_OVERFLOW, OPT_INF, OPT_NAN_CHECK, OPT_NAME,
+       OPT_JSON, OPT_VECTORS, OPT_COUNT };
+static const struct cli_option options[OPT_COUNT] = {
+    {"sweep", 1},     {"profile", 1}, {"format", 1}, {"overflow", 1}, {"inf", 1},
+    {"nan-check", 1}, {"name", 1},    {"json", 1},   {"vectors", 1}};
 
 int cmd_verify_stream(int argc, char **argv)
 {
@@ -48,10 +53,10 @@ int cmd_verify_stream(int argc, char **argv)
                                   FP8KV_SWEEP_DOMAIN_COUNT);
     if (domain < 0)
         return EXIT_USAGE;
-    const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
-    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
-    if (!p)
-        return cli_usage_error(cmd, "--profile: no profile '%s'", profile_name);
+    const struct fp8kv_profile *p;
+    if ((rc = cli_parse_profile(cmd, a.value[OPT_PROFILE], a.value[OPT_FORMAT],
+                                a.value[OPT_OVERFLOW], a.value[OPT_INF], &p)) >= 0)
+        return rc;
     int check = FP8KV_NAN_CHECK_STRICT;
     if (a.value[OPT_NAN_CHECK] &&
         (check = cli_parse_choice(cmd, "nan-check", a.value[OPT_NAN_CHECK], fp8kv_nan_check_names,
@@ -75,9 +80,9 @@ int cmd_verify_stream(int argc, char **argv)
         rc = fp8kv_stream_finish(&stream, c.cases);
     if (rc != 0)
         return cli_input_error(cmd);
-    fprintf(stderr, "%s: %llu bytes in %.3f s (%.2f GB/s)\n", cmd,
+    fprintf(stderr, "%s: %llu bytes in %.3f s (%.0f MB/s)\n", cmd,
             (unsigned long long)stream.consumed, c.seconds,
-            (double)stream.consumed / c.seconds / 1e9);
+            (double)stream.consumed / c.seconds / 1e6);
     if (a.value[OPT_JSON] &&
         fp8kv_write_sweep_json(a.value[OPT_JSON], &c, fp8kv_sweep_domain_names[domain],
                                fp8kv_nan_check_names[check]) != 0)

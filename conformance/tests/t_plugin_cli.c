@@ -68,6 +68,8 @@ Test(plugin_cli, bad_plugins_and_arguments_exit_2)
         FP8KV " audit --baseline bits" VECTORS,
         FP8KV " audit --baseline bitz --candidate bits" VECTORS,
         FP8KV " verify-stream --sweep f64" VECTORS " </dev/null",
+        FP8KV " verify-stream --sweep f16 --profile e4m3fn_nan --inf nan" VECTORS " </dev/null",
+        FP8KV " verify-stream --sweep f16 --format e5m2" VECTORS " </dev/null",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         char line[1024];
@@ -83,6 +85,9 @@ Test(plugin_cli, verify_stream_judges_a_pipe)
                           out, sizeof out), 0, "%s", out);
     cr_assert_str_eq(last_line(), "golden e4m3fn_satfinite: inputs=65536 mismatches=0 "
                                   "verdict=conformant");
+    cr_assert_eq(test_run(F16_GOLDEN " | " FP8KV " verify-stream --sweep f16 --format e4m3fn "
+                          "--overflow satfinite --inf clamp" VECTORS, out, sizeof out), 0, "%s",
+                 out);
     /* one byte changed: input 0x3c00 (1.0) gives 0x39 instead of 0x38 */
     cr_assert_eq(test_run("(" F16_GOLDEN " | head -c 15360; printf '\\071'; " F16_GOLDEN
                           " | tail -c 50175) | " FP8KV " verify-stream --sweep f16" VECTORS,
