@@ -7,6 +7,9 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
 
+/* Inputs per call: large, as a plugin pays a round trip to its worker per call. */
+enum { AUDIT_CHUNK = 1 << 20 };
+
 /* One changed input, kept sorted by input so the examples are the same for any schedule. */
 struct change {
     uint64_t order; /* the input's place: its bit pattern, or a pair's index */
@@ -125,7 +128,7 @@ static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check chec
     job->tally = (struct tally){.set = set};
     char what[96];
     snprintf(what, sizeof what, "audit %s %s -> %s", set->name, job->a->name, job->b->name);
-    int rc = fp8kv_sweep_chunks(d, opt, what, 0, diff_chunk, job);
+    int rc = fp8kv_sweep_chunks(d, opt, what, 0, AUDIT_CHUNK, diff_chunk, job);
     write_examples(&job->tally, 0, d == FP8KV_SWEEP_F32 ? 8 : 4);
     free(runs);
     return rc;

@@ -20,7 +20,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin.h"
 
-enum { CAP = 1 << 16 }; /* values per request: a sweep chunk */
+enum { CAP = FP8KV_PLUGIN_CALL }; /* values per request */
 
 /* The memory a worker shares with the harness: the inputs and outputs of one request. */
 struct shared_buffer {
@@ -364,7 +364,8 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
         size_t k = n - i < CAP ? n - i : CAP;
         char doing[200];
         if (op == OP_ENCODE) {
-            memcpy(w->buf->x, x + i, k * sizeof *x);
+            if (x + i != w->buf->x) /* already in place when the caller wrote it there */
+                memcpy(w->buf->x, x + i, k * sizeof *x);
             snprintf(doing, sizeof doing,
                      "encoding %zu inputs 0x%08x .. 0x%08x at scale 0x%08x (%.9g)", k,
                      bits_of_f32(x[i]), bits_of_f32(x[i + k - 1]), bits_of_f32(s), (double)s);
@@ -382,6 +383,11 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
     }
     pthread_mutex_unlock(&w->lock);
     return rc;
+}
+
+float *fp8kv_plugin_input_buffer(struct fp8kv_plugin *pl, int worker)
+{
+    return pl->w[worker % pl->nworkers].buf->x;
 }
 
 int fp8kv_plugin_encode(struct fp8kv_plugin *pl, int worker, const float *x, size_t n, float s,

@@ -33,10 +33,16 @@ static int vector_decode(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q
     return fp8kv_plugin_decode(ctx, omp_get_thread_num(), q, n, s, y);
 }
 
+static float *sweep_input_buffer(void *ctx, int thread)
+{
+    return fp8kv_plugin_input_buffer(ctx, thread);
+}
+
 struct fp8kv_sweep_subject fp8kv_plugin_sweep_subject(struct fp8kv_plugin *pl)
 {
     struct fp8kv_sweep_subject s = {.name = fp8kv_plugin_info(pl)->name, .ctx = pl,
-                                    .encode = sweep_encode};
+                                    .encode = sweep_encode, .chunk = FP8KV_PLUGIN_CALL,
+                                    .input_buffer = sweep_input_buffer};
     return s;
 }
 

@@ -182,6 +182,21 @@ static uint32_t input_bits(enum fp8kv_sweep_domain d, uint64_t i)
                                   : fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, (uint32_t)i);
 }
 
+/* x[i] = the f32 of input lo + i of the domain (a plain count for f32: it vectorizes). */
+static void fill_inputs(enum fp8kv_sweep_domain d, uint64_t lo, size_t n, float *x)
+{
+    if (d == FP8KV_SWEEP_F32) {
+        uint32_t *bits = (uint32_t *)(void *)x;
+        for (size_t i = 0; i < n; i++)
+            bits[i] = (uint32_t)(lo + i);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b = input_bits(d, lo + i);
+        memcpy(&x[i], &b, sizeof b);
+    }
+}
+
 static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, uint8_t want,
                            int cls)
 {
@@ -234,12 +249,17 @@ static void draw_progress(FILE *out, const char *what, double fraction)
 }
 
 int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_options *opt,
-                       const char *what, int in_order, fp8kv_chunk_visit visit, void *ctx)
+                       const char *what, unsigned flags, size_t chunk, fp8kv_chunk_visit visit,
+                       void *ctx)
 {
+    const int in_order = (flags & FP8KV_CHUNKS_IN_ORDER) != 0;
+    const int no_inputs = in_order || (flags & FP8KV_CHUNKS_NO_INPUTS);
+    if (chunk == 0)
+        chunk = FP8KV_SWEEP_CHUNK;
     uint64_t total = fp8kv_sweep_domain_size(domain);
     if (opt && opt->limit && opt->limit < total)
         total = opt->limit;
-    const uint64_t chunks = (total + FP8KV_SWEEP_CHUNK - 1) / FP8KV_SWEEP_CHUNK;
+    const uint64_t chunks = (total + chunk - 1) / chunk;
     FILE *progress = opt && opt->progress && isatty(fileno(opt->progress)) ? opt->progress : NULL;
     int threads = in_order ? 1 : opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
     _Atomic uint64_t chunks_done;
@@ -251,10 +271,10 @@ int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_
 #pragma omp parallel num_threads(threads)
     {
         struct fp8kv_sweep_chunk c = {.thread = omp_get_thread_num()};
-        c.x = in_order ? NULL : malloc(FP8KV_SWEEP_CHUNK * sizeof *c.x);
-        c.q = malloc(FP8KV_SWEEP_CHUNK);
-        c.q2 = malloc(FP8KV_SWEEP_CHUNK);
-        if ((!in_order && !c.x) || !c.q || !c.q2) {
+        c.x = no_inputs ? NULL : malloc(chunk * sizeof *c.x);
+        c.q = malloc(chunk);
+        c.q2 = malloc(chunk);
+        if ((!no_inputs && !c.x) || !c.q || !c.q2) {
             int expected = 0;
             if (atomic_compare_exchange_strong(&status, &expected, FP8KV_ERR))
                 snprintf(message, sizeof message, "out of memory");
@@ -265,12 +285,10 @@ int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_
         for (uint64_t ci = 0; ci < chunks; ci++) {
             if (atomic_load(&status) != 0)
                 continue;
-            c.lo = ci * FP8KV_SWEEP_CHUNK;
-            c.n = (size_t)(total - c.lo < FP8KV_SWEEP_CHUNK ? total - c.lo : FP8KV_SWEEP_CHUNK);
-            for (size_t i = 0; c.x && i < c.n; i++) {
-                uint32_t bits = input_bits(domain, c.lo + i);
-                memcpy(&c.x[i], &bits, sizeof bits);
-            }
+            c.lo = ci * chunk;
+            c.n = (size_t)(total - c.lo < chunk ? total - c.lo : chunk);
+            if (c.x)
+                fill_inputs(domain, c.lo, c.n, c.x);
             int rc = visit(ctx, &c);
             if (rc != 0) {
                 int expected = 0; /* the first failure is the one reported */
@@ -323,17 +341,24 @@ size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t
 struct sweep_job {
     struct shared_state *s;
     const struct fp8kv_sweep_subject *subject;
+    enum fp8kv_sweep_domain domain;
 };
 
 static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
 {
     struct sweep_job *job = ctx;
     int status;
+    const float *x = c->x;
+    if (job->subject->input_buffer) { /* the inputs go where the subject reads them */
+        float *mine = job->subject->input_buffer(job->subject->ctx, c->thread);
+        fill_inputs(job->domain, c->lo, c->n, mine);
+        x = mine;
+    }
     if (job->subject->single_threaded) {
 #pragma omp critical(fp8kv_sweep_subject)
-        status = job->subject->encode(job->subject->ctx, c->x, c->n, 1.0f, c->q);
+        status = job->subject->encode(job->subject->ctx, x, c->n, 1.0f, c->q);
     } else {
-        status = job->subject->encode(job->subject->ctx, c->x, c->n, 1.0f, c->q);
+        status = job->subject->encode(job->subject->ctx, x, c->n, 1.0f, c->q);
     }
     if (status == 0)
         judge_chunk(job->s, c->lo, c->n, c->q);
@@ -358,8 +383,11 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     char what[96];
     snprintf(what, sizeof what, "sweep %s %s %s", fp8kv_sweep_domain_names[domain], subject->name,
              p->name);
-    struct sweep_job job = {&s, subject};
-    int status = fp8kv_sweep_chunks(domain, opt, what, subject->in_order, sweep_chunk, &job);
+    struct sweep_job job = {&s, subject, domain};
+    unsigned flags = subject->in_order       ? FP8KV_CHUNKS_IN_ORDER
+                     : subject->input_buffer ? FP8KV_CHUNKS_NO_INPUTS
+                                             : 0;
+    int status = fp8kv_sweep_chunks(domain, opt, what, flags, subject->chunk, sweep_chunk, &job);
 
     char detail[160];
     snprintf(detail, sizeof detail, "all %llu %s inputs, scale 1, nan check %s",

@@ -19,6 +19,10 @@
 extern "C" {
 #endif
 
+/* Values a worker takes per request (larger calls are split): large, since every request
+ * costs a round trip between processes. */
+enum { FP8KV_PLUGIN_CALL = 1 << 20 };
+
 /* What a loaded plugin says of itself (its descriptor, checked). */
 struct fp8kv_plugin_info {
     char name[64];
@@ -55,6 +59,11 @@ int fp8kv_plugin_encode(struct fp8kv_plugin *pl, int worker, const float *x, siz
  * have one). Returns as fp8kv_plugin_encode. */
 int fp8kv_plugin_decode(struct fp8kv_plugin *pl, int worker, const uint8_t *q, size_t n, float s,
                         float *y);
+
+/* fp8kv_plugin_input_buffer: worker `worker`'s shared input buffer (FP8KV_PLUGIN_CALL
+ * floats): inputs written there and passed as x to fp8kv_plugin_encode are not copied. Use it
+ * only from the one caller the worker serves. */
+float *fp8kv_plugin_input_buffer(struct fp8kv_plugin *pl, int worker);
 
 /* fp8kv_plugin_close: stops the workers and frees pl (NULL is fine). */
 void fp8kv_plugin_close(struct fp8kv_plugin *pl);

@@ -37,6 +37,12 @@ struct fp8kv_sweep_subject {
     int single_threaded; /* 1: call encode from one thread at a time */
     int in_order;        /* 1: the codes come from a stream in input order: encode ignores x
                             (not filled) and is called for increasing chunks, one at a time */
+    size_t chunk;        /* inputs per call (0: FP8KV_SWEEP_CHUNK); a subject in another
+                            process wants large calls, one round trip each */
+    /* optional: where thread `thread` should write the inputs of its next call (chunk
+       floats), e.g. memory the subject shares with its worker, saving a copy; NULL: the
+       driver's own buffer */
+    float *(*input_buffer)(void *ctx, int thread);
 };
 
 /* A built-in host encoder at one codec configuration (the sweep's ctx; keep it alive for
@@ -84,11 +90,11 @@ int fp8kv_stream_finish(struct fp8kv_stream *s, uint64_t expected);
 
 /* ---- the chunk driver every exhaustive pass shares (sweeps, streams, audits) ------------- */
 
-enum { FP8KV_SWEEP_CHUNK = 1 << 16 }; /* inputs per chunk */
+enum { FP8KV_SWEEP_CHUNK = 1 << 16 }; /* inputs per chunk, by default */
 
 /* One chunk of a domain in flight on one thread: inputs lo .. lo + n, x[i] the f32 of input
- * lo + i (NULL when in order: a stream needs none); q and q2 are FP8KV_SWEEP_CHUNK bytes each
- * of scratch for the codes; thread is the OpenMP thread number. */
+ * lo + i (NULL under FP8KV_CHUNKS_IN_ORDER or _NO_INPUTS); q and q2 are chunk-sized scratch for the
+ * codes; thread is the OpenMP thread number. */
 struct fp8kv_sweep_chunk {
     uint64_t lo;
     size_t n;
@@ -100,12 +106,20 @@ struct fp8kv_sweep_chunk {
 /* A pass over one chunk: 0, or a nonzero status that stops the pass. */
 typedef int (*fp8kv_chunk_visit)(void *ctx, struct fp8kv_sweep_chunk *c);
 
-/* fp8kv_sweep_chunks: visits every chunk of the domain (opt->limit inputs when set) on
- * opt->threads OpenMP threads, or on one thread in increasing order when in_order is set; a
+/* How fp8kv_sweep_chunks goes: */
+enum {
+    FP8KV_CHUNKS_IN_ORDER = 1,  /* one thread, chunks in increasing order, no inputs filled */
+    FP8KV_CHUNKS_NO_INPUTS = 2, /* x is NULL: the visit places the inputs itself */
+};
+
+/* fp8kv_sweep_chunks: visits every chunk (of `chunk` inputs, 0: FP8KV_SWEEP_CHUNK) of the
+ * domain (opt->limit inputs when set) on opt->threads OpenMP threads, as flags say; a
  * progress bar named `what` goes to opt->progress when it is a terminal. Returns 0 or the
- * first nonzero status of a visit (the pass stops there). */
+ * first nonzero status of a visit (the pass stops there; its message is the caller's
+ * fp8kv_last_error). */
 int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_options *opt,
-                       const char *what, int in_order, fp8kv_chunk_visit visit, void *ctx);
+                       const char *what, unsigned flags, size_t chunk, fp8kv_chunk_visit visit,
+                       void *ctx);
 
 /* fp8kv_sweep_default_threads: the threads a sweep uses when none are asked for (OpenMP's
  * default: all cores). */
