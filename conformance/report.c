@@ -229,19 +229,25 @@ static int write_index(const char *out_dir)
     int rc = f ? 0 : fp8kv_fail("out of memory");
     if (f) {
         fprintf(f, "# fp8kv reports\n\n| target | verdict | checks | device |\n|---|---|---:|---|\n");
-        for (int i = 0; i < n; i++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s/report.json", out_dir, names[i] ? names[i] : "");
-            json_t *root = names[i] ? json_load_file(path, 0, NULL) : NULL;
-            if (!root)
-                continue;
-            json_t *checks = json_object_get(root, "checks");
-            fprintf(f, "| [%s](%s/report.md) | %s | %zu | %s |\n", names[i], names[i],
-                    json_string_value(json_object_get(root, "verdict")),
-                    json_is_array(checks) ? json_array_size(checks) : 0,
-                    json_string_value(json_object_get(root, "device")));
-            json_decref(root);
-        }
+        int others = 0; /* folders with a report of another kind (scripts/peers) */
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < n; i++) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/%s/report.json", out_dir, names[i] ? names[i] : "");
+                json_t *root = names[i] ? json_load_file(path, 0, NULL) : NULL;
+                if (!root)
+                    continue;
+                const char *verdict = json_string_value(json_object_get(root, "verdict"));
+                const char *device = json_string_value(json_object_get(root, "device"));
+                json_t *checks = json_object_get(root, "checks");
+                if (pass == 0 && verdict && device)
+                    fprintf(f, "| [%s](%s/report.md) | %s | %zu | %s |\n", names[i], names[i],
+                            verdict, json_is_array(checks) ? json_array_size(checks) : 0, device);
+                else if (pass == 1 && !(verdict && device))
+                    fprintf(f, "%s- [%s](%s/report.md)\n", others++ ? "" : "\nOther reports:\n\n",
+                            names[i], names[i]);
+                json_decref(root);
+            }
         fclose(f);
     }
     for (int i = 0; i < n; i++)
