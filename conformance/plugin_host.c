@@ -365,7 +365,7 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
         char doing[200];
         if (op == OP_ENCODE) {
             if (x + i != w->buf->x) /* already in place when the caller wrote it there */
-                memcpy(w->buf->x, x + i, k * sizeof *x);
+                memmove(w->buf->x, x + i, k * sizeof *x);
             snprintf(doing, sizeof doing,
                      "encoding %zu inputs 0x%08x .. 0x%08x at scale 0x%08x (%.9g)", k,
                      bits_of_f32(x[i]), bits_of_f32(x[i + k - 1]), bits_of_f32(s), (double)s);
