@@ -51,6 +51,7 @@ template <> struct out_elem<FP8KV_KV_BF16> {
  * scale per launch, the output is a function of the code alone. */
 constexpr int COPIES = 32;
 constexpr int ITEMS = 8; /* items per thread in flight */
+constexpr int ROW_WORDS = 4096; /* block-table entries of a sequence kept in shared memory */
 
 template <int OUT>
 __device__ __forceinline__ void fill_table(uint32_t *table, int fnuz, float scale)
@@ -70,10 +71,12 @@ __device__ __forceinline__ void fill_table(uint32_t *table, int fnuz, float scal
 }
 
 /* blockIdx.y: the sequence. A thread block takes THREADS * ITEMS consecutive (position, item)
- * pairs at a time (in NHD with the usual shapes, whole cache blocks: each thread block reads
- * one contiguous run, which DRAM serves far better than many scattered ones); a thread takes
- * ITEMS of them, THREADS apart, and loads their block-table entries, then their codes, before
- * the first is used. (position, item) advances by (step_pos, step_item) with a carry, so only
+ * pairs at a time, a run (in NHD with the usual shapes, whole cache blocks: each thread block
+ * reads one contiguous run, which DRAM serves far better than many scattered ones); a thread
+ * takes ITEMS of them, THREADS apart. The codes of the thread block's next run are loaded
+ * before the current one is converted and stored, and the sequence's block-table row sits in
+ * shared memory when it has at most ROW_WORDS entries, so that a run's loads wait on nothing
+ * in global memory. (position, item) advances by (step_pos, step_item) with a carry, so only
  * the first pair of a run costs a division. NHD (the layout engines use) addresses a row as
  * one run of heads * head_size codes; split-x goes through the layout rules of common.h. */
 template <int OUT, int VEC, int LAYOUT>
@@ -83,28 +86,51 @@ __global__ void __launch_bounds__(THREADS)
                   const int32_t *seq_lens, int bs_shift, float scale, uint8_t *dst)
 {
     typedef out_elem<OUT> E;
-    extern __shared__ uint32_t table[]; /* [256][COPIES] */
-    fill_table<OUT>(table, fnuz, scale);
-    const uint32_t *mine = table + threadIdx.x % COPIES;
+    extern __shared__ uint32_t table[]; /* [256][COPIES], then the block-table row */
     const int seq = blockIdx.y, hs = shape.head_size, bs = shape.block_size;
-    const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
     const int len = seq_lens[seq];
+    const int32_t *table_row = block_table + (size_t)seq * max_blocks_per_seq;
+    int32_t *row_copy = reinterpret_cast<int32_t *>(table + 256 * COPIES);
+    const bool row_in_shared = max_blocks_per_seq <= ROW_WORDS;
+    if (row_in_shared)
+        for (int i = threadIdx.x; i * bs < len; i += THREADS)
+            row_copy[i] = table_row[i];
+    fill_table<OUT>(table, fnuz, scale); /* ends with a barrier */
+    const int32_t *blocks = row_in_shared ? row_copy : table_row;
+    const uint32_t *mine = table + threadIdx.x % COPIES;
+    const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
     const uint32_t total = (uint32_t)len * (uint32_t)items; /* < 2^31: the host checks */
     const size_t first_row = (size_t)row_start[seq];
-    const int32_t *table_row = block_table + (size_t)seq * max_blocks_per_seq;
     const int step_pos = (int)(THREADS / (uint32_t)items);
     const int step_item = (int)(THREADS % (uint32_t)items);
-    for (uint32_t run = blockIdx.x * THREADS * ITEMS; run < total;
-         run += gridDim.x * THREADS * ITEMS) {
+
+    /* the positions, items and codes of the run starting at pair `run` */
+    auto load_run = [&](uint32_t run, int(&p)[ITEMS], int(&it)[ITEMS],
+                        uint8_t(&codes)[ITEMS][VEC]) {
         const uint32_t g = run + threadIdx.x;
         int pos = (int)(g / (uint32_t)items), item = (int)(g % (uint32_t)items);
-        int p[ITEMS], it[ITEMS];
-        int32_t block[ITEMS];
 #pragma unroll
         for (int u = 0; u < ITEMS; u++) {
             p[u] = pos;
             it[u] = item;
-            block[u] = pos < len ? table_row[bs_shift >= 0 ? pos >> bs_shift : pos / bs] : 0;
+            if (pos < len) {
+                const int32_t block = blocks[bs_shift >= 0 ? pos >> bs_shift : pos / bs];
+                const int in_block = bs_shift >= 0 ? pos & (bs - 1) : pos % bs;
+                const int64_t slot = (int64_t)block * bs + in_block;
+                if (LAYOUT == FP8KV_LAYOUT_NHD) {
+                    load_bytes<VEC>(cache + (size_t)slot * row_elems + (size_t)item * VEC,
+                                    codes[u]);
+                } else {
+                    const int h = item * VEC / hs, d = item * VEC % hs;
+                    if (is_key) {
+                        load_bytes<VEC>(cache + key_offset(shape, slot, h, d), codes[u]);
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < VEC; k++)
+                            codes[u][k] = cache[value_offset(shape, slot, h, d + k)];
+                    }
+                }
+            }
             pos += step_pos;
             item += step_item;
             if (item >= items) {
@@ -112,26 +138,10 @@ __global__ void __launch_bounds__(THREADS)
                 pos++;
             }
         }
-        uint8_t codes[ITEMS][VEC];
-#pragma unroll
-        for (int u = 0; u < ITEMS; u++) {
-            if (p[u] >= len)
-                continue;
-            const int in_block = bs_shift >= 0 ? p[u] & (bs - 1) : p[u] % bs;
-            const int64_t slot = (int64_t)block[u] * bs + in_block;
-            if (LAYOUT == FP8KV_LAYOUT_NHD) {
-                load_bytes<VEC>(cache + (size_t)slot * row_elems + (size_t)it[u] * VEC, codes[u]);
-                continue;
-            }
-            const int h = it[u] * VEC / hs, d = it[u] * VEC % hs;
-            if (is_key) {
-                load_bytes<VEC>(cache + key_offset(shape, slot, h, d), codes[u]);
-            } else {
-#pragma unroll
-                for (int k = 0; k < VEC; k++)
-                    codes[u][k] = cache[value_offset(shape, slot, h, d + k)];
-            }
-        }
+    };
+    /* the outputs of a loaded run */
+    auto store_run = [&](const int(&p)[ITEMS], const int(&it)[ITEMS],
+                         const uint8_t(&codes)[ITEMS][VEC]) {
 #pragma unroll
         for (int u = 0; u < ITEMS; u++) {
             if (p[u] >= len)
@@ -153,10 +163,44 @@ __global__ void __launch_bounds__(THREADS)
                 store_bytes<VEC * E::size>(out, raw);
             }
         }
+    };
+
+    const uint32_t run_stride = gridDim.x * THREADS * ITEMS;
+    uint32_t run = blockIdx.x * THREADS * ITEMS;
+    if (run >= total)
+        return;
+    int p[ITEMS], it[ITEMS];
+    uint8_t codes[ITEMS][VEC];
+    load_run(run, p, it, codes);
+    for (;;) {
+        const uint32_t next = run + run_stride; /* < 2^32: total < 2^31, the stride < 2^28 */
+        const bool more = next < total;
+        int pn[ITEMS], itn[ITEMS];
+        uint8_t codes_n[ITEMS][VEC];
+        if (more)
+            load_run(next, pn, itn, codes_n);
+        store_run(p, it, codes);
+        if (!more)
+            break;
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++) {
+            p[u] = pn[u];
+            it[u] = itn[u];
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                codes[u][k] = codes_n[u][k];
+        }
+        run = next;
     }
 }
 
 constexpr size_t TABLE_BYTES = 256 * COPIES * sizeof(uint32_t);
+
+/* The dynamic shared memory of a launch: the table, and the block-table row when it fits. */
+inline size_t shared_bytes(int max_blocks)
+{
+    return TABLE_BYTES + (max_blocks <= ROW_WORDS ? (size_t)max_blocks * sizeof(int32_t) : 0);
+}
 
 template <int OUT, int LAYOUT>
 void launch_layout(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape &shape,
@@ -165,10 +209,10 @@ void launch_layout(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape 
                    uint8_t *dst)
 {
     if (vec == 8)
-        gather_kernel<OUT, 8, LAYOUT><<<grid, THREADS, TABLE_BYTES>>>(
+        gather_kernel<OUT, 8, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
             fnuz, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
     else
-        gather_kernel<OUT, 1, LAYOUT><<<grid, THREADS, TABLE_BYTES>>>(
+        gather_kernel<OUT, 1, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
             fnuz, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
 }
 
