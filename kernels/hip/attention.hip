@@ -1,25 +1,29 @@
 /* attention.hip — paged-attention decode with inline dequantization (fp8kv/kv_cache.h), split
  * across thread blocks (flash-decoding).
  *
- * Pass 1, one thread block per (sequence, kv head, group of GB q heads, partition of P
- * tokens): TPT consecutive lanes share a token, each lane VEC consecutive dimensions loaded with
- * one access (16 bytes: 16 fp8 codes or 8 bf16 values), so a warp reads whole cache rows; the
- * K and V chunks of UNROLL tokens are in flight at once. The codes are dequantized in registers
- * (decode * scale in f32; on sm_89+ the e4m3fn decode is the exact hardware
- * cvt.rn.f16x2.e4m3x2) and used for all GB q heads of the kv head, so grouped-query attention
- * decodes each K/V element once. Each group of TPT lanes keeps an online softmax (running max,
- * sum, and weighted sum of values) over its tokens: no block-wide step until the end, where the
- * groups are merged through shared memory and the partition writes its unnormalized output,
- * max and sum.
+ * Pass 1, one thread block per (sequence, partition of P tokens, kv head, group of GB q
+ * heads), the heads fastest in launch order. The partition is walked in stages of T tokens:
+ * the K and V rows of a stage are copied into shared memory (cp.async on NVIDIA sm_80+,
+ * STAGES - 1 stages ahead, so that many bytes are in flight without registers), then
+ * consumed: TPT consecutive lanes share a token, each lane VEC dimensions (shared loads of up
+ * to 16 bytes), and each group of TPT lanes takes U = UNROLL tokens of the stage. The codes
+ * are dequantized in registers (on sm_89+ the e4m3fn decode is the exact hardware
+ * cvt.rn.f16x2.e4m3x2) and used for all GB q heads of the kv head, so that grouped-query
+ * attention reads and decodes each K/V element once; the queries sit in registers. The
+ * scales are folded: k_scale into the query (with softmax_scale and log2(e), the softmax runs
+ * in powers of two), v_scale into the partition's output; the function is the same, the
+ * roundings differ (attention is judged by NMSE). Each group keeps an online softmax
+ * (running max, sum, and weighted sum of values), updated once per stage for its U scores; at
+ * the end the groups are merged through shared memory and the partition writes its
+ * unnormalized output, max and sum.
  * Pass 2, one thread block per (sequence, q head): out = sum_p o_p e^(m_p - M) / sum_p l_p
  * e^(m_p - M), M the largest m_p.
  *
  * The cache element type is a template parameter: the same kernel reads a bf16 cache for the
  * benchmark's baseline. Accumulation is f32 with explicit fmaf (the files are built without
- * contraction; the fused multiply-adds here are deliberate: attention is judged by NMSE), and
- * the softmax runs in powers of two (scores times log2(e), exp2f), which is the same function.
- * NaN semantics follow the CPU reference: a NaN score never becomes the maximum and makes its
- * head's output NaN through the sum.
+ * contraction; the fused multiply-adds here are deliberate). NaN semantics follow the CPU
+ * reference: a NaN score never becomes the maximum and makes its head's output NaN through
+ * the sum.
  */
 #include "common.h"
 
@@ -32,7 +36,8 @@ using namespace fp8kv_gpu;
 namespace {
 
 constexpr int THREADS = 128;
-constexpr int UNROLL = 3; /* tokens whose K and V each lane has in flight (3: no spill at 3 blocks per SM) */
+constexpr int STAGES = 3; /* shared-memory stages: STAGES - 1 in flight while one is consumed */
+constexpr int UNROLL = 4; /* tokens per group and stage (2 and 8 measured slower on the H200) */
 
 struct attn_params {
     struct fp8kv_cache_shape shape;
@@ -43,62 +48,121 @@ struct attn_params {
     const int32_t *block_table;
     int max_blocks;
     const int32_t *seq_lens;
-    float k_scale, v_scale;
-    float score_scale; /* softmax_scale * log2(e): the softmax runs in powers of two */
-    int bs_shift;      /* log2(block_size) when a power of two, else -1 */
+    float q_scale; /* softmax_scale * log2(e) * k_scale, applied to the query */
+    float v_scale; /* applied to the partition's output */
+    int bs_shift;  /* log2(block_size) when a power of two, else -1 */
     int partition, max_partitions, tpt;
-    int table_words; /* shared words for a partition's block-table entries */
+    int interleave;  /* a lane's 16-byte units are k * TPT + lane (else lane * NU + k) */
+    int chunk_bytes; /* > 0: rows are copied in chunks of this many bytes (NHD, see launch) */
+    int chunk_shift; /* log2(chunks per row) in that case */
+    int row_bytes;   /* shared bytes per K or V row: head_size elements, rounded up to 16 */
+    int table_words; /* shared words for a partition's block-table entries (a multiple of 4) */
     float *part_out, *part_max, *part_sum;
 };
 
-#ifdef FP8KV_ARCH_NV_SM89_PLUS
-/* Two e4m3fn codes (low byte first) to f32, exactly: cvt.rn.f16x2.e4m3x2, then f16 -> f32. */
-__device__ __forceinline__ void e4m3x2_to_f32(uint16_t codes, float *lo, float *hi)
+/* ---- copies into shared memory ------------------------------------------------------------ */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__HIPCC__)
+#define FP8KV_CP_ASYNC 1
+#endif
+
+/* cp_async: n bytes (4, 8 or 16, both addresses aligned to n) from global src to shared dst,
+ * completed by wait_copies; a plain copy where there is no cp.async. */
+__device__ __forceinline__ void cp_async(void *dst, const void *src, int n)
 {
-    uint32_t h2;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(codes));
-    asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;\n\t}"
-        : "=f"(*lo), "=f"(*hi)
-        : "r"(h2));
+#ifdef FP8KV_CP_ASYNC
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    if (n == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+    else if (n == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src));
+#else
+    if (n == 16)
+        *static_cast<uint4 *>(dst) = *static_cast<const uint4 *>(src);
+    else if (n == 8)
+        *static_cast<uint2 *>(dst) = *static_cast<const uint2 *>(src);
+    else
+        *static_cast<uint32_t *>(dst) = *static_cast<const uint32_t *>(src);
+#endif
+}
+__device__ __forceinline__ void commit_copies()
+{
+#ifdef FP8KV_CP_ASYNC
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+/* waits until at most N committed groups of this thread are pending */
+template <int N> __device__ __forceinline__ void wait_copies()
+{
+#ifdef FP8KV_CP_ASYNC
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+/* ---- cache element types ------------------------------------------------------------------- */
+
+#ifdef FP8KV_ARCH_NV_SM89_PLUS
+/* Four e4m3fn codes (low byte first) to f32, exactly: cvt.rn.f16x2.e4m3x2 on each half of the
+ * word, then f16 -> f32. */
+__device__ __forceinline__ void e4m3x4_to_f32(uint32_t codes, float *out)
+{
+    uint32_t lo, hi;
+    asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
+        "cvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
+        : "=r"(lo), "=r"(hi)
+        : "r"(codes));
+    asm("{\n\t.reg .b16 a, b, c, d;\n\tmov.b32 {a, b}, %4;\n\tmov.b32 {c, d}, %5;\n\t"
+        "cvt.f32.f16 %0, a;\n\tcvt.f32.f16 %1, b;\n\tcvt.f32.f16 %2, c;\n\tcvt.f32.f16 %3, d;\n\t}"
+        : "=f"(out[0]), "=f"(out[1]), "=f"(out[2]), "=f"(out[3])
+        : "r"(lo), "r"(hi));
 }
 #endif
 
-/* An fp8 cache: decode(code) * scale. */
+/* An fp8 cache: decode(code), exactly (the scale is applied elsewhere). */
 struct fp8_cache {
     static constexpr int size = 1;
-    template <int VEC>
-    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float scale,
-                                                  float *out)
+    template <int N>
+    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float *out)
     {
 #ifdef FP8KV_ARCH_NV_SM89_PLUS
-        if (VEC % 2 == 0 && !fnuz) {
+        if (N % 4 == 0 && !fnuz) {
 #pragma unroll
-            for (int k = 0; k < VEC; k += 2) {
-                float lo, hi;
-                e4m3x2_to_f32((uint16_t)(raw[k] | raw[k + 1] << 8), &lo, &hi);
-                out[k] = lo * scale;
-                out[k + 1] = hi * scale;
+            for (int k = 0; k < N; k += 4) {
+                uint32_t w;
+                memcpy(&w, raw + k, 4);
+                e4m3x4_to_f32(w, out + k);
             }
             return;
         }
 #endif
 #pragma unroll
-        for (int k = 0; k < VEC; k++)
-            out[k] = decode_fast(fnuz, raw[k]) * scale;
+        for (int k = 0; k < N; k++)
+            out[k] = decode_fast(fnuz, raw[k]);
     }
 };
 
-/* A bf16 cache (the benchmark's baseline): bf16 * scale. */
+/* A bf16 cache (the benchmark's baseline): the bits moved to the top of an f32. */
 struct bf16_cache {
     static constexpr int size = 2;
-    template <int VEC>
-    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float scale,
-                                                  float *out)
+    template <int N>
+    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float *out)
     {
         (void)fnuz;
+        if constexpr (N % 2 == 0) {
 #pragma unroll
-        for (int k = 0; k < VEC; k++)
-            out[k] = fp8kv_bf16_to_f32((uint16_t)(raw[2 * k] | raw[2 * k + 1] << 8)) * scale;
+            for (int k = 0; k < N; k += 2) {
+                uint32_t w;
+                memcpy(&w, raw + 2 * k, 4);
+                out[k] = __uint_as_float(w << 16);
+                out[k + 1] = __uint_as_float(w & 0xFFFF0000u);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                out[k] = fp8kv_bf16_to_f32((uint16_t)(raw[2 * k] | raw[2 * k + 1] << 8));
+        }
     }
 };
 
@@ -112,58 +176,142 @@ __device__ __forceinline__ int block_pos(const attn_params &p, int t)
     return p.bs_shift >= 0 ? t & (p.shape.block_size - 1) : t % p.shape.block_size;
 }
 
-/* Loads the VEC elements of dimensions [d, d + VEC) of token slot, kv head h. */
-template <typename C, int VEC>
-__device__ __forceinline__ void load_chunk(const attn_params &p, int is_key, int64_t slot, int h,
-                                           int d, uint8_t *raw)
+/* The VEC elements of a lane, in units of UB bytes: unit k of lane `lane` is unit
+ * unit_of(k) of the row (the interleaved order keeps the 8 lanes of a quarter warp on distinct
+ * banks when a lane has two units). */
+template <typename C, int VEC> struct lane_units {
+    static constexpr int UB = VEC * C::size >= 16 ? 16 : VEC * C::size; /* bytes per unit */
+    static constexpr int NU = VEC * C::size / UB;                         /* units per lane */
+    static constexpr int EPU = UB / C::size;                              /* elements per unit */
+    static __device__ __forceinline__ int unit_of(const attn_params &p, int lane, int k)
+    {
+        return p.interleave ? k * p.tpt + lane : lane * NU + k;
+    }
+};
+
+/* Copies the K and V rows of the stage's tokens [tb, tb + T) (those below t1) into buf:
+ * [2][T][row_bytes]. NHD rows go in chunks (cp.async); other layouts element by element. */
+template <typename C>
+__device__ __forceinline__ void fill_stage(const attn_params &p, int T, int kvh, int tb, int t1,
+                                           const int32_t *blocks, int first_block, uint8_t *buf)
 {
-    const uint8_t *base = is_key ? p.key_cache : p.value_cache;
-    if (!is_key && p.shape.layout == FP8KV_LAYOUT_SPLIT_X) { /* [block][h][d][pos]: strided */
-#pragma unroll
-        for (int k = 0; k < VEC; k++)
-#pragma unroll
-            for (int b = 0; b < C::size; b++)
-                raw[k * C::size + b] = base[value_offset(p.shape, slot, h, d + k) * C::size + b];
+    const int D = p.shape.head_size;
+    if (p.chunk_bytes > 0 && (2 << p.chunk_shift) <= THREADS) {
+        /* chunk c = threadIdx.x + j THREADS is chunk k of row `which` of token i0 + j di: the
+         * same chunk of the same tensor for every j, so only the token's slot changes */
+        const int cs = p.chunk_shift, k = threadIdx.x & ((1 << cs) - 1);
+        const int which = (threadIdx.x >> cs) & 1, di = THREADS >> (cs + 1);
+        const uint32_t row = (uint32_t)(p.shape.num_heads * D * C::size);
+        const size_t block_bytes = (size_t)row * p.shape.block_size;
+        const uint8_t *src = (which ? p.value_cache : p.key_cache) + (size_t)kvh * D * C::size +
+                             (size_t)k * p.chunk_bytes;
+        uint8_t *dst = buf + (size_t)which * T * p.row_bytes + (size_t)k * p.chunk_bytes;
+        for (int i = threadIdx.x >> (cs + 1); i < T && tb + i < t1; i += di) {
+            const int t = tb + i;
+            const uint32_t block = (uint32_t)blocks[block_index(p, t) - first_block];
+            cp_async(dst + (uint32_t)i * (uint32_t)p.row_bytes,
+                     src + block * block_bytes + (uint32_t)block_pos(p, t) * row, p.chunk_bytes);
+        }
         return;
     }
-    const size_t at = is_key ? key_offset(p.shape, slot, h, d) : value_offset(p.shape, slot, h, d);
-    load_bytes<VEC * C::size>(base + at * C::size, raw);
+    if (p.chunk_bytes > 0) {
+        const int cs = p.chunk_shift, per_row = 1 << cs, total = 2 * T * per_row;
+        const size_t row = (size_t)p.shape.num_heads * D * C::size;
+        for (int c = threadIdx.x; c < total; c += THREADS) {
+            const int k = c & (per_row - 1), which = (c >> cs) & 1, i = c >> (cs + 1);
+            const int t = tb + i;
+            if (t >= t1)
+                continue;
+            const int64_t slot =
+                (int64_t)blocks[block_index(p, t) - first_block] * p.shape.block_size +
+                block_pos(p, t);
+            const uint8_t *src = (which ? p.value_cache : p.key_cache) + (size_t)slot * row +
+                                 (size_t)kvh * D * C::size + (size_t)k * p.chunk_bytes;
+            cp_async(buf + ((size_t)which * T + i) * p.row_bytes + (size_t)k * p.chunk_bytes, src,
+                     p.chunk_bytes);
+        }
+        return;
+    }
+    for (int e = threadIdx.x; e < 2 * T * D; e += THREADS) {
+        const int d = e % D, i = e / D % T, which = e / D / T;
+        const int t = tb + i;
+        if (t >= t1)
+            continue;
+        const int64_t slot =
+            (int64_t)blocks[block_index(p, t) - first_block] * p.shape.block_size +
+            block_pos(p, t);
+        const size_t at =
+            which ? value_offset(p.shape, slot, kvh, d) : key_offset(p.shape, slot, kvh, d);
+        const uint8_t *src = (which ? p.value_cache : p.key_cache) + at * C::size;
+        uint8_t *dst = buf + ((size_t)which * T + i) * p.row_bytes + (size_t)d * C::size;
+#pragma unroll
+        for (int b = 0; b < C::size; b++)
+            dst[b] = src[b];
+    }
 }
 
-template <typename C, int GB, int VEC>
-__global__ void __launch_bounds__(THREADS, 3) attention_partial(attn_params p)
+/* Loads a lane's VEC elements of one shared row and decodes them. */
+template <typename C, int VEC>
+__device__ __forceinline__ void row_elems(const attn_params &p, const uint8_t *row, int lane,
+                                          float *out)
 {
-    const int seq = blockIdx.z, part = blockIdx.x;
-    const int kvh = blockIdx.y / p.qchunks;
-    const int q0 = kvh * p.group + (int)(blockIdx.y % p.qchunks) * GB;
+    typedef lane_units<C, VEC> L;
+    uint8_t raw[VEC * C::size];
+#pragma unroll
+    for (int k = 0; k < L::NU; k++)
+        load_bytes<L::UB>(row + (size_t)L::unit_of(p, lane, k) * L::UB, raw + k * L::UB);
+    C::template decode<VEC>(raw, p.fnuz, out);
+}
+
+template <typename C, int GB, int VEC, int U>
+__global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
+{
+    typedef lane_units<C, VEC> L;
+    const int seq = blockIdx.z, part = blockIdx.y;
+    const int kvh = blockIdx.x / p.qchunks;
+    const int q0 = kvh * p.group + (int)(blockIdx.x % p.qchunks) * GB;
     const int n = p.seq_lens[seq], t0 = part * p.partition;
     if (t0 >= n)
         return;
     const int t1 = n - t0 < p.partition ? n : t0 + p.partition;
     const int D = p.shape.head_size, chunks = D / VEC;
     const int tpt = p.tpt, lane = threadIdx.x % tpt, grp = threadIdx.x / tpt;
-    const int groups = THREADS / tpt;
+    const int groups = THREADS / tpt, T = groups * U; /* T: tokens per stage */
     const bool active = lane < chunks;
-    const int d0 = lane * VEC;
 
-    /* The GB queries in shared memory, laid out [g][k / QW][lane][k % QW] so that the lanes of
-     * a group read consecutive 16-byte words (and the groups the same ones): registers are kept
-     * for the accumulators. */
-    constexpr int QW = VEC >= 4 ? 4 : 1, QV = VEC / QW;
-    extern __shared__ float smem[];
-    float *qs = smem; /* GB * VEC * tpt floats */
-    for (int i = threadIdx.x; i < GB * VEC * tpt; i += THREADS) {
-        const int w = i % QW, ln = i / QW % tpt, kq = i / QW / tpt % QV, g = i / (QW * tpt * QV);
-        const int d = ln * VEC + kq * QW + w;
-        qs[i] = ln < chunks ? p.query[((size_t)seq * p.num_q_heads + q0 + g) * D + d] : 0.0f;
-    }
-    /* the partition's block-table entries, so that a token's slot costs no global round trip
-     * before its K and V loads can start */
-    int32_t *blocks = reinterpret_cast<int32_t *>(qs + GB * VEC * tpt);
+    extern __shared__ __align__(16) uint8_t smem[];
+    int32_t *blocks = reinterpret_cast<int32_t *>(smem);
+    uint8_t *stages = smem + (size_t)p.table_words * 4;
+    const size_t stage_bytes = (size_t)2 * T * p.row_bytes;
+
+    /* the partition's block-table entries, so that a token's slot costs no global round trip */
     const int first_block = block_index(p, t0), nblocks = block_index(p, t1 - 1) - first_block + 1;
     for (int i = threadIdx.x; i < nblocks; i += THREADS)
         blocks[i] = p.block_table[(size_t)seq * p.max_blocks + first_block + i];
-    __syncthreads();
+
+    /* the queries of the lane's dimensions, scaled (see the top of the file) */
+    float qf[GB][VEC];
+#pragma unroll
+    for (int g = 0; g < GB; g++)
+#pragma unroll
+        for (int k = 0; k < L::NU; k++)
+#pragma unroll
+            for (int e = 0; e < L::EPU; e++) {
+                const int d = L::unit_of(p, lane, k) * L::EPU + e;
+                qf[g][k * L::EPU + e] =
+                    active ? p.query[((size_t)seq * p.num_q_heads + q0 + g) * D + d] * p.q_scale
+                           : 0.0f;
+            }
+    __syncthreads(); /* the block-table entries */
+
+    const int nstages = (t1 - t0 + T - 1) / T;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nstages)
+            fill_stage<C>(p, T, kvh, t0 + s * T, t1, blocks, first_block,
+                                 stages + (size_t)s * stage_bytes);
+        commit_copies();
+    }
 
     /* each token group's running softmax: max m, sum l, and the weighted sum of values acc */
     float m[GB], l[GB], acc[GB][VEC];
@@ -176,87 +324,94 @@ __global__ void __launch_bounds__(THREADS, 3) attention_partial(attn_params p)
             acc[g][k] = 0.0f;
     }
 
-    for (int tb = t0; tb < t1; tb += groups * UNROLL) { /* uniform trip count: shuffles below */
-        uint8_t kraw[UNROLL][VEC * C::size], vraw[UNROLL][VEC * C::size];
+    for (int st = 0; st < nstages; st++) {
+        wait_copies<STAGES - 2>(); /* this thread's copies of stage st have landed */
+        __syncthreads();           /* everyone's; and stage st - 1 is consumed by all */
+        if (st + STAGES - 1 < nstages)
+            fill_stage<C>(p, T, kvh, t0 + (st + STAGES - 1) * T, t1, blocks, first_block,
+                                 stages + (size_t)((st + STAGES - 1) % STAGES) * stage_bytes);
+        commit_copies(); /* an empty group at the end keeps the count uniform */
+
+        const uint8_t *kb = stages + (size_t)(st % STAGES) * stage_bytes;
+        const uint8_t *vb = kb + (size_t)T * p.row_bytes;
+        const int tb = t0 + st * T;
+
+        /* the scores of the group's U tokens (i = grp * U + u), for the GB heads */
+        float sc[U][GB];
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) { /* K and V of UNROLL tokens in flight */
-            const int t = tb + u * groups + grp;
-            if (active && t < t1) {
-                const int64_t slot =
-                    (int64_t)blocks[block_index(p, t) - first_block] * p.shape.block_size +
-                    block_pos(p, t);
-                load_chunk<C, VEC>(p, 1, slot, kvh, d0, kraw[u]);
-                load_chunk<C, VEC>(p, 0, slot, kvh, d0, vraw[u]);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int t = tb + u * groups + grp;
-            const bool valid = t < t1; /* the same for the TPT lanes of a group */
-            float dot[GB], vf[VEC];
+        for (int u = 0; u < U; u++) {
 #pragma unroll
             for (int g = 0; g < GB; g++)
-                dot[g] = 0.0f;
-            if (active && valid) {
+                sc[u][g] = 0.0f;
+            if (active && tb + grp * U + u < t1) {
                 float kf[VEC];
-                C::template decode<VEC>(kraw[u], p.fnuz, p.k_scale, kf);
+                row_elems<C, VEC>(p, kb + (size_t)(grp * U + u) * p.row_bytes, lane, kf);
 #pragma unroll
                 for (int g = 0; g < GB; g++)
 #pragma unroll
-                    for (int kq = 0; kq < QV; kq++) {
-                        float qv[QW];
-                        const float *src = qs + ((g * QV + kq) * tpt + lane) * QW;
-                        if constexpr (QW == 4) {
-                            const float4 v4 = *reinterpret_cast<const float4 *>(src);
-                            qv[0] = v4.x;
-                            qv[1] = v4.y;
-                            qv[2] = v4.z;
-                            qv[3] = v4.w;
-                        } else {
-                            qv[0] = src[0];
-                        }
-#pragma unroll
-                        for (int w = 0; w < QW; w++)
-                            dot[g] = fmaf(qv[w], kf[kq * QW + w], dot[g]);
-                    }
-                C::template decode<VEC>(vraw[u], p.fnuz, p.v_scale, vf);
+                    for (int k = 0; k < VEC; k++)
+                        sc[u][g] = fmaf(qf[g][k], kf[k], sc[u][g]);
             }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
 #pragma unroll
             for (int g = 0; g < GB; g++)
                 for (int mask = tpt / 2; mask > 0; mask /= 2)
-                    dot[g] += FP8KV_SHFL_XOR(dot[g], mask);
-            if (!valid)
-                continue;
+                    sc[u][g] += FP8KV_SHFL_XOR(sc[u][g], mask);
+
+        /* the online softmax, once per stage: a new maximum rescales (rarely, after the first
+         * stages); a NaN score is never the maximum and turns l and acc into NaN */
 #pragma unroll
-            for (int g = 0; g < GB; g++) {
-                const float s = p.score_scale * dot[g]; /* the score times log2(e) */
-                if (s > m[g]) { /* a new maximum (a NaN score never is one) */
-                    const float r = exp2f(m[g] - s);
-                    m[g] = s;
-                    l[g] *= r;
+        for (int g = 0; g < GB; g++) {
+            float top = -INFINITY;
 #pragma unroll
-                    for (int k = 0; k < VEC; k++)
-                        acc[g][k] *= r;
-                }
-                const float e = exp2f(s - m[g]); /* NaN for a NaN score: it reaches the output */
+            for (int u = 0; u < U; u++)
+                if (tb + grp * U + u < t1)
+                    top = fmaxf(top, sc[u][g]);
+            if (top > m[g]) {
+                const float r = exp2f(m[g] - top);
+                m[g] = top;
+                l[g] *= r;
+#pragma unroll
+                for (int k = 0; k < VEC; k++)
+                    acc[g][k] *= r;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const float e = tb + grp * U + u < t1 ? exp2f(sc[u][g] - m[g]) : 0.0f;
+                sc[u][g] = e;
                 l[g] += e;
-                if (active)
-#pragma unroll
-                    for (int k = 0; k < VEC; k++)
-                        acc[g][k] = fmaf(e, vf[k], acc[g][k]);
             }
         }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (!active || tb + grp * U + u >= t1)
+                continue;
+            float vf[VEC];
+            row_elems<C, VEC>(p, vb + (size_t)(grp * U + u) * p.row_bytes, lane, vf);
+#pragma unroll
+            for (int g = 0; g < GB; g++)
+#pragma unroll
+                for (int k = 0; k < VEC; k++)
+                    acc[g][k] = fmaf(sc[u][g], vf[k], acc[g][k]);
+        }
     }
+    wait_copies<0>();
+    __syncthreads(); /* the stages are free: the merge reuses them */
 
     /* ---- merge the token groups: M = max m, sum of l e^(m - M), sum of acc e^(m - M) ---- */
-    float *red = qs + GB * VEC * tpt + p.table_words; /* [groups][GB][D] */
+    float *red = reinterpret_cast<float *>(stages); /* [groups][GB][D] */
     float *gm = red + (size_t)groups * GB * D, *gl = gm + groups * GB; /* [groups][GB] */
     if (active)
 #pragma unroll
         for (int g = 0; g < GB; g++)
 #pragma unroll
-            for (int k = 0; k < VEC; k++)
-                red[((size_t)grp * GB + g) * D + d0 + k] = acc[g][k];
+            for (int k = 0; k < L::NU; k++)
+#pragma unroll
+                for (int e = 0; e < L::EPU; e++)
+                    red[((size_t)grp * GB + g) * D + L::unit_of(p, lane, k) * L::EPU + e] =
+                        acc[g][k * L::EPU + e];
     if (lane == 0)
 #pragma unroll
         for (int g = 0; g < GB; g++) {
@@ -269,17 +424,17 @@ __global__ void __launch_bounds__(THREADS, 3) attention_partial(attn_params p)
         float M = -INFINITY;
         for (int r = 0; r < groups; r++)
             M = fmaxf(M, gm[r * GB + g]);
-        float L = 0.0f, A = 0.0f;
+        float Lsum = 0.0f, A = 0.0f;
         for (int r = 0; r < groups; r++) {
             const float w = exp2f(gm[r * GB + g] - M); /* 0 for a group without tokens */
-            L = fmaf(gl[r * GB + g], w, L);
+            Lsum = fmaf(gl[r * GB + g], w, Lsum);
             A = fmaf(red[((size_t)r * GB + g) * D + d], w, A);
         }
         const size_t row = ((size_t)seq * p.num_q_heads + q0 + g) * p.max_partitions + part;
-        p.part_out[row * D + d] = A;
+        p.part_out[row * D + d] = A * p.v_scale;
         if (d == 0) {
             p.part_max[row] = M;
-            p.part_sum[row] = L;
+            p.part_sum[row] = Lsum;
         }
     }
 }
@@ -311,9 +466,9 @@ typedef void (*partial_fn)(attn_params);
 
 template <typename C, int VEC> partial_fn partial_of_gb(int gb)
 {
-    return gb == 4 ? attention_partial<C, 4, VEC>
-           : gb == 2 ? attention_partial<C, 2, VEC>
-                     : attention_partial<C, 1, VEC>;
+    return gb == 4 ? attention_partial<C, 4, VEC, UNROLL>
+           : gb == 2 ? attention_partial<C, 2, VEC, UNROLL>
+                     : attention_partial<C, 1, VEC, UNROLL>;
 }
 
 int pow2_at_least(int x)
@@ -343,11 +498,12 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     if (num_seqs > 65535)
         return FP8KV_FAIL("attention: %d sequences (at most 65535 per launch)", num_seqs);
     /* tuning knobs for experiments (not needed for correctness): FP8KV_ATTN_VEC caps the
-     * elements per lane (16, 8, 1), FP8KV_ATTN_GB the q heads per block (4, 2, 1),
-     * FP8KV_ATTN_PARTITION sets the default partition */
+     * elements per lane (16, 8, 1; 8 by default: half the registers of 16, twice the blocks per
+     * multiprocessor, measured faster for both caches), FP8KV_ATTN_GB the q heads per block
+     * (4, 2, 1), FP8KV_ATTN_PARTITION sets the default partition */
     const char *knob_vec = getenv("FP8KV_ATTN_VEC"), *knob_gb = getenv("FP8KV_ATTN_GB");
     const char *knob_part = getenv("FP8KV_ATTN_PARTITION");
-    const int max_vec = std::min(cache_bf16 ? 8 : 16, knob_vec ? atoi(knob_vec) : 16);
+    const int max_vec = std::min(16, knob_vec ? atoi(knob_vec) : 8);
     const int max_gb = knob_gb ? atoi(knob_gb) : 4;
     const int D = shape.head_size, group = num_q_heads / shape.num_heads;
     const int vec = vec_of(D, max_vec), chunks = D / vec;
@@ -358,7 +514,7 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     if (partition <= 0 && knob_part)
         partition = atoi(knob_part);
     if (partition <= 0) /* split even short sequences: the combining pass always runs */
-        partition = std::min(1024, std::max(8, pow2_at_least((max_seq_len + 3) / 4)));
+        partition = std::min(2048, std::max(8, pow2_at_least((max_seq_len + 3) / 4)));
     const int max_partitions = std::max(1, (max_seq_len + partition - 1) / partition);
 
     const size_t rows = (size_t)num_seqs * num_q_heads * max_partitions;
@@ -367,6 +523,7 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
                  : scratch.alloc(rows * ((size_t)D + 2) * sizeof(float));
     if (rc != 0)
         return rc;
+    const int esize = cache_bf16 ? 2 : 1;
     attn_params p;
     p.shape = shape;
     p.fnuz = cfg.format == FP8KV_CODEC_E4M3FNUZ;
@@ -379,9 +536,8 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     p.block_table = d_block_table;
     p.max_blocks = max_blocks_per_seq;
     p.seq_lens = d_seq_lens;
-    p.k_scale = k_scale;
+    p.q_scale = softmax_scale * 1.4426950408889634f * k_scale; /* log2(e) */
     p.v_scale = v_scale;
-    p.score_scale = softmax_scale * 1.4426950408889634f; /* log2(e) */
     p.bs_shift = -1;
     for (int b = 0; b < 31; b++)
         if (shape.block_size == 1 << b)
@@ -389,22 +545,40 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     p.partition = partition;
     p.max_partitions = max_partitions;
     p.tpt = tpt;
+    /* a lane's two (or more) 16-byte units interleave with the other lanes' when the lanes
+     * cover the row exactly */
+    p.interleave = vec * esize > 16 && tpt == chunks;
+    /* NHD rows are contiguous: copied in chunks of 16, 8 or 4 bytes when a row is a power-of-two
+     * number of them (rows, and so chunks, are aligned to their size) */
+    const int row = D * esize;
+    p.chunk_bytes = 0;
+    p.chunk_shift = 0;
+    if (shape.layout == FP8KV_LAYOUT_NHD)
+        for (int cb = 16; cb >= 4 && p.chunk_bytes == 0; cb /= 2)
+            if (row % cb == 0 && (row / cb & (row / cb - 1)) == 0) {
+                p.chunk_bytes = cb;
+                while (1 << p.chunk_shift < row / cb)
+                    p.chunk_shift++;
+            }
+    p.row_bytes = (row + 15) / 16 * 16;
+    p.table_words = (partition / shape.block_size + 2 + 3) / 4 * 4;
     p.part_out = scratch.as<float>();
     p.part_max = p.part_out + rows * D;
     p.part_sum = p.part_max + rows;
 
     partial_fn fn;
     if (cache_bf16)
-        fn = vec == 8 ? partial_of_gb<bf16_cache, 8>(gb) : partial_of_gb<bf16_cache, 1>(gb);
+        fn = vec == 16  ? partial_of_gb<bf16_cache, 16>(gb)
+             : vec == 8 ? partial_of_gb<bf16_cache, 8>(gb)
+                        : partial_of_gb<bf16_cache, 1>(gb);
     else
         fn = vec == 16  ? partial_of_gb<fp8_cache, 16>(gb)
              : vec == 8 ? partial_of_gb<fp8_cache, 8>(gb)
                         : partial_of_gb<fp8_cache, 1>(gb);
-    const int groups = THREADS / tpt;
-    p.table_words = partition / shape.block_size + 2;
-    const size_t shared = ((size_t)gb * vec * tpt + (size_t)p.table_words +
-                           (size_t)groups * gb * D + 2 * (size_t)groups * gb) *
-                          sizeof(float);
+    const int groups = THREADS / tpt, T = groups * UNROLL;
+    const size_t stage_area = (size_t)STAGES * 2 * T * p.row_bytes;
+    const size_t merge_area = ((size_t)groups * gb * D + 2 * (size_t)groups * gb) * sizeof(float);
+    const size_t shared = (size_t)p.table_words * 4 + std::max(stage_area, merge_area);
     if (shared > 48 * 1024) {
         if (shared > (size_t)g_device.max_shared_per_block)
             return FP8KV_FAIL("attention: %zu bytes of shared memory needed, %d available",
@@ -413,7 +587,14 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
                                             hipFuncAttributeMaxDynamicSharedMemorySize,
                                             (int)shared));
     }
-    const dim3 grid((unsigned)max_partitions, (unsigned)(shape.num_heads * p.qchunks),
+    /* the heads of one (sequence, partition) are neighbours in launch order: they run together
+     * and read the cache rows of the same tokens (in NHD, one contiguous run per token) at the
+     * same time, instead of one head's slice of every row in turn, which leaves DRAM reading
+     * short scattered segments */
+    if (max_partitions > 65535)
+        return FP8KV_FAIL("attention: %d partitions of %d tokens (at most 65535)", max_partitions,
+                          partition);
+    const dim3 grid((unsigned)(shape.num_heads * p.qchunks), (unsigned)max_partitions,
                     (unsigned)num_seqs);
     fn<<<grid, THREADS, shared>>>(p);
     FP8KV_GPU_CHECK_LAUNCH();

@@ -6,9 +6,14 @@
  * and written with one VEC-byte store where the layout keeps them contiguous (key and value in
  * NHD, key in split-x) or VEC byte stores (value in split-x: [block][head][dim][pos]).
  * A slot of -1 is padding: skipped, its cache bytes stay as they were.
+ * The scale model is a template parameter (no per-value dispatch), and the bits and hardware
+ * codecs have a checked shortcut for runs whose quotients all lie in the normal range (see
+ * "the fast path" below): the bytes are those of the general path in every case.
  */
 #include "common.h"
 
+#include <algorithm>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +35,19 @@ __device__ __forceinline__ void load_run(const void *src, size_t i, float *x)
 #pragma unroll
         for (int b = 0; b < VEC * ESIZE; b += 16)
             load_bytes<16>(p + b, raw + b);
+        if constexpr (IN == FP8KV_KV_BF16) { /* two values a word: one operation each */
 #pragma unroll
-        for (int k = 0; k < VEC; k++)
-            x[k] = widen_raw<IN>(raw + k * ESIZE);
+            for (int k = 0; k < VEC; k += 2) {
+                uint32_t w;
+                memcpy(&w, raw + 2 * k, 4);
+                x[k] = __uint_as_float(w << 16);
+                x[k + 1] = __uint_as_float(w & 0xFFFF0000u);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                x[k] = widen_raw<IN>(raw + k * ESIZE);
+        }
     } else {
 #pragma unroll
         for (int k = 0; k < VEC; k++)
@@ -71,6 +86,8 @@ __device__ __noinline__ uint32_t encode_pair_any(int codec, struct fp8kv_codec_c
 }
 
 struct any_codec {
+    static constexpr bool fast = false;
+    static constexpr int id = -1;
     int codec;
     __device__ __forceinline__ uint32_t operator()(struct fp8kv_codec_cfg cfg, float x0,
                                                    float x1) const
@@ -80,6 +97,8 @@ struct any_codec {
 };
 
 template <int CODEC> struct inlined_codec {
+    static constexpr bool fast = true;
+    static constexpr int id = CODEC;
     int codec;
     __device__ __forceinline__ uint32_t operator()(struct fp8kv_codec_cfg cfg, float x0,
                                                    float x1) const
@@ -88,41 +107,206 @@ template <int CODEC> struct inlined_codec {
     }
 };
 
-/* One kernel per input dtype, vector width and codec kind. A thread takes item g: VEC
- * dimensions of one head of one token, key and value. The inputs are loaded before the slot
- * is looked at, so that the three loads are in flight together. */
-template <int IN, int VEC, typename CODEC>
+/* ---- the fast path -----------------------------------------------------------------------------
+ *
+ * Most stored values land in the normal range of the format, where a code is the rounding of
+ * the f32 quotient at bit 20. There the store takes a shortcut, and checks per run of VEC
+ * values that the shortcut is exact; a run that fails any check is stored by the general path
+ * above (store_quotient, then the codec), so the bytes never depend on the path.
+ *
+ * The quotient. Under f32_mul_recip it is RN32(x * r) with r = RN32(1 / s): the model itself,
+ * with r computed once on the host. Under f32_div the per-value division is replaced by
+ *     q0 = RN32(x * r),  e = RN32(x - s * q0) (an fma),  q1 = RN32(q0 + e * r) (an fma).
+ * With |s| in [2^-60, 2^60] (the host checks) and q1 in the normal window below, nothing
+ * overflows and e cannot underflow (a nonzero x - s * q0 is a multiple of 2^-114), so each
+ * rounding has a relative error of at most u = 2^-24: r = (1 + d1)/s, e = (x - s q0)(1 + d3),
+ * |q0 - x/s| <= (2u + u^2) |x/s|, and q0 + e * r = x/s + (x/s - q0)(d1 + d3 + d1 d3)
+ * = x/s (1 + eta) with |eta| <= 2^-45. q1 is RN32 of a point within 2^-21 ulp of x/s, so it
+ * is RN32(x / s) or one of its two f32 neighbours. (Overflow on the way makes q1 Inf or NaN,
+ * which is outside the window.) Rounding to e4m3 in the normal range is decided at bit 20
+ * alone: two neighbouring f32 values get different codes only when one of them is a midpoint
+ * (bits 19..0 = 0x80000). So when q1's bits 19..0 are none of 0x7FFFF, 0x80000, 0x80001, the
+ * code of q1 is the code of RN32(x / s) for every round-to-nearest-even codec.
+ *
+ * The window: min normal <= |q1| <= max finite of the format (no subnormal rounding, no
+ * overflow, no Inf or NaN). There the bits codec is its normal branch (codec.h,
+ * fp8kv_encode_bits: normal_code, then the sign), and the hardware conversion is itself. */
+struct fast_store {
+    int on_k, on_v;    /* the fast path may be taken for key / value (scale in range) */
+    float r_k, r_v;    /* RN32(1 / k_scale), RN32(1 / v_scale), from the host */
+    float lo, hi;      /* the window: lo <= |q1| <= hi */
+    uint32_t k16;      /* bits codec: (half - (rebias << 20)) << 4, see shortcut<BITS> */
+};
+
+/* The quotient of the fast path (see above); MODEL is f32_div or f32_mul_recip. */
+template <int MODEL> __device__ __forceinline__ float fast_quotient(float x, float s, float r)
+{
+    const float q0 = x * r;
+    if (MODEL == FP8KV_CODEC_F32_MUL_RECIP)
+        return q0;
+    const float e = fmaf(-s, q0, x);
+    return fmaf(e, r, q0);
+}
+
+/* The shortcut codes of four quotients in the window, one byte each (y0 in the low byte), per
+ * codec; `exists` false: none. */
+template <int CODEC, int MODEL> struct shortcut {
+    static constexpr bool exists = false;
+    static __device__ __forceinline__ uint32_t quad(const fast_store &, const float *) { return 0; }
+};
+template <int MODEL> struct shortcut<FP8KV_GPU_CODEC_BITS, MODEL> {
+    static constexpr bool exists = true;
+    /* The code of y in bits 31..24: normal_code = ((mag + half + lsb) >> 20) - rebias, with
+     * half = 0x7FFFF, computed as ((bits + lsb) << 4) + ((half - (rebias << 20)) << 4) (k16,
+     * from the host) with the sign bit put back: the shift drops it and the four exponent bits
+     * above the code, and no carry reaches bit 31 in the window. Under f32_div the window
+     * excludes the ties, so round-half-up is RNE: half = 0x80000 and no lsb. */
+    static __device__ __forceinline__ uint32_t top(const fast_store &f, float y)
+    {
+        const uint32_t b = __float_as_uint(y);
+        const uint32_t lsb = MODEL == FP8KV_CODEC_F32_DIV ? 0u : (b >> 20) & 1u;
+        return (((b + lsb) << 4) + f.k16) | (b & 0x80000000u);
+    }
+    static __device__ __forceinline__ uint32_t quad(const fast_store &f, const float *y)
+    {
+        const uint32_t lo = __byte_perm(top(f, y[0]), top(f, y[1]), 0x73u);
+        const uint32_t hi = __byte_perm(top(f, y[2]), top(f, y[3]), 0x73u);
+        return __byte_perm(lo, hi, 0x5410u);
+    }
+};
+template <int MODEL> struct shortcut<FP8KV_GPU_CODEC_PTX_CVT_SATFINITE, MODEL> {
+    static constexpr bool exists = true;
+    static __device__ __forceinline__ uint32_t quad(const fast_store &, const float *y)
+    {
+        const struct fp8kv_codec_cfg unused = {};
+        return encode_pair<FP8KV_GPU_CODEC_PTX_CVT_SATFINITE>(unused, y[0], y[1]) |
+               encode_pair<FP8KV_GPU_CODEC_PTX_CVT_SATFINITE>(unused, y[2], y[3]) << 16;
+    }
+};
+
+/* The codes of x[0 .. VEC) by the shortcut (VEC a multiple of 4); false when the run must take
+ * the general path. Each check is one comparison: the window on |q1|, the midpoints on the
+ * 20 bits below the code, moved to the top by << 12. */
+template <int VEC, int CODEC, int MODEL>
+__device__ __forceinline__ bool encode_run_fast(const fast_store &f, const float *x, float s,
+                                                float r, uint8_t *q)
+{
+    float y[VEC];
+    bool ok = true;
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        y[k] = fast_quotient<MODEL>(x[k], s, r);
+        ok &= fabsf(y[k]) >= f.lo; /* false for NaN */
+        ok &= fabsf(y[k]) <= f.hi;
+        if (MODEL == FP8KV_CODEC_F32_DIV) /* bits 19..0 not 0x7FFFF, 0x80000 or 0x80001 */
+            ok &= (__float_as_uint(y[k]) - 0x7FFFFu) << 12 >= 3u << 12;
+    }
+#pragma unroll
+    for (int k = 0; k < VEC; k += 4) {
+        const uint32_t w = shortcut<CODEC, MODEL>::quad(f, y + k);
+        memcpy(q + k, &w, 4);
+    }
+    return ok;
+}
+
+/* One kernel per input dtype, vector width, codec kind and scale model. A thread takes item g:
+ * VEC dimensions of one head of one token, key and value; then the item a grid's width
+ * further, (token, item) advancing with a carry (no division per item). The inputs are loaded
+ * before the slot is looked at, so that the three loads are in flight together. */
+template <int IN, int VEC, typename CODEC, int MODEL>
 __global__ void __launch_bounds__(THREADS)
     store_kernel(int codec, struct fp8kv_codec_cfg cfg, struct fp8kv_cache_shape shape,
                  const void *key, const void *value, int num_tokens, const int64_t *slot_mapping,
-                 float k_scale, float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+                 float k_scale, float v_scale, fast_store fast, uint8_t *key_cache,
+                 uint8_t *value_cache)
 {
+    constexpr bool FAST = CODEC::fast && shortcut<CODEC::id, MODEL>::exists && VEC % 4 == 0 &&
+                          (MODEL == FP8KV_CODEC_F32_DIV || MODEL == FP8KV_CODEC_F32_MUL_RECIP);
     const CODEC encode{codec};
-    const int hs = shape.head_size, items = shape.num_heads * hs / VEC;
-    const uint32_t total = (uint32_t)num_tokens * (uint32_t)items; /* < 2^31: the host checks */
-    for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < total;
-         g += gridDim.x * blockDim.x) {
-        const uint32_t token = g / (uint32_t)items, item = g % (uint32_t)items;
-        const int h = (int)(item * VEC / hs), d = (int)(item * VEC % hs);
-        const size_t i = ((size_t)token * shape.num_heads + h) * hs + d;
+    cfg.model = (uint8_t)MODEL; /* the same value, known to the compiler */
+    const int hs = shape.head_size, row = shape.num_heads * hs, items = row / VEC;
+    const uint32_t stride = gridDim.x * blockDim.x, g = blockIdx.x * blockDim.x + threadIdx.x;
+    const int step_token = (int)(stride / (uint32_t)items);
+    const int step_item = (int)(stride % (uint32_t)items);
+    int token = (int)(g / (uint32_t)items), item = (int)(g % (uint32_t)items);
+    while (token < num_tokens) {
+        const size_t i = (size_t)token * row + (size_t)item * VEC; /* [token][head][dim] */
         float xk[VEC], xv[VEC];
         const int64_t slot = slot_mapping[token];
         load_run<IN, VEC>(key, i, xk);
         load_run<IN, VEC>(value, i, xv);
-        if (slot < 0)
-            continue; /* padding: the cache is left untouched */
-        uint8_t q[VEC];
-        encode_run<VEC>(encode, cfg, xk, k_scale, q);
-        store_bytes<VEC>(key_cache + key_offset(shape, slot, h, d), q);
-        encode_run<VEC>(encode, cfg, xv, v_scale, q);
-        if (shape.layout == FP8KV_LAYOUT_SPLIT_X) {
+        if (slot >= 0) { /* -1: padding, the cache is left untouched */
+            uint8_t qk[VEC], qv[VEC];
+            bool done = false;
+            if constexpr (FAST) {
+                const bool ok_k = encode_run_fast<VEC, CODEC::id, MODEL>(fast, xk, k_scale,
+                                                                          fast.r_k, qk);
+                const bool ok_v = encode_run_fast<VEC, CODEC::id, MODEL>(fast, xv, v_scale,
+                                                                          fast.r_v, qv);
+                done = (ok_k && fast.on_k) && (ok_v && fast.on_v);
+            }
+            if (!done) {
+                encode_run<VEC>(encode, cfg, xk, k_scale, qk);
+                encode_run<VEC>(encode, cfg, xv, v_scale, qv);
+            }
+            if (shape.layout == FP8KV_LAYOUT_NHD) { /* a slot's row is [head][dim] */
+                const size_t at = (size_t)slot * row + (size_t)item * VEC;
+                store_bytes<VEC>(key_cache + at, qk);
+                store_bytes<VEC>(value_cache + at, qv);
+            } else {
+                const int h = item * VEC / hs, d = item * VEC % hs;
+                store_bytes<VEC>(key_cache + key_offset(shape, slot, h, d), qk);
 #pragma unroll
-            for (int k = 0; k < VEC; k++)
-                value_cache[value_offset(shape, slot, h, d + k)] = q[k];
-        } else {
-            store_bytes<VEC>(value_cache + value_offset(shape, slot, h, d), q);
+                for (int k = 0; k < VEC; k++)
+                    value_cache[value_offset(shape, slot, h, d + k)] = qv[k];
+            }
+        }
+        token += step_token;
+        item += step_item;
+        if (item >= items) {
+            item -= items;
+            token++;
         }
     }
+}
+
+template <int IN, typename CODEC, int MODEL>
+void launch_model(int vec, unsigned blocks, int codec, struct fp8kv_codec_cfg cfg,
+                  const struct fp8kv_cache_shape &shape, const void *key, const void *value,
+                  int num_tokens, const int64_t *slots, float ks, float vs, const fast_store &f,
+                  uint8_t *kc, uint8_t *vc)
+{
+    if (vec == 16)
+        store_kernel<IN, 16, CODEC, MODEL><<<blocks, THREADS>>>(
+            codec, cfg, shape, key, value, num_tokens, slots, ks, vs, f, kc, vc);
+    else if (vec == 8)
+        store_kernel<IN, 8, CODEC, MODEL><<<blocks, THREADS>>>(
+            codec, cfg, shape, key, value, num_tokens, slots, ks, vs, f, kc, vc);
+    else
+        store_kernel<IN, 1, CODEC, MODEL><<<blocks, THREADS>>>(
+            codec, cfg, shape, key, value, num_tokens, slots, ks, vs, f, kc, vc);
+}
+
+/* The fast path's constants for cfg and the two scales (see fast_store). */
+fast_store fast_store_of(struct fp8kv_codec_cfg cfg, float ks, float vs)
+{
+    const bool fnuz = cfg.format == FP8KV_CODEC_E4M3FNUZ;
+    /* |s| in [2^-60, 2^60]: the f32_div shortcut's range; mul_recip needs none */
+    const auto in_range = [&](float s) {
+        const float a = fabsf(s);
+        return cfg.model == FP8KV_CODEC_F32_MUL_RECIP || (a >= 0x1p-60f && a <= 0x1p60f);
+    };
+    fast_store f;
+    f.on_k = in_range(ks);
+    f.on_v = in_range(vs);
+    f.r_k = 1.0f / ks;
+    f.r_v = 1.0f / vs;
+    f.lo = fnuz ? 0x1p-7f : 0x1p-6f; /* min normal */
+    f.hi = fnuz ? 240.0f : 448.0f;    /* max finite */
+    const uint32_t rebias = (uint32_t)(127 - fp8kv_codec_bias(cfg)) << 3;
+    const uint32_t half = cfg.model == FP8KV_CODEC_F32_DIV ? 0x80000u : 0x7FFFFu;
+    f.k16 = (half - (rebias << 20)) << 4;
+    return f;
 }
 
 template <int IN, typename CODEC>
@@ -134,16 +318,27 @@ int launch_in(int vec, int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv
     if (items >= (1ull << 31))
         return FP8KV_FAIL("store: %llu work items in one launch (split the tokens)",
                           (unsigned long long)items);
-    const unsigned blocks = blocks_for(items, THREADS, 1u << 20);
-    if (vec == 16)
-        store_kernel<IN, 16, CODEC><<<blocks, THREADS>>>(codec, cfg, shape, key, value, num_tokens,
-                                                         slots, ks, vs, kc, vc);
-    else if (vec == 8)
-        store_kernel<IN, 8, CODEC><<<blocks, THREADS>>>(codec, cfg, shape, key, value, num_tokens,
-                                                        slots, ks, vs, kc, vc);
-    else
-        store_kernel<IN, 1, CODEC><<<blocks, THREADS>>>(codec, cfg, shape, key, value, num_tokens,
-                                                        slots, ks, vs, kc, vc);
+    /* a grid that stays resident (8 blocks of THREADS per multiprocessor when the registers
+     * allow), each thread walking its items */
+    const unsigned blocks =
+        blocks_for(items, THREADS, (unsigned)std::max(1, g_device.multiprocessors * 8));
+    const fast_store f = fast_store_of(cfg, ks, vs);
+    switch (cfg.model) {
+    case FP8KV_CODEC_F32_DIV:
+        launch_model<IN, CODEC, FP8KV_CODEC_F32_DIV>(vec, blocks, codec, cfg, shape, key, value,
+                                                     num_tokens, slots, ks, vs, f, kc, vc);
+        break;
+    case FP8KV_CODEC_F32_MUL_RECIP:
+        launch_model<IN, CODEC, FP8KV_CODEC_F32_MUL_RECIP>(vec, blocks, codec, cfg, shape, key,
+                                                           value, num_tokens, slots, ks, vs, f, kc,
+                                                           vc);
+        break;
+    case FP8KV_CODEC_F16_DIV:
+        launch_model<IN, CODEC, FP8KV_CODEC_F16_DIV>(vec, blocks, codec, cfg, shape, key, value,
+                                                     num_tokens, slots, ks, vs, f, kc, vc);
+        break;
+    default: return FP8KV_FAIL("store: unknown scale model %d", cfg.model);
+    }
     FP8KV_GPU_CHECK_LAUNCH();
     return FP8KV_GPU_OK;
 }
