@@ -186,9 +186,10 @@ static uint32_t input_bits(enum fp8kv_sweep_domain d, uint64_t i)
 static void fill_inputs(enum fp8kv_sweep_domain d, uint64_t lo, size_t n, float *x)
 {
     if (d == FP8KV_SWEEP_F32) {
-        uint32_t *bits = (uint32_t *)(void *)x;
-        for (size_t i = 0; i < n; i++)
-            bits[i] = (uint32_t)(lo + i);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t b = (uint32_t)(lo + i);
+            memcpy(&x[i], &b, sizeof b);
+        }
         return;
     }
     for (size_t i = 0; i < n; i++) {
