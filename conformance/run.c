@@ -114,16 +114,24 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_pro
     return rc;
 }
 
-int fp8kv_run_cpu(const struct fp8kv_run_options *o, struct fp8kv_results *r)
+int fp8kv_run_profiles(const struct fp8kv_run_options *o, struct fp8kv_results *r,
+                       int (*run_one)(const struct fp8kv_run_options *o,
+                                      const struct fp8kv_profile *p, struct fp8kv_results *r))
 {
     int rc = 0;
+    const size_t before = r->count;
     for (int i = 0; i < fp8kv_profile_count && rc == 0; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         if (o->profile && strcmp(o->profile, p->name) != 0)
             continue;
-        rc = run_profile(o, p, r);
+        rc = run_one(o, p, r);
     }
-    if (rc == 0 && r->count == 0)
+    if (rc == 0 && r->count == before)
         rc = fp8kv_fail("no profile named '%s'", o->profile ? o->profile : "");
     return rc;
+}
+
+int fp8kv_run_cpu(const struct fp8kv_run_options *o, struct fp8kv_results *r)
+{
+    return fp8kv_run_profiles(o, r, run_profile);
 }

@@ -40,6 +40,12 @@ void fp8kv_cpu_target_info(struct fp8kv_target_info *t);
  * gated). Appends to r. Returns 0, or FP8KV_ERR (vectors unreadable) with a message. */
 int fp8kv_run_cpu(const struct fp8kv_run_options *o, struct fp8kv_results *r);
 
+/* fp8kv_run_profiles: run_one for every profile (or only o->profile), appending to r;
+ * what fp8kv_run_cpu and fp8kv_run_gpu share. FP8KV_ERR when no profile has that name. */
+int fp8kv_run_profiles(const struct fp8kv_run_options *o, struct fp8kv_results *r,
+                       int (*run_one)(const struct fp8kv_run_options *o,
+                                      const struct fp8kv_profile *p, struct fp8kv_results *r));
+
 /* fp8kv_log_checks: one line per check of r from index `from` on (failures indented), to log
  * (NULL: nothing). */
 void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from);
