@@ -439,6 +439,314 @@ __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
     }
 }
 
+/* ---- the NHD fast path: head size 128, lanes own tokens for the scores ---------------------
+ *
+ * One thread block of FAST_THREADS per (sequence, partition, kv head, GB q heads), as above,
+ * for the NHD layout with head size FD. The partition is cut in chunks of 32 tokens; warp w
+ * takes chunks w, w + FAST_WARPS, ... For the scores each lane owns one token: its K row
+ * (FD elements, 16-byte global loads straight into registers, no shared-memory round trip) is
+ * dotted with the GB queries, which sit in shared memory, [dimension][head], so that one
+ * broadcast 16-byte load feeds 4 fused multiply-adds; no cross-lane reduction per token. The
+ * online softmax runs once per chunk (the chunk's maximum by a warp reduction). For P.V each
+ * lane owns 4 dimensions: a chunk's 32 V rows are read coalesced (4 or 8 bytes a lane), the
+ * weights come from shared memory (one broadcast load per token). The next chunk's K row is
+ * loaded right after the scores, and its first V rows right after P.V, so that loads are in
+ * flight while the warp computes. At the end the warps merge through shared memory and the
+ * partition writes what pass 2 reads, as the general kernel does. Byte offsets into a cache
+ * tensor are 32-bit (the launch checks the size). */
+#if defined(__CUDACC__) && !defined(__HIPCC__)
+#define FP8KV_SHFL32(v, src) __shfl_sync(0xFFFFFFFFu, (v), (src))
+#define FP8KV_SHFL32_XOR(v, m) __shfl_xor_sync(0xFFFFFFFFu, (v), (m))
+#define FP8KV_SYNC32() __syncwarp()
+#else /* 32-lane groups of a wavefront, which runs in lockstep */
+#define FP8KV_SHFL32(v, src) __shfl((v), (src), 32)
+#define FP8KV_SHFL32_XOR(v, m) __shfl_xor((v), (m), 32)
+#define FP8KV_SYNC32() __builtin_amdgcn_wave_barrier()
+#endif
+
+constexpr int FAST_THREADS = 128, FAST_WARPS = FAST_THREADS / 32;
+constexpr int FD = 128; /* the head size of the fast path */
+
+/* One 32-bit word of a cache (4 fp8 codes or 2 bf16 elements) to f32, exactly. */
+template <typename C, bool FNUZ> struct word_decode;
+template <bool FNUZ> struct word_decode<fp8_cache, FNUZ> {
+    static constexpr int per_word = 4;
+    static __device__ __forceinline__ void run(uint32_t w, float *out)
+    {
+#ifdef FP8KV_ARCH_NV_SM89_PLUS
+        if constexpr (!FNUZ)
+            e4m3x4_to_f32(w, out);
+        else
+#endif
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                out[k] = decode_fast(FNUZ, (w >> (8 * k)) & 0xFFu);
+    }
+};
+template <bool FNUZ> struct word_decode<bf16_cache, FNUZ> {
+    static constexpr int per_word = 2;
+    static __device__ __forceinline__ void run(uint32_t w, float *out)
+    {
+        out[0] = __uint_as_float(w << 16);
+        out[1] = __uint_as_float(w & 0xFFFF0000u);
+    }
+};
+
+/* A lane's 4 V elements of a row: 4 bytes of fp8, 8 of bf16. */
+template <typename C> struct v_words {
+    uint32_t w[C::size];
+};
+
+template <typename C>
+__device__ __forceinline__ v_words<C> load_v(const uint8_t *row, int lane)
+{
+    v_words<C> r;
+    if constexpr (C::size == 1) {
+        r.w[0] = *reinterpret_cast<const uint32_t *>(row + lane * 4);
+    } else {
+        const uint2 u = *reinterpret_cast<const uint2 *>(row + lane * 8);
+        r.w[0] = u.x;
+        r.w[1] = u.y;
+    }
+    return r;
+}
+
+/* VB: tokens per batch of V loads; PK: the next chunk's K rows are loaded during P.V (more
+ * registers); MB: blocks per multiprocessor the registers are budgeted for */
+template <typename C, int GB, bool FNUZ, int VB, bool PK, int MB>
+__global__ void __launch_bounds__(FAST_THREADS, MB) attention_fast(attn_params p)
+{
+    typedef word_decode<C, FNUZ> W;
+    constexpr int KU = FD * C::size / 16; /* 16-byte units of a K row */
+    constexpr int NB = 32 / VB;           /* batches per chunk */
+    const int seq = blockIdx.z, part = blockIdx.y;
+    const int kvh = blockIdx.x / p.qchunks;
+    const int q0 = kvh * p.group + (int)(blockIdx.x % p.qchunks) * GB;
+    const int n = p.seq_lens[seq], t0 = part * p.partition;
+    if (t0 >= n)
+        return;
+    const int t1 = n - t0 < p.partition ? n : t0 + p.partition;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+    __shared__ __align__(16) float qs[FD * GB];             /* [d][g], scaled */
+    __shared__ __align__(16) float pw[FAST_WARPS][32][GB];  /* a chunk's weights */
+    __shared__ __align__(16) float macc[FAST_WARPS][GB][FD];
+    __shared__ float mm[FAST_WARPS][GB], ml[FAST_WARPS][GB];
+    extern __shared__ __align__(16) uint8_t smem[];
+    int32_t *blocks = reinterpret_cast<int32_t *>(smem);
+
+    const int first_block = block_index(p, t0), nblocks = block_index(p, t1 - 1) - first_block + 1;
+    for (int i = threadIdx.x; i < nblocks; i += FAST_THREADS)
+        blocks[i] = p.block_table[(size_t)seq * p.max_blocks + first_block + i];
+    for (int i = threadIdx.x; i < FD * GB; i += FAST_THREADS) {
+        const int d = i / GB, g = i % GB;
+        qs[i] = p.query[((size_t)seq * p.num_q_heads + q0 + g) * FD + d] * p.q_scale;
+    }
+    __syncthreads();
+
+    const uint32_t rowb = (uint32_t)p.shape.num_heads * FD * C::size;
+    const uint32_t headb = (uint32_t)kvh * FD * C::size;
+    const int nchunks = (t1 - t0 + 31) / 32;
+    /* the byte offset of the K (and V) row of token t0 + 32 c + lane; 0 past t1 */
+    auto row_of = [&](int c, bool &valid) -> uint32_t {
+        const int t = t0 + c * 32 + lane;
+        valid = t < t1;
+        if (!valid)
+            return 0;
+        const uint32_t slot = (uint32_t)blocks[block_index(p, t) - first_block] *
+                                  (uint32_t)p.shape.block_size +
+                              (uint32_t)block_pos(p, t);
+        return slot * rowb + headb;
+    };
+
+    float m[GB], l[GB], acc[GB][4];
+#pragma unroll
+    for (int g = 0; g < GB; g++) {
+        m[g] = -INFINITY;
+        l[g] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc[g][k] = 0.0f;
+    }
+
+    uint4 kr[KU];
+    v_words<C> vr[VB];
+    int c = warp;
+    bool valid = false;
+    uint32_t off = 0;
+    if (c < nchunks) {
+        off = row_of(c, valid);
+        if (PK) {
+            const uint4 *src = reinterpret_cast<const uint4 *>(p.key_cache + off);
+#pragma unroll
+            for (int u = 0; u < KU; u++)
+                kr[u] = valid ? src[u] : make_uint4(0, 0, 0, 0);
+        }
+        const int left = t1 - (t0 + c * 32);
+#pragma unroll
+        for (int i = 0; i < VB; i++) {
+            const uint32_t o = FP8KV_SHFL32(off, i);
+            if (i < left)
+                vr[i] = load_v<C>(p.value_cache + o, lane);
+            else
+                vr[i] = v_words<C>{};
+        }
+    }
+    for (; c < nchunks; c += FAST_WARPS) {
+        if (!PK) {
+            const uint4 *src = reinterpret_cast<const uint4 *>(p.key_cache + off);
+#pragma unroll
+            for (int u = 0; u < KU; u++)
+                kr[u] = valid ? src[u] : make_uint4(0, 0, 0, 0);
+        }
+        /* scores: this lane's token against the GB queries */
+        float sc[GB];
+#pragma unroll
+        for (int g = 0; g < GB; g++)
+            sc[g] = 0.0f;
+#pragma unroll
+        for (int u = 0; u < KU; u++) {
+            const uint32_t words[4] = {kr[u].x, kr[u].y, kr[u].z, kr[u].w};
+            float kf[4 * W::per_word];
+#pragma unroll
+            for (int w = 0; w < 4; w++)
+                W::run(words[w], kf + w * W::per_word);
+#pragma unroll
+            for (int d4 = 0; d4 < W::per_word; d4++) { /* 4 dimensions at a time */
+                const int d = u * 4 * W::per_word + d4 * 4;
+                float q[4 * GB];
+#pragma unroll
+                for (int i = 0; i < GB; i++)
+                    *reinterpret_cast<float4 *>(q + 4 * i) =
+                        *reinterpret_cast<const float4 *>(qs + d * GB + 4 * i);
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+#pragma unroll
+                    for (int g = 0; g < GB; g++)
+                        sc[g] = fmaf(q[e * GB + g], kf[d4 * 4 + e], sc[g]);
+            }
+        }
+        /* the next chunk's K rows, in flight during the softmax and P.V */
+        const int cn = c + FAST_WARPS;
+        bool vnext = false;
+        uint32_t offn = 0;
+        if (cn < nchunks) {
+            offn = row_of(cn, vnext);
+            if (PK) {
+                const uint4 *src = reinterpret_cast<const uint4 *>(p.key_cache + offn);
+#pragma unroll
+                for (int u = 0; u < KU; u++)
+                    kr[u] = vnext ? src[u] : make_uint4(0, 0, 0, 0);
+            }
+        }
+        /* online softmax over the chunk: a NaN score never becomes the maximum and turns l
+         * and acc into NaN */
+        float e[GB];
+#pragma unroll
+        for (int g = 0; g < GB; g++) {
+            const float s = valid ? sc[g] : -INFINITY;
+            float top = s;
+#pragma unroll
+            for (int mask = 16; mask > 0; mask /= 2)
+                top = fmaxf(top, FP8KV_SHFL32_XOR(top, mask));
+            if (top > m[g]) {
+                const float r = exp2f(m[g] - top);
+                m[g] = top;
+                l[g] *= r;
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    acc[g][k] *= r;
+            }
+            e[g] = valid ? exp2f(s - m[g]) : 0.0f;
+            l[g] += e[g];
+        }
+        FP8KV_SYNC32(); /* the last chunk's weights are read */
+#pragma unroll
+        for (int g = 0; g < GB; g++)
+            pw[warp][lane][g] = e[g];
+        FP8KV_SYNC32();
+        /* P.V: this lane's 4 dimensions */
+        const int left = t1 - (t0 + c * 32);
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            if (b > 0)
+#pragma unroll
+                for (int i = 0; i < VB; i++) {
+                    const uint32_t o = FP8KV_SHFL32(off, b * VB + i);
+                    if (b * VB + i < left)
+                        vr[i] = load_v<C>(p.value_cache + o, lane);
+                    else
+                        vr[i] = v_words<C>{};
+                }
+#pragma unroll
+            for (int i = 0; i < VB; i++) {
+                float pv[GB];
+#pragma unroll
+                for (int g = 0; g < GB; g++)
+                    pv[g] = pw[warp][b * VB + i][g];
+                float vf[4];
+#pragma unroll
+                for (int w = 0; w < C::size; w++)
+                    W::run(vr[i].w[w], vf + w * W::per_word);
+#pragma unroll
+                for (int g = 0; g < GB; g++)
+#pragma unroll
+                    for (int k = 0; k < 4; k++)
+                        acc[g][k] = fmaf(pv[g], vf[k], acc[g][k]);
+            }
+        }
+        /* the next chunk's first V rows, in flight during its scores */
+        if (cn < nchunks) {
+            const int leftn = t1 - (t0 + cn * 32);
+#pragma unroll
+            for (int i = 0; i < VB; i++) {
+                const uint32_t o = FP8KV_SHFL32(offn, i);
+                if (i < leftn)
+                    vr[i] = load_v<C>(p.value_cache + o, lane);
+                else
+                    vr[i] = v_words<C>{};
+            }
+        }
+        off = offn;
+        valid = vnext;
+    }
+
+    /* merge the warps: M = max m, sum of l e^(m - M), sum of acc e^(m - M) */
+#pragma unroll
+    for (int g = 0; g < GB; g++) {
+#pragma unroll
+        for (int mask = 16; mask > 0; mask /= 2)
+            l[g] += FP8KV_SHFL32_XOR(l[g], mask);
+        *reinterpret_cast<float4 *>(&macc[warp][g][lane * 4]) =
+            make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+        if (lane == 0) {
+            mm[warp][g] = m[g];
+            ml[warp][g] = l[g];
+        }
+    }
+    __syncthreads();
+    for (int o = threadIdx.x; o < GB * FD; o += FAST_THREADS) {
+        const int g = o / FD, d = o % FD;
+        float M = -INFINITY;
+#pragma unroll
+        for (int r = 0; r < FAST_WARPS; r++)
+            M = fmaxf(M, mm[r][g]);
+        float Lsum = 0.0f, A = 0.0f;
+#pragma unroll
+        for (int r = 0; r < FAST_WARPS; r++) {
+            const float w = exp2f(mm[r][g] - M); /* 0 for a warp without tokens */
+            Lsum = fmaf(ml[r][g], w, Lsum);
+            A = fmaf(macc[r][g][d], w, A);
+        }
+        const size_t row = ((size_t)seq * p.num_q_heads + q0 + g) * p.max_partitions + part;
+        p.part_out[row * FD + d] = A * p.v_scale;
+        if (d == 0) {
+            p.part_max[row] = M;
+            p.part_sum[row] = Lsum;
+        }
+    }
+}
+
 /* Pass 2: grid (q head, sequence). */
 __global__ void __launch_bounds__(THREADS)
     attention_combine(const int32_t *seq_lens, int num_q_heads, int head_size, int partition,
@@ -469,6 +777,20 @@ template <typename C, int VEC> partial_fn partial_of_gb(int gb)
     return gb == 4 ? attention_partial<C, 4, VEC, UNROLL>
            : gb == 2 ? attention_partial<C, 2, VEC, UNROLL>
                      : attention_partial<C, 1, VEC, UNROLL>;
+}
+
+/* The fast path's configurations: for fp8 the next chunk's K rows (32 registers) are loaded
+ * during P.V; for bf16 (64 registers) they would leave too few registers for 4 blocks per
+ * multiprocessor. FP8KV_ATTN_FASTCFG=1 picks alternatives, for experiments. */
+template <typename C, bool FNUZ> partial_fn fast_of_gb(int gb, int alt)
+{
+    constexpr bool fp8 = C::size == 1;
+    constexpr int VB = fp8 ? 32 : 16;
+    if (alt && gb == 4 && !FNUZ)
+        return fp8 ? attention_fast<C, 4, FNUZ, 16, true, 4> : attention_fast<C, 4, FNUZ, 8, true, 3>;
+    return gb == 4 ? attention_fast<C, 4, FNUZ, VB, fp8, 4>
+           : gb == 2 ? attention_fast<C, 2, FNUZ, VB, fp8, 4>
+                     : attention_fast<C, 1, FNUZ, VB, fp8, 4>;
 }
 
 int pow2_at_least(int x)
@@ -566,8 +888,19 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     p.part_max = p.part_out + rows * D;
     p.part_sum = p.part_max + rows;
 
+    /* the NHD fast path (FP8KV_ATTN_FAST=0 turns it off, for comparisons) */
+    const char *knob_fast = getenv("FP8KV_ATTN_FAST"), *knob_cfg = getenv("FP8KV_ATTN_FASTCFG");
+    const int alt = knob_cfg ? atoi(knob_cfg) : 0;
+    const size_t tensor_bytes = (size_t)shape.num_blocks * shape.block_size * shape.num_heads * D *
+                                (size_t)esize;
+    const bool fast = shape.layout == FP8KV_LAYOUT_NHD && D == FD &&
+                      tensor_bytes <= 0xFFFFFFFFu && !(knob_fast && atoi(knob_fast) == 0);
     partial_fn fn;
-    if (cache_bf16)
+    if (fast)
+        fn = cache_bf16 ? fast_of_gb<bf16_cache, false>(gb, alt)
+             : p.fnuz   ? fast_of_gb<fp8_cache, true>(gb, alt)
+                        : fast_of_gb<fp8_cache, false>(gb, alt);
+    else if (cache_bf16)
         fn = vec == 16  ? partial_of_gb<bf16_cache, 16>(gb)
              : vec == 8 ? partial_of_gb<bf16_cache, 8>(gb)
                         : partial_of_gb<bf16_cache, 1>(gb);
@@ -578,7 +911,8 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     const int groups = THREADS / tpt, T = groups * UNROLL;
     const size_t stage_area = (size_t)STAGES * 2 * T * p.row_bytes;
     const size_t merge_area = ((size_t)groups * gb * D + 2 * (size_t)groups * gb) * sizeof(float);
-    const size_t shared = (size_t)p.table_words * 4 + std::max(stage_area, merge_area);
+    const size_t shared =
+        (size_t)p.table_words * 4 + (fast ? 0 : std::max(stage_area, merge_area));
     if (shared > 48 * 1024) {
         if (shared > (size_t)g_device.max_shared_per_block)
             return FP8KV_FAIL("attention: %zu bytes of shared memory needed, %d available",
@@ -596,7 +930,7 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
                           partition);
     const dim3 grid((unsigned)(shape.num_heads * p.qchunks), (unsigned)max_partitions,
                     (unsigned)num_seqs);
-    fn<<<grid, THREADS, shared>>>(p);
+    fn<<<grid, fast ? FAST_THREADS : THREADS, shared>>>(p);
     FP8KV_GPU_CHECK_LAUNCH();
     attention_combine<<<dim3((unsigned)num_q_heads, (unsigned)num_seqs), THREADS>>>(
         d_seq_lens, num_q_heads, D, partition, max_partitions, p.part_out, p.part_max, p.part_sum,
