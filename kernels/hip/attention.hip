@@ -786,8 +786,18 @@ template <typename C, bool FNUZ> partial_fn fast_of_gb(int gb, int alt)
 {
     constexpr bool fp8 = C::size == 1;
     constexpr int VB = fp8 ? 32 : 16;
-    if (alt && gb == 4 && !FNUZ)
-        return fp8 ? attention_fast<C, 4, FNUZ, 16, true, 4> : attention_fast<C, 4, FNUZ, 8, true, 3>;
+    if (alt && gb == 4 && !FNUZ) {
+        switch (alt) {
+        case 1:
+            return fp8 ? attention_fast<C, 4, FNUZ, 16, true, 4> : attention_fast<C, 4, FNUZ, 8, false, 4>;
+        case 2:
+            return fp8 ? attention_fast<C, 4, FNUZ, 16, false, 5> : attention_fast<C, 4, FNUZ, 16, false, 5>;
+        case 3:
+            return fp8 ? attention_fast<C, 4, FNUZ, 8, false, 6> : attention_fast<C, 4, FNUZ, 8, false, 6>;
+        default:
+            return fp8 ? attention_fast<C, 4, FNUZ, 8, false, 4> : attention_fast<C, 4, FNUZ, 4, false, 6>;
+        }
+    }
     return gb == 4 ? attention_fast<C, 4, FNUZ, VB, fp8, 4>
            : gb == 2 ? attention_fast<C, 2, FNUZ, VB, fp8, 4>
                      : attention_fast<C, 1, FNUZ, VB, fp8, 4>;
