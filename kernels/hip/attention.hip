@@ -781,14 +781,17 @@ template <typename C, int VEC> partial_fn partial_of_gb(int gb)
 
 /* The fast path's configurations: 6 blocks per multiprocessor (80 registers), V rows loaded 8
  * tokens at a time, measured the fastest for both caches on the H200 (fp8 0.350 ms, bf16 0.490
- * ms at partitions of 1024 tokens, against 0.369 / 0.499 for the best 4-block one).
- * FP8KV_ATTN_FASTCFG=1 picks that 4-block one (for fp8 the next chunk's K rows loaded during
- * P.V, V rows 32 tokens at a time; for bf16 16), for comparisons. */
+ * ms at partitions of 1024 tokens, against 0.369 / 0.499 for the best 4-block one; 0.312 /
+ * 0.447 with partitions sized for one wave). For comparisons, FP8KV_ATTN_FASTCFG=1 picks that
+ * 4-block one (for fp8 the next chunk's K rows loaded during P.V, V rows 32 tokens at a time;
+ * for bf16 16), FP8KV_ATTN_FASTCFG=2 a 5-block one (V rows 16 tokens at a time). */
 template <typename C, bool FNUZ> partial_fn fast_of_gb(int gb, int alt)
 {
     constexpr bool fp8 = C::size == 1;
     if (alt == 1 && gb == 4 && !FNUZ)
         return fp8 ? attention_fast<C, 4, FNUZ, 32, true, 4> : attention_fast<C, 4, FNUZ, 16, false, 4>;
+    if (alt == 2 && gb == 4 && !FNUZ) /* 5 blocks, V rows 16 tokens at a time */
+        return attention_fast<C, 4, FNUZ, 16, false, 5>;
     return gb == 4 ? attention_fast<C, 4, FNUZ, 8, false, 6>
            : gb == 2 ? attention_fast<C, 2, FNUZ, 8, false, 6>
                      : attention_fast<C, 1, FNUZ, 8, false, 6>;
@@ -850,7 +853,8 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     /* tuning knobs for experiments (not needed for correctness): FP8KV_ATTN_VEC caps the
      * elements per lane (16, 8, 1; 8 by default: half the registers of 16, twice the blocks per
      * multiprocessor, measured faster for both caches), FP8KV_ATTN_GB the q heads per block
-     * (4, 2, 1), FP8KV_ATTN_PARTITION sets the default partition */
+     * (4, 2, 1), FP8KV_ATTN_PARTITION sets the default partition; FP8KV_ATTN_FAST and
+     * FP8KV_ATTN_FASTCFG below, for the NHD fast path */
     const char *knob_vec = getenv("FP8KV_ATTN_VEC"), *knob_gb = getenv("FP8KV_ATTN_GB");
     const char *knob_part = getenv("FP8KV_ATTN_PARTITION");
     const int max_vec = std::min(16, knob_vec ? atoi(knob_vec) : 8);
