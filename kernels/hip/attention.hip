@@ -747,6 +747,217 @@ __global__ void __launch_bounds__(FAST_THREADS, MB) attention_fast(attn_params p
     }
 }
 
+/* The same with the K and V rows of a warp's next chunks copied into shared memory (cp.async,
+ * two chunks ahead, 8 lanes per row so that each copy instruction reads whole rows), instead
+ * of loaded into registers: more bytes in flight for fewer registers. A lane reads its token's
+ * K row back (rows padded by 16 bytes: conflict-free), and each V row whole. Dynamic shared
+ * memory: the block-table entries (table_words), then the stages. */
+template <typename C, int GB, bool FNUZ, int MB>
+__global__ void __launch_bounds__(FAST_THREADS, MB) attention_staged(attn_params p)
+{
+    typedef word_decode<C, FNUZ> W;
+    constexpr int RB = FD * C::size;      /* bytes of a row */
+    constexpr int KS = RB + 16;           /* shared stride of K rows */
+    constexpr int KU = RB / 16;           /* 16-byte units of a row */
+    constexpr int SB = 32 * (KS + RB);    /* bytes of a stage: 32 K rows, then 32 V rows */
+    const int seq = blockIdx.z, part = blockIdx.y;
+    const int kvh = blockIdx.x / p.qchunks;
+    const int q0 = kvh * p.group + (int)(blockIdx.x % p.qchunks) * GB;
+    const int n = p.seq_lens[seq], t0 = part * p.partition;
+    if (t0 >= n)
+        return;
+    const int t1 = n - t0 < p.partition ? n : t0 + p.partition;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+    __shared__ __align__(16) float qs[FD * GB];            /* [d][g], scaled */
+    __shared__ __align__(16) float pw[FAST_WARPS][32][GB]; /* a chunk's weights */
+    __shared__ float mm[FAST_WARPS][GB], ml[FAST_WARPS][GB];
+    extern __shared__ __align__(16) uint8_t smem[];
+    int32_t *blocks = reinterpret_cast<int32_t *>(smem);
+    uint8_t *stages = smem + (size_t)p.table_words * 4 + (size_t)warp * 2 * SB;
+
+    const int first_block = block_index(p, t0), nblocks = block_index(p, t1 - 1) - first_block + 1;
+    for (int i = threadIdx.x; i < nblocks; i += FAST_THREADS)
+        blocks[i] = p.block_table[(size_t)seq * p.max_blocks + first_block + i];
+    for (int i = threadIdx.x; i < FD * GB; i += FAST_THREADS) {
+        const int d = i / GB, g = i % GB;
+        qs[i] = p.query[((size_t)seq * p.num_q_heads + q0 + g) * FD + d] * p.q_scale;
+    }
+    __syncthreads();
+
+    const uint32_t rowb = (uint32_t)p.shape.num_heads * FD * C::size;
+    const uint32_t headb = (uint32_t)kvh * FD * C::size;
+    const int nchunks = (t1 - t0 + 31) / 32;
+    /* copies chunk c's rows into stage s: piece x = i * 32 + lane is 16-byte unit x % KU of
+     * row x / KU */
+    auto fill = [&](int c, int s) {
+        const int t = t0 + c * 32 + lane;
+        uint32_t off = 0;
+        if (t < t1)
+            off = ((uint32_t)blocks[block_index(p, t) - first_block] *
+                       (uint32_t)p.shape.block_size +
+                   (uint32_t)block_pos(p, t)) *
+                      rowb +
+                  headb;
+        const int left = t1 - (t0 + c * 32);
+        uint8_t *kb = stages + (size_t)s * SB, *vb = kb + 32 * KS;
+#pragma unroll
+        for (int i = 0; i < KU; i++) {
+            const int x = i * 32 + lane, r = x / KU, u = x % KU;
+            const uint32_t o = FP8KV_SHFL32(off, r);
+            if (r < left) {
+                cp_async(kb + r * KS + u * 16, p.key_cache + o + u * 16, 16);
+                cp_async(vb + r * RB + u * 16, p.value_cache + o + u * 16, 16);
+            }
+        }
+        commit_copies();
+    };
+
+    float m[GB], l[GB], acc[GB][4];
+#pragma unroll
+    for (int g = 0; g < GB; g++) {
+        m[g] = -INFINITY;
+        l[g] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc[g][k] = 0.0f;
+    }
+    int s = 0;
+    if (warp < nchunks)
+        fill(warp, 0);
+    else
+        commit_copies();
+    if (warp + FAST_WARPS < nchunks)
+        fill(warp + FAST_WARPS, 1);
+    else
+        commit_copies();
+    for (int c = warp; c < nchunks; c += FAST_WARPS, s ^= 1) {
+        wait_copies<1>();
+        FP8KV_SYNC32();
+        const uint8_t *kb = stages + (size_t)s * SB, *vb = kb + 32 * KS;
+        const bool valid = t0 + c * 32 + lane < t1;
+        float sc[GB];
+#pragma unroll
+        for (int g = 0; g < GB; g++)
+            sc[g] = 0.0f;
+#pragma unroll
+        for (int u = 0; u < KU; u++) {
+            const uint4 kw = *reinterpret_cast<const uint4 *>(kb + lane * KS + u * 16);
+            const uint32_t words[4] = {kw.x, kw.y, kw.z, kw.w};
+            float kf[4 * W::per_word];
+#pragma unroll
+            for (int w = 0; w < 4; w++)
+                W::run(words[w], kf + w * W::per_word);
+#pragma unroll
+            for (int d4 = 0; d4 < W::per_word; d4++) {
+                const int d = u * 4 * W::per_word + d4 * 4;
+                float q[4 * GB];
+#pragma unroll
+                for (int i = 0; i < GB; i++)
+                    *reinterpret_cast<float4 *>(q + 4 * i) =
+                        *reinterpret_cast<const float4 *>(qs + d * GB + 4 * i);
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+#pragma unroll
+                    for (int g = 0; g < GB; g++)
+                        sc[g] = fmaf(q[e * GB + g], kf[d4 * 4 + e], sc[g]);
+            }
+        }
+        float e[GB];
+#pragma unroll
+        for (int g = 0; g < GB; g++) {
+            const float sv = valid ? sc[g] : -INFINITY;
+            float top = sv;
+#pragma unroll
+            for (int mask = 16; mask > 0; mask /= 2)
+                top = fmaxf(top, FP8KV_SHFL32_XOR(top, mask));
+            if (top > m[g]) {
+                const float r = exp2f(m[g] - top);
+                m[g] = top;
+                l[g] *= r;
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    acc[g][k] *= r;
+            }
+            e[g] = valid ? exp2f(sv - m[g]) : 0.0f;
+            l[g] += e[g];
+        }
+#pragma unroll
+        for (int g = 0; g < GB; g++)
+            pw[warp][lane][g] = e[g];
+        FP8KV_SYNC32();
+        const int left = t1 - (t0 + c * 32);
+#pragma unroll 8
+        for (int j = 0; j < 32; j++) {
+            if (j >= left)
+                break;
+            float pv[GB];
+#pragma unroll
+            for (int g = 0; g < GB; g++)
+                pv[g] = pw[warp][j][g];
+            v_words<C> vr;
+            if constexpr (C::size == 1) {
+                vr.w[0] = *reinterpret_cast<const uint32_t *>(vb + j * RB + lane * 4);
+            } else {
+                const uint2 u2 = *reinterpret_cast<const uint2 *>(vb + j * RB + lane * 8);
+                vr.w[0] = u2.x;
+                vr.w[1] = u2.y;
+            }
+            float vf[4];
+#pragma unroll
+            for (int w = 0; w < C::size; w++)
+                W::run(vr.w[w], vf + w * W::per_word);
+#pragma unroll
+            for (int g = 0; g < GB; g++)
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    acc[g][k] = fmaf(pv[g], vf[k], acc[g][k]);
+        }
+        FP8KV_SYNC32(); /* the stage and the weights are consumed */
+        if (c + 2 * FAST_WARPS < nchunks)
+            fill(c + 2 * FAST_WARPS, s);
+        else
+            commit_copies();
+    }
+    wait_copies<0>();
+    __syncthreads(); /* the stages are free: the merge reuses them */
+
+    float *macc = reinterpret_cast<float *>(smem + (size_t)p.table_words * 4); /* [w][g][FD] */
+#pragma unroll
+    for (int g = 0; g < GB; g++) {
+#pragma unroll
+        for (int mask = 16; mask > 0; mask /= 2)
+            l[g] += FP8KV_SHFL32_XOR(l[g], mask);
+        *reinterpret_cast<float4 *>(&macc[((size_t)warp * GB + g) * FD + lane * 4]) =
+            make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+        if (lane == 0) {
+            mm[warp][g] = m[g];
+            ml[warp][g] = l[g];
+        }
+    }
+    __syncthreads();
+    for (int o = threadIdx.x; o < GB * FD; o += FAST_THREADS) {
+        const int g = o / FD, d = o % FD;
+        float M = -INFINITY;
+#pragma unroll
+        for (int r = 0; r < FAST_WARPS; r++)
+            M = fmaxf(M, mm[r][g]);
+        float Lsum = 0.0f, A = 0.0f;
+#pragma unroll
+        for (int r = 0; r < FAST_WARPS; r++) {
+            const float w = exp2f(mm[r][g] - M);
+            Lsum = fmaf(ml[r][g], w, Lsum);
+            A = fmaf(macc[((size_t)r * GB + g) * FD + d], w, A);
+        }
+        const size_t row = ((size_t)seq * p.num_q_heads + q0 + g) * p.max_partitions + part;
+        p.part_out[row * FD + d] = A * p.v_scale;
+        if (d == 0) {
+            p.part_max[row] = M;
+            p.part_sum[row] = Lsum;
+        }
+    }
+}
+
 /* Pass 2: grid (q head, sequence). */
 __global__ void __launch_bounds__(THREADS)
     attention_combine(const int32_t *seq_lens, int num_q_heads, int head_size, int partition,
@@ -792,6 +1003,10 @@ template <typename C, bool FNUZ> partial_fn fast_of_gb(int gb, int alt)
         return fp8 ? attention_fast<C, 4, FNUZ, 32, true, 4> : attention_fast<C, 4, FNUZ, 16, false, 4>;
     if (alt == 2 && gb == 4 && !FNUZ) /* 5 blocks, V rows 16 tokens at a time */
         return attention_fast<C, 4, FNUZ, 16, false, 5>;
+    if (alt == 3) /* staged through shared memory */
+        return gb == 4 ? attention_staged<C, 4, FNUZ, 3>
+               : gb == 2 ? attention_staged<C, 2, FNUZ, 3>
+                         : attention_staged<C, 1, FNUZ, 3>;
     return gb == 4 ? attention_fast<C, 4, FNUZ, 8, false, 6>
            : gb == 2 ? attention_fast<C, 2, FNUZ, 8, false, 6>
                      : attention_fast<C, 1, FNUZ, 8, false, 6>;
@@ -887,12 +1102,20 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
         fn = vec == 16  ? partial_of_gb<fp8_cache, 16>(gb)
              : vec == 8 ? partial_of_gb<fp8_cache, 8>(gb)
                         : partial_of_gb<fp8_cache, 1>(gb);
+    /* the staged kernel's shared memory: 4 warps x 2 stages x 32 tokens x (K row + 16, V row) */
+    const size_t staged_bytes =
+        fast && alt == 3 ? (size_t)FAST_WARPS * 2 * 32 * (2 * (size_t)FD * esize + 16) : 0;
     if (partition <= 0 && knob_part)
         partition = atoi(knob_part);
     if (partition <= 0 && fast) {
         /* partitions enough for about one wave of resident blocks (a second, partial wave
          * measured up to 20% slower), of at least 256 and at most 8192 tokens, in chunks of 32 */
-        const long slots = (long)g_device.multiprocessors * resident_blocks(fn, 2048);
+        if (staged_bytes + 2048 > 48 * 1024)
+            FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(fn),
+                                                hipFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)(staged_bytes + 2048)));
+        const long slots =
+            (long)g_device.multiprocessors * resident_blocks(fn, staged_bytes + 2048);
         const long pairs = (long)num_seqs * shape.num_heads * (group / gb);
         const long want = std::max(1L, slots / pairs);
         partition = (int)std::min(8192L, std::max(256L, ((max_seq_len + want - 1) / want + 31) / 32 * 32));
@@ -953,7 +1176,7 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     const size_t stage_area = (size_t)STAGES * 2 * T * p.row_bytes;
     const size_t merge_area = ((size_t)groups * gb * D + 2 * (size_t)groups * gb) * sizeof(float);
     const size_t shared =
-        (size_t)p.table_words * 4 + (fast ? 0 : std::max(stage_area, merge_area));
+        (size_t)p.table_words * 4 + (fast ? staged_bytes : std::max(stage_area, merge_area));
     if (shared > 48 * 1024) {
         if (shared > (size_t)g_device.max_shared_per_block)
             return FP8KV_FAIL("attention: %zu bytes of shared memory needed, %d available",
