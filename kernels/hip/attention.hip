@@ -19,6 +19,11 @@
  * Pass 2, one thread block per (sequence, q head): out = sum_p o_p e^(m_p - M) / sum_p l_p
  * e^(m_p - M), M the largest m_p.
  *
+ * The NHD layout with head size 128 takes a fast path instead (attention_staged, below):
+ * lanes own tokens for the scores and dimensions for P.V, whole rows copied into shared memory
+ * by cp.async two chunks ahead, partitions sized for about one wave of resident blocks; the
+ * pass-1 kernel above serves the other shapes and layouts (split-x).
+ *
  * The cache element type is a template parameter: the same kernel reads a bf16 cache for the
  * benchmark's baseline. Accumulation is f32 with explicit fmaf (the files are built without
  * contraction; the fused multiply-adds here are deliberate). NaN semantics follow the CPU
@@ -990,26 +995,22 @@ template <typename C, int VEC> partial_fn partial_of_gb(int gb)
                      : attention_partial<C, 1, VEC, UNROLL>;
 }
 
-/* The fast path's configurations: 6 blocks per multiprocessor (80 registers), V rows loaded 8
- * tokens at a time, measured the fastest for both caches on the H200 (fp8 0.350 ms, bf16 0.490
- * ms at partitions of 1024 tokens, against 0.369 / 0.499 for the best 4-block one; 0.312 /
- * 0.447 with partitions sized for one wave). For comparisons, FP8KV_ATTN_FASTCFG=1 picks that
- * 4-block one (for fp8 the next chunk's K rows loaded during P.V, V rows 32 tokens at a time;
- * for bf16 16), FP8KV_ATTN_FASTCFG=2 a 5-block one (V rows 16 tokens at a time). */
+/* The fast path's configurations. By default the staged kernel, measured the fastest for both
+ * caches on the H200 (fp8 0.198 ms, bf16 0.340 ms, partitions sized for one wave), against
+ * 0.312 / 0.447 for the register kernel at 6 blocks per multiprocessor (80 registers, V rows 8
+ * tokens at a time) and 0.371 / 0.490 at 4 (for fp8 the next chunk's K rows loaded during P.V,
+ * V rows 32 tokens at a time; for bf16 16). For comparisons, FP8KV_ATTN_FASTCFG=1 picks the
+ * 6-block register kernel, FP8KV_ATTN_FASTCFG=2 the 4-block one (both for GB 4 and OCP). */
 template <typename C, bool FNUZ> partial_fn fast_of_gb(int gb, int alt)
 {
     constexpr bool fp8 = C::size == 1;
     if (alt == 1 && gb == 4 && !FNUZ)
+        return attention_fast<C, 4, FNUZ, 8, false, 6>;
+    if (alt == 2 && gb == 4 && !FNUZ)
         return fp8 ? attention_fast<C, 4, FNUZ, 32, true, 4> : attention_fast<C, 4, FNUZ, 16, false, 4>;
-    if (alt == 2 && gb == 4 && !FNUZ) /* 5 blocks, V rows 16 tokens at a time */
-        return attention_fast<C, 4, FNUZ, 16, false, 5>;
-    if (alt == 3) /* staged through shared memory */
-        return gb == 4 ? attention_staged<C, 4, FNUZ, 3>
-               : gb == 2 ? attention_staged<C, 2, FNUZ, 3>
-                         : attention_staged<C, 1, FNUZ, 3>;
-    return gb == 4 ? attention_fast<C, 4, FNUZ, 8, false, 6>
-           : gb == 2 ? attention_fast<C, 2, FNUZ, 8, false, 6>
-                     : attention_fast<C, 1, FNUZ, 8, false, 6>;
+    return gb == 4 ? attention_staged<C, 4, FNUZ, 3>
+           : gb == 2 ? attention_staged<C, 2, FNUZ, 3>
+                     : attention_staged<C, 1, FNUZ, 3>;
 }
 
 /* Blocks of fn (FAST_THREADS threads, `shared` dynamic bytes) resident per multiprocessor,
@@ -1104,7 +1105,7 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
                         : partial_of_gb<fp8_cache, 1>(gb);
     /* the staged kernel's shared memory: 4 warps x 2 stages x 32 tokens x (K row + 16, V row) */
     const size_t staged_bytes =
-        fast && alt == 3 ? (size_t)FAST_WARPS * 2 * 32 * (2 * (size_t)FD * esize + 16) : 0;
+        fast && !((alt == 1 || alt == 2) && gb == 4 && !fnuz) ? (size_t)FAST_WARPS * 2 * 32 * (2 * (size_t)FD * esize + 16) : 0;
     if (partition <= 0 && knob_part)
         partition = atoi(knob_part);
     if (partition <= 0 && fast) {
@@ -1178,7 +1179,8 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     const size_t shared =
         (size_t)p.table_words * 4 + (fast ? staged_bytes : std::max(stage_area, merge_area));
     if (shared > 48 * 1024) {
-        if (shared > (size_t)g_device.max_shared_per_block)
+        /* the fast kernels' static shared memory (queries, weights, maxima) besides */
+        if (shared + (fast ? 8192 : 0) > (size_t)g_device.max_shared_per_block)
             return FP8KV_FAIL("attention: %zu bytes of shared memory needed, %d available",
                               shared, g_device.max_shared_per_block);
         FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(fn),
