@@ -254,10 +254,10 @@ static int run_codec(const struct fp8kv_run_options *o, const struct fp8kv_profi
 
 #define LONG_HEAD 128
 #define LONG_KV_HEADS 2
-#define LONG_Q_HEADS 8 /* grouped-query: 4 q heads per kv head */
+/* q heads: 8, 4 and 2, i.e. 4, 2 and 1 q heads per kv head (each a path of the kernel) */
 #define LONG_BLOCK 16
 #define LONG_SEQS 4
-static const int32_t long_lens[LONG_SEQS] = {1000, 777, 1, 0};
+static const int32_t long_lens[LONG_SEQS] = {3000, 777, 1, 0};
 
 /* The golden cases are short (one or a few partitions of the flash-decoding split, head sizes
  * up to 32): this case runs the long-context path (many partitions, 16-byte loads, 4 q heads
@@ -265,7 +265,7 @@ static const int32_t long_lens[LONG_SEQS] = {1000, 777, 1, 0};
  * decode table. */
 static int check_attention_long(const char *dir, const struct fp8kv_profile *p,
                                 const struct fp8kv_kv_paths *paths, enum fp8kv_kv_layout layout,
-                                struct fp8kv_results *r)
+                                int q_heads, struct fp8kv_results *r)
 {
     const double t0 = fp8kv_now();
     char path[4096];
@@ -282,12 +282,12 @@ static int check_attention_long(const char *dir, const struct fp8kv_profile *p,
         used += b;
     }
     const struct fp8kv_cache_shape shape = {used + 7, LONG_BLOCK, LONG_KV_HEADS, LONG_HEAD, layout};
-    const size_t cache = fp8kv_cache_bytes(&shape), qn = (size_t)LONG_SEQS * LONG_Q_HEADS * LONG_HEAD;
+    const size_t cache = fp8kv_cache_bytes(&shape), qn = (size_t)LONG_SEQS * q_heads * LONG_HEAD;
     uint8_t *kc = malloc(cache), *vc = malloc(cache);
     int32_t *bt = calloc((size_t)LONG_SEQS * max_blocks, sizeof *bt);
     int32_t *perm = malloc((size_t)shape.num_blocks * sizeof *perm);
     float *q = malloc(qn * sizeof *q), *y = malloc(qn * sizeof *y);
-    double *ref = malloc(qn * sizeof *ref), *w = malloc(1024 * sizeof *w);
+    double *ref = malloc(qn * sizeof *ref), *w = malloc(4096 * sizeof *w);
     int rc = kc && vc && bt && perm && q && y && ref && w ? 0 : fp8kv_fail("out of memory");
     if (rc != 0)
         goto done;
@@ -322,10 +322,10 @@ static int check_attention_long(const char *dir, const struct fp8kv_profile *p,
 
     /* the reference: softmax(scale * q.k) . v in double over the decode table */
     for (int i = 0; i < LONG_SEQS; i++)
-        for (int h = 0; h < LONG_Q_HEADS; h++) {
-            const int kvh = h / (LONG_Q_HEADS / LONG_KV_HEADS), n = long_lens[i];
-            const float *qv = q + ((size_t)i * LONG_Q_HEADS + h) * LONG_HEAD;
-            double *out = ref + ((size_t)i * LONG_Q_HEADS + h) * LONG_HEAD, max = -INFINITY,
+        for (int h = 0; h < q_heads; h++) {
+            const int kvh = h / (q_heads / LONG_KV_HEADS), n = long_lens[i];
+            const float *qv = q + ((size_t)i * q_heads + h) * LONG_HEAD;
+            double *out = ref + ((size_t)i * q_heads + h) * LONG_HEAD, max = -INFINITY,
                    sum = 0.0;
             for (int t = 0; t < n; t++) {
                 const int64_t slot = (int64_t)bt[(size_t)i * max_blocks + t / LONG_BLOCK] * LONG_BLOCK +
@@ -353,16 +353,16 @@ static int check_attention_long(const char *dir, const struct fp8kv_profile *p,
         }
 
     memset(y, 0xA5, qn * sizeof *y);
-    paths->paged_attention(fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), &shape, q, LONG_Q_HEADS,
+    paths->paged_attention(fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), &shape, q, q_heads,
                            kc, vc, bt, max_blocks, long_lens, LONG_SEQS, k_scale, v_scale,
                            softmax_scale, y);
     struct fp8kv_check c;
     char detail[160];
     snprintf(detail, sizeof detail,
-             "%s, %d x %d heads (q %d), block %d, lengths 1000/777/1/0, random codes, NMSE vs "
+             "%s, %d x %d heads (q %d), block %d, lengths 3000/777/1/0, random codes, NMSE vs "
              "double reference",
              layout == FP8KV_LAYOUT_SPLIT_X ? "split_x" : "nhd", LONG_KV_HEADS, LONG_HEAD,
-             LONG_Q_HEADS, LONG_BLOCK);
+             q_heads, LONG_BLOCK);
     fp8kv_check_init(&c, "kv-attention-long", paths->name, p->name, detail);
     c.cases = qn;
     c.has_nmse = 1;
@@ -410,10 +410,10 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_pro
     size_t from = r->count;
     if (rc == 0)
         rc = fp8kv_check_kv(dir, p, &fp8kv_gpu_kv_paths, r);
+    for (int q_heads = 8; q_heads >= 2 && rc == 0; q_heads /= 2)
+        rc = check_attention_long(dir, p, &fp8kv_gpu_kv_paths, FP8KV_LAYOUT_NHD, q_heads, r);
     if (rc == 0)
-        rc = check_attention_long(dir, p, &fp8kv_gpu_kv_paths, FP8KV_LAYOUT_NHD, r);
-    if (rc == 0)
-        rc = check_attention_long(dir, p, &fp8kv_gpu_kv_paths, FP8KV_LAYOUT_SPLIT_X, r);
+        rc = check_attention_long(dir, p, &fp8kv_gpu_kv_paths, FP8KV_LAYOUT_SPLIT_X, 8, r);
     if (rc == 0)
         rc = fp8kv_check_quantization_nmse(p, &fp8kv_gpu_kv_paths, r);
     /* the KV paths and decoders have no status of their own: a failed GPU call shows here */
