@@ -141,35 +141,21 @@ static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8k
                        struct fp8kv_audit_set *set)
 {
     struct fp8kv_npy sx = {0}, ss = {0}, want = {0};
-    char path[4096];
-    int rc = fp8kv_npy_read_expect(fp8kv_vector_path(path, sizeof path, dir, p, "scale_x.npy"),
-                                   FP8KV_NPY_U32, 1, 0, &sx);
+    int rc = fp8kv_load_vector_file(dir, p, "scale_x.npy", FP8KV_NPY_U32, 0, 0, &sx);
     if (rc == 0)
-        rc = fp8kv_npy_read_expect(fp8kv_vector_path(path, sizeof path, dir, p, "scale_s.npy"),
-                                   FP8KV_NPY_U32, 1, sx.count, &ss);
+        rc = fp8kv_load_vector_file(dir, p, "scale_s.npy", FP8KV_NPY_U32, sx.count, 0, &ss);
     if (rc == 0)
-        rc = fp8kv_npy_read_expect(
-            fp8kv_vector_path(path, sizeof path, dir, p, "scale_expected.npy"), FP8KV_NPY_U8, 2,
-            sx.count, &want);
-    if (rc == 0 && want.shape[1] != FP8KV_MODEL_COUNT)
-        rc = fp8kv_fail("%s: expected %d columns", path, FP8KV_MODEL_COUNT);
+        rc = fp8kv_load_vector_file(dir, p, "scale_expected.npy", FP8KV_NPY_U8, sx.count,
+                                    FP8KV_MODEL_COUNT, &want);
     size_t n = sx.count;
     uint8_t *qa = malloc(n + 1), *qb = malloc(n + 1);
     if (rc == 0 && (!qa || !qb))
         rc = fp8kv_fail("out of memory");
     const uint32_t *x = sx.data, *s = ss.data;
-    for (size_t i = 0; i < n && rc == 0;) { /* one call per run of equal scales */
-        size_t j = i + 1;
-        while (j < n && s[j] == s[i])
-            j++;
-        float scale;
-        memcpy(&scale, &s[i], sizeof scale);
-        rc = job->a->encode(job->a->ctx, job->cfg, (const float *)(x + i), j - i, scale, qa + i);
-        if (rc == 0)
-            rc = job->b->encode(job->b->ctx, job->cfg, (const float *)(x + i), j - i, scale,
-                                qb + i);
-        i = j;
-    }
+    if (rc == 0)
+        rc = fp8kv_encode_grouped(job->a, job->cfg, (const float *)x, s, n, qa);
+    if (rc == 0)
+        rc = fp8kv_encode_grouped(job->b, job->cfg, (const float *)x, s, n, qb);
     memset(set, 0, sizeof *set);
     snprintf(set->name, sizeof set->name, "scale-%s", fp8kv_model_names[model]);
     set->inputs = n;

@@ -14,10 +14,9 @@ static float f32_of(uint32_t bits)
     return f;
 }
 
-/* Loads <dir>/<profile>/<file> as a 1-D (cols == 0) or 2-D array of the given dtype; when
- * rows is not 0 its first dimension must be rows. */
-static int load(const char *dir, const struct fp8kv_profile *p, const char *file,
-                enum fp8kv_npy_dtype dtype, size_t rows, size_t cols, struct fp8kv_npy *a)
+int fp8kv_load_vector_file(const char *dir, const struct fp8kv_profile *p, const char *file,
+                           enum fp8kv_npy_dtype dtype, size_t rows, size_t cols,
+                           struct fp8kv_npy *a)
 {
     char path[4096];
     fp8kv_vector_path(path, sizeof path, dir, p, file);
@@ -62,6 +61,21 @@ struct fp8kv_encoder_subject fp8kv_host_encoder_subject(const struct fp8kv_host_
     return s;
 }
 
+int fp8kv_encode_grouped(const struct fp8kv_encoder_subject *subject, struct fp8kv_codec_cfg cfg,
+                         const float *x, const uint32_t *scales, size_t n, uint8_t *q)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0;) {
+        size_t j = scales ? i + 1 : n; /* no scales: one call for the whole set */
+        while (scales && j < n && scales[j] == scales[i])
+            j++;
+        rc = subject->encode(subject->ctx, cfg, x + i, j - i, scales ? f32_of(scales[i]) : 1.0f,
+                             q + i);
+        i = j;
+    }
+    return rc;
+}
+
 /* Runs the subject over inputs (f32 bits) at scale s with cfg and judges the codes against
  * want[i * stride]; per-class counts when classes is set. */
 static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
@@ -77,16 +91,7 @@ static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check che
         return fp8kv_fail("out of memory");
     }
     memcpy(x, inputs, n * sizeof *x);
-    int rc = 0;
-    /* one call per run of equal scales (the scale set is grouped by scale) */
-    for (size_t i = 0; i < n && rc == 0;) {
-        size_t j = scales ? i + 1 : n; /* no scales: one call for the whole set */
-        while (scales && j < n && scales[j] == scales[i])
-            j++;
-        rc = subject->encode(subject->ctx, cfg, x + i, j - i, scales ? f32_of(scales[i]) : 1.0f,
-                             q + i);
-        i = j;
-    }
+    int rc = fp8kv_encode_grouped(subject, cfg, x, scales, n, q);
     c->cases = n;
     c->has_classes = classes;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -138,9 +143,9 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
     snprintf(detail, sizeof detail, "edges_input.npy at scale 1, nan check %s",
              fp8kv_nan_check_names[check]);
     if (rc == 0)
-        rc = load(dir, p, "edges_input.npy", FP8KV_NPY_U32, 0, 0, &edges_in);
+        rc = fp8kv_load_vector_file(dir, p, "edges_input.npy", FP8KV_NPY_U32, 0, 0, &edges_in);
     if (rc == 0)
-        rc = load(dir, p, "edges_expected.npy", FP8KV_NPY_U8, edges_in.shape[0], 0, &edges_want);
+        rc = fp8kv_load_vector_file(dir, p, "edges_expected.npy", FP8KV_NPY_U8, edges_in.shape[0], 0, &edges_want);
     if (rc == 0)
         rc = encoder_set(p, check, subject, FP8KV_MODEL_F32_DIV, "edges", detail, edges_in.data,
                          NULL, edges_in.count, edges_want.data, 1, 1, out);
@@ -153,7 +158,7 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
     for (size_t k = 0; k < 2 && rc == 0; k++) {
         for (uint32_t i = 0; i < 65536; i++)
             half_in[i] = fp8kv_widen_to_f32(halves[k].dtype, i);
-        rc = load(dir, p, halves[k].file, FP8KV_NPY_U8, 65536, 0, &half_want);
+        rc = fp8kv_load_vector_file(dir, p, halves[k].file, FP8KV_NPY_U8, 65536, 0, &half_want);
         snprintf(detail, sizeof detail, "every %s input at scale 1, nan check %s",
                  fp8kv_dtype_names[halves[k].dtype], fp8kv_nan_check_names[check]);
         if (rc == 0)
@@ -163,11 +168,11 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
     }
 
     if (rc == 0)
-        rc = load(dir, p, "scale_x.npy", FP8KV_NPY_U32, 0, 0, &sx);
+        rc = fp8kv_load_vector_file(dir, p, "scale_x.npy", FP8KV_NPY_U32, 0, 0, &sx);
     if (rc == 0)
-        rc = load(dir, p, "scale_s.npy", FP8KV_NPY_U32, sx.shape[0], 0, &ss);
+        rc = fp8kv_load_vector_file(dir, p, "scale_s.npy", FP8KV_NPY_U32, sx.shape[0], 0, &ss);
     if (rc == 0)
-        rc = load(dir, p, "scale_expected.npy", FP8KV_NPY_U8, sx.shape[0], FP8KV_MODEL_COUNT,
+        rc = fp8kv_load_vector_file(dir, p, "scale_expected.npy", FP8KV_NPY_U8, sx.shape[0], FP8KV_MODEL_COUNT,
                   &swant);
     for (int m = 0; m < FP8KV_MODEL_COUNT && rc == 0; m++) {
         if (m == FP8KV_MODEL_EXACT)
@@ -214,18 +219,18 @@ int fp8kv_check_decoder_subject(const char *dir, const struct fp8kv_profile *p,
     struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
     struct fp8kv_npy table = {0}, codes = {0}, scales = {0}, want32 = {0}, want16 = {0},
                      wantb16 = {0};
-    int rc = load(dir, p, "decode.npy", FP8KV_NPY_F32, 256, 0, &table);
+    int rc = fp8kv_load_vector_file(dir, p, "decode.npy", FP8KV_NPY_F32, 256, 0, &table);
     if (rc == 0)
-        rc = load(dir, p, "read_code.npy", FP8KV_NPY_U8, 0, 0, &codes);
+        rc = fp8kv_load_vector_file(dir, p, "read_code.npy", FP8KV_NPY_U8, 0, 0, &codes);
     size_t n = codes.count;
     if (rc == 0)
-        rc = load(dir, p, "read_scale.npy", FP8KV_NPY_U32, n, 0, &scales);
+        rc = fp8kv_load_vector_file(dir, p, "read_scale.npy", FP8KV_NPY_U32, n, 0, &scales);
     if (rc == 0)
-        rc = load(dir, p, "read_f32.npy", FP8KV_NPY_U32, n, 0, &want32);
+        rc = fp8kv_load_vector_file(dir, p, "read_f32.npy", FP8KV_NPY_U32, n, 0, &want32);
     if (rc == 0)
-        rc = load(dir, p, "read_f16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &want16);
+        rc = fp8kv_load_vector_file(dir, p, "read_f16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &want16);
     if (rc == 0)
-        rc = load(dir, p, "read_bf16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &wantb16);
+        rc = fp8kv_load_vector_file(dir, p, "read_bf16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &wantb16);
     float *y = malloc((n + 256) * sizeof *y), *y_finite = malloc((n + 1) * sizeof *y_finite);
     double *ref = malloc((n + 1) * sizeof *ref);
     uint8_t all_codes[256];

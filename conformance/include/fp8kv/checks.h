@@ -15,6 +15,7 @@
 #include "fp8kv/codec.h"
 #include "fp8kv/host_codecs.h"
 #include "fp8kv/kv_cache.h"
+#include "fp8kv/npy.h"
 #include "fp8kv/spec.h"
 
 #ifdef __cplusplus
@@ -99,6 +100,19 @@ struct fp8kv_encoder_subject {
     int (*encode)(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
                   uint8_t *q);
 };
+
+/* fp8kv_load_vector_file: reads <dir>/<profile>/<file> as a 1-D (cols == 0) or 2-D array of
+ * dtype; when rows is not 0 its first dimension must be rows, when cols is not 0 its second
+ * must be cols. 0, or FP8KV_ERR naming the file. */
+int fp8kv_load_vector_file(const char *dir, const struct fp8kv_profile *p, const char *file,
+                           enum fp8kv_npy_dtype dtype, size_t rows, size_t cols,
+                           struct fp8kv_npy *a);
+
+/* fp8kv_encode_grouped: q[i] = the subject's code of x[i] at scale scales[i] (f32 bits; NULL:
+ * scale 1), one call per run of equal scales (the scale sets are grouped by scale). 0, or the
+ * subject's negative status. */
+int fp8kv_encode_grouped(const struct fp8kv_encoder_subject *subject, struct fp8kv_codec_cfg cfg,
+                         const float *x, const uint32_t *scales, size_t n, uint8_t *q);
 
 /* fp8kv_host_encoder_subject: a built-in host encoder as an encoder subject. */
 struct fp8kv_encoder_subject fp8kv_host_encoder_subject(const struct fp8kv_host_encoder *e);
