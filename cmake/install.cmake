@@ -58,15 +58,9 @@ install(EXPORT fp8kvPluginTargets NAMESPACE fp8kv::
 install(EXPORT fp8kvConformanceTargets NAMESPACE fp8kv::
   FILE fp8kvConformanceTargets.cmake DESTINATION ${FP8KV_CMAKE_INSTALL_DIR})
 
-# ---- headers: the MPFR-free ones only (not oracle.h, not gen.h) ----------------------------
-install(FILES
-  ${PROJECT_SOURCE_DIR}/oracle/include/fp8kv/spec.h
-  ${PROJECT_SOURCE_DIR}/oracle/include/fp8kv/diag.h
-  ${PROJECT_SOURCE_DIR}/oracle/include/fp8kv/npy.h
-  ${PROJECT_SOURCE_DIR}/oracle/include/fp8kv/digest.h
-  ${PROJECT_SOURCE_DIR}/oracle/include/fp8kv/fileio.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fp8kv)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/include/ ${PROJECT_SOURCE_DIR}/conformance/include/
+# ---- headers: the MPFR-free ones only (core, kernels, conformance; not oracle/) -------------
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/ ${PROJECT_SOURCE_DIR}/kernels/include/
+  ${PROJECT_SOURCE_DIR}/conformance/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
 # ---- golden vectors --------------------------------------------------------------------
