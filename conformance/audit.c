@@ -82,7 +82,7 @@ static void write_examples(struct tally *t, int pairs, int digits)
 /* ---- the domains ------------------------------------------------------------------------- */
 
 struct domain_job {
-    const struct fp8kv_encoder_subject *a, *b;
+    const struct fp8kv_subject *a, *b;
     struct fp8kv_codec_cfg cfg;
     const struct fp8kv_sweep_run *runs;
     size_t nruns;
@@ -111,7 +111,7 @@ static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
 }
 
 static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                        enum fp8kv_sweep_domain d, const uint32_t *bounds, struct domain_job *job,
+                        enum fp8kv_domain d, const uint32_t *bounds, struct domain_job *job,
                         const struct fp8kv_sweep_options *opt, struct fp8kv_audit_set *set)
 {
     struct fp8kv_sweep_run *runs;
@@ -129,7 +129,7 @@ static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check chec
     char what[96];
     snprintf(what, sizeof what, "audit %s %s -> %s", set->name, job->a->name, job->b->name);
     int rc = fp8kv_sweep_chunks(d, opt, what, 0, AUDIT_CHUNK, diff_chunk, job);
-    write_examples(&job->tally, 0, d == FP8KV_SWEEP_F32 ? 8 : 4);
+    write_examples(&job->tally, 0, d == FP8KV_DOMAIN_F32 ? 8 : 4);
     free(runs);
     return rc;
 }
@@ -181,8 +181,8 @@ static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8k
 
 int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
                        enum fp8kv_nan_check check, enum fp8kv_scale_model model,
-                       const struct fp8kv_encoder_subject *baseline,
-                       const struct fp8kv_encoder_subject *candidate,
+                       const struct fp8kv_subject *baseline,
+                       const struct fp8kv_subject *candidate,
                        const struct fp8kv_sweep_options *opt, struct fp8kv_audit *out)
 {
     memset(out, 0, sizeof *out);
@@ -190,10 +190,10 @@ int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
     uint32_t *bounds = fp8kv_load_boundaries(dir, p);
     if (!bounds)
         return FP8KV_ERR;
-    struct domain_job job = {.a = baseline, .b = candidate, .cfg = fp8kv_cfg_of_profile(p, model)};
-    int rc = 0;
-    for (int d = 0; d < FP8KV_SWEEP_DOMAIN_COUNT && rc == 0; d++) {
-        rc = audit_domain(p, check, (enum fp8kv_sweep_domain)d, bounds, &job, opt,
+    struct domain_job job = {.a = baseline, .b = candidate};
+    int rc = fp8kv_model_cfg(p, model, &job.cfg);
+    for (int d = 0; d < FP8KV_DOMAIN_COUNT && rc == 0; d++) {
+        rc = audit_domain(p, check, (enum fp8kv_domain)d, bounds, &job, opt,
                           &out->sets[out->nsets]);
         out->nsets++;
     }

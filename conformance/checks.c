@@ -114,16 +114,55 @@ const char *fp8kv_vector_path(char *buf, size_t size, const char *dir,
     return buf;
 }
 
-struct fp8kv_codec_cfg fp8kv_cfg_of_profile(const struct fp8kv_profile *p,
-                                            enum fp8kv_scale_model m)
+/* The subjects' enums (codec.h) and the truth's (spec.h) name the same choices with the same
+ * numbers; these asserts are what lets one be cast to the other. */
+_Static_assert((int)FP8KV_CODEC_E4M3FN == (int)FP8KV_E4M3FN &&
+                   (int)FP8KV_CODEC_E4M3FNUZ == (int)FP8KV_E4M3FNUZ,
+               "codec formats follow enum fp8kv_format_id");
+_Static_assert((int)FP8KV_CODEC_F32_DIV == (int)FP8KV_MODEL_F32_DIV &&
+                   (int)FP8KV_CODEC_F32_MUL_RECIP == (int)FP8KV_MODEL_F32_MUL_RECIP &&
+                   (int)FP8KV_CODEC_F16_DIV == (int)FP8KV_MODEL_F16_DIV &&
+                   (int)FP8KV_MODEL_EXACT == (int)FP8KV_MODEL_COUNT - 1,
+               "codec scale models follow enum fp8kv_scale_model; exact is the truth's alone");
+_Static_assert((int)FP8KV_KV_F32 == (int)FP8KV_DTYPE_F32 &&
+                   (int)FP8KV_KV_F16 == (int)FP8KV_DTYPE_F16 &&
+                   (int)FP8KV_KV_BF16 == (int)FP8KV_DTYPE_BF16,
+               "KV element types follow enum fp8kv_dtype");
+
+int fp8kv_kernel_model_check(enum fp8kv_scale_model m)
 {
-    struct fp8kv_codec_cfg c = {
-        .format = p->format->id == FP8KV_E4M3FNUZ ? FP8KV_CODEC_E4M3FNUZ : FP8KV_CODEC_E4M3FN,
+    if ((int)m < 0 || m >= FP8KV_MODEL_COUNT)
+        return fp8kv_fail("scale model %d does not exist", (int)m);
+    if (m == FP8KV_MODEL_EXACT)
+        return fp8kv_fail("scale model exact rounds the real quotient x/s once: a yardstick for "
+                          "the others, no kernel's arithmetic (kernels compute f32_div, "
+                          "f32_mul_recip or f16_div)");
+    return FP8KV_OK;
+}
+
+int fp8kv_model_cfg(const struct fp8kv_profile *p, enum fp8kv_scale_model m,
+                    struct fp8kv_codec_cfg *cfg)
+{
+    const int rc = fp8kv_kernel_model_check(m);
+    if (rc != 0)
+        return rc;
+    *cfg = (struct fp8kv_codec_cfg){
+        .format = (uint8_t)p->format->id,
         .saturate = p->overflow == FP8KV_OVERFLOW_SATFINITE,
         .inf_to_nan = p->inf == FP8KV_INF_NAN,
-        .model = m == FP8KV_MODEL_F32_MUL_RECIP ? FP8KV_CODEC_F32_MUL_RECIP
-                 : m == FP8KV_MODEL_F16_DIV     ? FP8KV_CODEC_F16_DIV
-                                                : FP8KV_CODEC_F32_DIV,
+        .model = (uint8_t)m,
     };
-    return c;
+    return FP8KV_OK;
+}
+
+int fp8kv_subject_implements(const struct fp8kv_subject *s, const struct fp8kv_profile *p)
+{
+    return fp8kv_claim_covers(s->claim, fp8kv_profile_cfg(p));
+}
+
+struct fp8kv_codec_cfg fp8kv_profile_cfg(const struct fp8kv_profile *p)
+{
+    struct fp8kv_codec_cfg cfg;
+    (void)fp8kv_model_cfg(p, FP8KV_MODEL_F32_DIV, &cfg); /* a kernel model: cannot fail */
+    return cfg;
 }

@@ -47,21 +47,7 @@ int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check 
     return fp8kv_codes_match(p->format, check, got, want);
 }
 
-static int encode_host(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
-                       uint8_t *q)
-{
-    const struct fp8kv_host_encoder *e = ctx;
-    e->encode(cfg, x, n, s, q);
-    return 0;
-}
-
-struct fp8kv_encoder_subject fp8kv_host_encoder_subject(const struct fp8kv_host_encoder *e)
-{
-    struct fp8kv_encoder_subject s = {e->name, (void *)e, encode_host};
-    return s;
-}
-
-int fp8kv_encode_grouped(const struct fp8kv_encoder_subject *subject, struct fp8kv_codec_cfg cfg,
+int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                          const float *x, const uint32_t *scales, size_t n, uint8_t *q)
 {
     int rc = 0;
@@ -79,7 +65,7 @@ int fp8kv_encode_grouped(const struct fp8kv_encoder_subject *subject, struct fp8
 /* Runs the subject over inputs (f32 bits) at scale s with cfg and judges the codes against
  * want[i * stride]; per-class counts when classes is set. */
 static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                         const struct fp8kv_encoder_subject *subject, struct fp8kv_codec_cfg cfg,
+                         const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                          const uint32_t *inputs, const uint32_t *scales, size_t n,
                          const uint8_t *want, size_t stride, int classes, struct fp8kv_check *c)
 {
@@ -116,23 +102,26 @@ static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check che
 
 /* One check over a set: init, judge, finish, append. */
 static int encoder_set(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                       const struct fp8kv_encoder_subject *subject, enum fp8kv_scale_model model,
+                       const struct fp8kv_subject *subject, enum fp8kv_scale_model model,
                        const char *name, const char *detail, const uint32_t *inputs,
                        const uint32_t *scales, size_t n, const uint8_t *want, size_t stride,
                        int classes, struct fp8kv_results *out)
 {
+    struct fp8kv_codec_cfg cfg;
+    int rc = fp8kv_model_cfg(p, model, &cfg);
+    if (rc != 0)
+        return rc;
     struct fp8kv_check c;
     fp8kv_check_init(&c, name, subject->name, p->name, detail);
     double t0 = fp8kv_now();
-    int rc = judge_encoder(p, check, subject, fp8kv_cfg_of_profile(p, model), inputs, scales, n,
-                           want, stride, classes, &c);
+    rc = judge_encoder(p, check, subject, cfg, inputs, scales, n, want, stride, classes, &c);
     fp8kv_check_finish(&c, fp8kv_now() - t0);
     return rc != 0 ? rc : fp8kv_results_add(out, &c);
 }
 
 int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
                                 enum fp8kv_nan_check check,
-                                const struct fp8kv_encoder_subject *subject,
+                                const struct fp8kv_subject *subject,
                                 struct fp8kv_results *out)
 {
     struct fp8kv_npy edges_in = {0}, edges_want = {0}, half_want = {0};
@@ -175,8 +164,8 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
         rc = fp8kv_load_vector_file(dir, p, "scale_expected.npy", FP8KV_NPY_U8, sx.shape[0], FP8KV_MODEL_COUNT,
                   &swant);
     for (int m = 0; m < FP8KV_MODEL_COUNT && rc == 0; m++) {
-        if (m == FP8KV_MODEL_EXACT)
-            continue; /* no kernel computes the real quotient */
+        if (fp8kv_kernel_model_check((enum fp8kv_scale_model)m) != 0)
+            continue; /* judged only under the models kernels compute */
         char name[48];
         snprintf(name, sizeof name, "scale-%s", fp8kv_model_names[m]);
         snprintf(detail, sizeof detail, "store-with-scale pairs, model %s, nan check %s",
@@ -211,140 +200,166 @@ static int same_bits(enum fp8kv_dtype dtype, uint32_t got, uint32_t want)
     return got == want || (is_nan(dtype, got) && is_nan(dtype, want));
 }
 
-int fp8kv_check_decoder_subject(const char *dir, const struct fp8kv_profile *p,
-                                const struct fp8kv_decoder_subject *subject,
-                                struct fp8kv_results *out)
-{
-    const char *name = subject->name;
-    struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
-    struct fp8kv_npy table = {0}, codes = {0}, scales = {0}, want32 = {0}, want16 = {0},
-                     wantb16 = {0};
-    int rc = fp8kv_load_vector_file(dir, p, "decode.npy", FP8KV_NPY_F32, 256, 0, &table);
-    if (rc == 0)
-        rc = fp8kv_load_vector_file(dir, p, "read_code.npy", FP8KV_NPY_U8, 0, 0, &codes);
-    size_t n = codes.count;
-    if (rc == 0)
-        rc = fp8kv_load_vector_file(dir, p, "read_scale.npy", FP8KV_NPY_U32, n, 0, &scales);
-    if (rc == 0)
-        rc = fp8kv_load_vector_file(dir, p, "read_f32.npy", FP8KV_NPY_U32, n, 0, &want32);
-    if (rc == 0)
-        rc = fp8kv_load_vector_file(dir, p, "read_f16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &want16);
-    if (rc == 0)
-        rc = fp8kv_load_vector_file(dir, p, "read_bf16.npy", FP8KV_NPY_U16, n, FP8KV_READ_MODEL_COUNT, &wantb16);
-    float *y = malloc((n + 256) * sizeof *y), *y_finite = malloc((n + 1) * sizeof *y_finite);
-    double *ref = malloc((n + 1) * sizeof *ref);
-    uint8_t all_codes[256];
-    if (rc == 0 && (!y || !y_finite || !ref))
-        rc = fp8kv_fail("out of memory");
-    if (rc != 0)
-        goto done;
+/* The decode table and the read set of a profile, and the subject's f32 reads of the set. */
+struct read_set {
+    struct fp8kv_npy table, codes, scales, want32, want16, wantb16;
+    size_t n;       /* entries of the read set */
+    float *y;       /* the subject's f32 outputs, n of them */
+    double seconds; /* the subject's time over the set */
+};
 
-    /* the decode table: every code at scale 1 */
+static void read_set_free(struct read_set *r)
+{
+    fp8kv_npy_free(&r->table);
+    fp8kv_npy_free(&r->codes);
+    fp8kv_npy_free(&r->scales);
+    fp8kv_npy_free(&r->want32);
+    fp8kv_npy_free(&r->want16);
+    fp8kv_npy_free(&r->wantb16);
+    free(r->y);
+}
+
+static int read_set_load(const char *dir, const struct fp8kv_profile *p, struct read_set *r)
+{
+    memset(r, 0, sizeof *r);
+    int rc = fp8kv_load_vector_file(dir, p, "decode.npy", FP8KV_NPY_F32, 256, 0, &r->table);
+    if (rc == 0)
+        rc = fp8kv_load_vector_file(dir, p, "read_code.npy", FP8KV_NPY_U8, 0, 0, &r->codes);
+    r->n = r->codes.count;
+    if (rc == 0)
+        rc = fp8kv_load_vector_file(dir, p, "read_scale.npy", FP8KV_NPY_U32, r->n, 0, &r->scales);
+    if (rc == 0)
+        rc = fp8kv_load_vector_file(dir, p, "read_f32.npy", FP8KV_NPY_U32, r->n, 0, &r->want32);
+    if (rc == 0)
+        rc = fp8kv_load_vector_file(dir, p, "read_f16.npy", FP8KV_NPY_U16, r->n,
+                                    FP8KV_READ_MODEL_COUNT, &r->want16);
+    if (rc == 0)
+        rc = fp8kv_load_vector_file(dir, p, "read_bf16.npy", FP8KV_NPY_U16, r->n,
+                                    FP8KV_READ_MODEL_COUNT, &r->wantb16);
+    if (rc == 0 && !(r->y = malloc((r->n + 1) * sizeof *r->y)))
+        rc = fp8kv_fail("out of memory");
+    return rc;
+}
+
+/* The "decode" check: every code at scale 1 against decode.npy (NaN by class). */
+static int check_decode_table(const struct fp8kv_profile *p, const struct fp8kv_subject *subject,
+                              struct fp8kv_codec_cfg cfg, const struct read_set *r,
+                              struct fp8kv_results *out)
+{
     struct fp8kv_check c;
-    fp8kv_check_init(&c, "decode", name, p->name, "all 256 codes at scale 1 vs decode.npy");
-    double t0 = fp8kv_now();
+    fp8kv_check_init(&c, "decode", subject->name, p->name,
+                     "all 256 codes at scale 1 vs decode.npy");
+    const double t0 = fp8kv_now();
+    uint8_t all_codes[256];
+    float y[256];
     for (int q = 0; q < 256; q++)
         all_codes[q] = (uint8_t)q;
-    rc = subject->decode(subject->ctx, cfg, all_codes, 256, 1.0f, y);
+    const int rc = subject->decode(subject->ctx, cfg, all_codes, 256, 1.0f, y);
     if (rc != 0)
-        goto done;
+        return rc;
     c.cases = 256;
     for (int q = 0; q < 256; q++) {
-        uint32_t got, want = ((const uint32_t *)table.data)[q];
+        uint32_t got, want = ((const uint32_t *)r->table.data)[q];
         memcpy(&got, &y[q], sizeof got);
         if (!same_bits(FP8KV_DTYPE_F32, got, want))
             fp8kv_check_failure(&c, -1, "%02x => 0x%08x  expected 0x%08x", q, got, want);
     }
     fp8kv_check_finish(&c, fp8kv_now() - t0);
-    rc = fp8kv_results_add(out, &c);
+    return fp8kv_results_add(out, &c);
+}
 
-    /* the read set: every code at every scale, f32 then rounded to f16 and bf16 */
-    const uint8_t *qs = codes.data;
-    const uint32_t *ss = scales.data;
-    t0 = fp8kv_now();
-    for (size_t i = 0; i < n && rc == 0;) { /* grouped by scale */
+/* Runs the subject over the read set, one call per run of equal scales, into r->y. */
+static int decode_read_set(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                           struct read_set *r)
+{
+    const uint8_t *qs = r->codes.data;
+    const uint32_t *ss = r->scales.data;
+    const double t0 = fp8kv_now();
+    int rc = 0;
+    for (size_t i = 0; i < r->n && rc == 0;) {
         size_t j = i + 1;
-        while (j < n && ss[j] == ss[i])
+        while (j < r->n && ss[j] == ss[i])
             j++;
-        rc = subject->decode(subject->ctx, cfg, qs + i, j - i, f32_of(ss[i]), y + i);
+        rc = subject->decode(subject->ctx, cfg, qs + i, j - i, f32_of(ss[i]), r->y + i);
         i = j;
     }
-    double decode_seconds = fp8kv_now() - t0;
-    static const enum fp8kv_dtype outs[] = {FP8KV_DTYPE_F32, FP8KV_DTYPE_F16, FP8KV_DTYPE_BF16};
-    for (size_t k = 0; k < 3 && rc == 0; k++) {
-        enum fp8kv_dtype dt = outs[k];
-        char check_name[32], detail[160];
-        snprintf(check_name, sizeof check_name, "read-%s", fp8kv_dtype_names[dt]);
-        snprintf(detail, sizeof detail,
-                 "every code at %zu scales, %s output%s, vs the oracle's rounded read model",
-                 n / 256, fp8kv_dtype_names[dt],
-                 dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)");
-        fp8kv_check_init(&c, check_name, name, p->name, detail);
-        t0 = fp8kv_now();
-        c.cases = n;
-        size_t finite = 0;
-        for (size_t i = 0; i < n; i++) {
-            uint32_t got, want;
-            memcpy(&got, &y[i], sizeof got);
-            if (dt == FP8KV_DTYPE_F16) {
-                got = fp8kv_f32_to_f16_rne(y[i]);
-                want = ((const uint16_t *)want16.data)[i * FP8KV_READ_MODEL_COUNT];
-            } else if (dt == FP8KV_DTYPE_BF16) {
-                got = fp8kv_f32_to_bf16_rne(y[i]);
-                want = ((const uint16_t *)wantb16.data)[i * FP8KV_READ_MODEL_COUNT];
-            } else {
-                want = ((const uint32_t *)want32.data)[i];
-                /* NMSE over the finite f32 outputs, against the oracle's values */
-                float wf = f32_of(want);
-                if (isfinite(wf) && isfinite(y[i])) {
-                    y_finite[finite] = y[i];
-                    ref[finite++] = (double)wf;
-                }
-            }
-            if (!same_bits(dt, got, want))
-                fp8kv_check_failure(&c, -1, "%02x * 0x%08x => 0x%0*x  expected 0x%0*x", qs[i],
-                                    ss[i], dt == FP8KV_DTYPE_F32 ? 8 : 4, got,
-                                    dt == FP8KV_DTYPE_F32 ? 8 : 4, want);
-        }
-        if (dt == FP8KV_DTYPE_F32) {
-            c.has_nmse = 1;
-            c.threshold = 0.0;
-            c.nmse = fp8kv_nmse(y_finite, ref, finite);
-        }
-        fp8kv_check_finish(&c, fp8kv_now() - t0 + decode_seconds);
-        rc = fp8kv_results_add(out, &c);
-    }
-done:
-    free(y);
-    free(y_finite);
-    free(ref);
-    fp8kv_npy_free(&table);
-    fp8kv_npy_free(&codes);
-    fp8kv_npy_free(&scales);
-    fp8kv_npy_free(&want32);
-    fp8kv_npy_free(&want16);
-    fp8kv_npy_free(&wantb16);
+    r->seconds = fp8kv_now() - t0;
     return rc;
 }
 
-/* A decoder that cannot fail, as a subject. */
-struct plain_decoder {
-    void (*decode)(struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s, float *y);
-};
-
-static int decode_plain(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
-                        float *y)
+/* The "read-<dt>" check: the subject's f32 reads (rounded by codec.h's RN16/RNbf16 for f16 and
+ * bf16 output) bit-identical to the oracle's rounded read model; for f32, also NMSE 0 over
+ * the finite outputs. */
+static int check_read_output(const struct fp8kv_profile *p, const char *subject_name,
+                             const struct read_set *r, enum fp8kv_dtype dt,
+                             struct fp8kv_results *out)
 {
-    ((const struct plain_decoder *)ctx)->decode(cfg, q, n, s, y);
-    return 0;
+    const size_t n = r->n;
+    const uint8_t *qs = r->codes.data;
+    const uint32_t *ss = r->scales.data;
+    char check_name[32], detail[160];
+    snprintf(check_name, sizeof check_name, "read-%s", fp8kv_dtype_names[dt]);
+    snprintf(detail, sizeof detail,
+             "every code at %zu scales, %s output%s, vs the oracle's rounded read model", n / 256,
+             fp8kv_dtype_names[dt], dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)");
+    struct fp8kv_check c;
+    fp8kv_check_init(&c, check_name, subject_name, p->name, detail);
+    const double t0 = fp8kv_now();
+    float *y_finite = malloc((n + 1) * sizeof *y_finite);
+    double *ref = malloc((n + 1) * sizeof *ref);
+    if (!y_finite || !ref) {
+        free(y_finite);
+        free(ref);
+        return fp8kv_fail("out of memory");
+    }
+    c.cases = n;
+    size_t finite = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t got, want;
+        memcpy(&got, &r->y[i], sizeof got);
+        if (dt == FP8KV_DTYPE_F16) {
+            got = fp8kv_f32_to_f16_rne(r->y[i]);
+            want = ((const uint16_t *)r->want16.data)[i * FP8KV_READ_MODEL_COUNT];
+        } else if (dt == FP8KV_DTYPE_BF16) {
+            got = fp8kv_f32_to_bf16_rne(r->y[i]);
+            want = ((const uint16_t *)r->wantb16.data)[i * FP8KV_READ_MODEL_COUNT];
+        } else {
+            want = ((const uint32_t *)r->want32.data)[i];
+            const float wf = f32_of(want); /* NMSE over the finite outputs */
+            if (isfinite(wf) && isfinite(r->y[i])) {
+                y_finite[finite] = r->y[i];
+                ref[finite++] = (double)wf;
+            }
+        }
+        if (!same_bits(dt, got, want))
+            fp8kv_check_failure(&c, -1, "%02x * 0x%08x => 0x%0*x  expected 0x%0*x", qs[i], ss[i],
+                                dt == FP8KV_DTYPE_F32 ? 8 : 4, got, dt == FP8KV_DTYPE_F32 ? 8 : 4,
+                                want);
+    }
+    if (dt == FP8KV_DTYPE_F32) {
+        c.has_nmse = 1;
+        c.threshold = 0.0;
+        c.nmse = fp8kv_nmse(y_finite, ref, finite);
+    }
+    free(y_finite);
+    free(ref);
+    fp8kv_check_finish(&c, fp8kv_now() - t0 + r->seconds);
+    return fp8kv_results_add(out, &c);
 }
 
-int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p, const char *name,
-                                void (*decode)(struct fp8kv_codec_cfg cfg, const uint8_t *q,
-                                               size_t n, float s, float *y),
-                                struct fp8kv_results *out)
+int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
+                                const struct fp8kv_subject *subject, struct fp8kv_results *out)
 {
-    struct plain_decoder d = {decode};
-    struct fp8kv_decoder_subject subject = {name, &d, decode_plain};
-    return fp8kv_check_decoder_subject(dir, p, &subject, out);
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
+    struct read_set r;
+    int rc = read_set_load(dir, p, &r);
+    if (rc == 0)
+        rc = check_decode_table(p, subject, cfg, &r, out);
+    if (rc == 0)
+        rc = decode_read_set(subject, cfg, &r);
+    static const enum fp8kv_dtype outs[] = {FP8KV_DTYPE_F32, FP8KV_DTYPE_F16, FP8KV_DTYPE_BF16};
+    for (size_t k = 0; k < 3 && rc == 0; k++)
+        rc = check_read_output(p, subject->name, &r, outs[k], out);
+    read_set_free(&r);
+    return rc;
 }

@@ -269,8 +269,15 @@ static void compare_cache(struct fp8kv_check *chk, const struct kv_case *c, int 
     }
 }
 
+/* A subject's failure on golden inputs is the subject's: FP8KV_ERR_SUBJECT, whatever it said,
+ * with its message. */
+static int subject_status(int rc)
+{
+    return rc == 0 ? FP8KV_OK : FP8KV_ERR_SUBJECT;
+}
+
 static int check_store(const struct kv_case *c, const struct fp8kv_profile *p,
-                       struct fp8kv_codec_cfg cfg, const struct fp8kv_kv_paths *paths,
+                       struct fp8kv_codec_cfg cfg, const struct fp8kv_subject *subject,
                        struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
@@ -290,13 +297,20 @@ static int check_store(const struct kv_case *c, const struct fp8kv_profile *p,
         if (s >= 0)
             written[s] = 1;
     }
-    paths->reshape_and_cache(cfg, &c->shape, c->in, c->key.data, c->value.data, c->num_tokens,
-                             c->slots.data, c->k_scale, c->v_scale, kc, vc);
+    const int rc = subject_status(subject->store(subject->ctx, cfg, &c->shape, c->in, c->key.data,
+                                                 c->value.data, c->num_tokens, c->slots.data,
+                                                 c->k_scale, c->v_scale, kc, vc));
+    if (rc != 0) {
+        free(kc);
+        free(vc);
+        free(written);
+        return rc;
+    }
 
     struct fp8kv_check chk;
     char detail[160];
     describe(c, "cache bytes, sentinel 0xa5", detail, sizeof detail);
-    fp8kv_check_init(&chk, "kv-store", paths->name, p->name, detail);
+    fp8kv_check_init(&chk, "kv-store", subject->name, p->name, detail);
     compare_cache(&chk, c, 1, kc, c->key_cache.data, written);
     compare_cache(&chk, c, 0, vc, c->value_cache.data, written);
     fp8kv_check_finish(&chk, fp8kv_now() - t0);
@@ -314,7 +328,7 @@ static uint32_t element_bits(const void *a, size_t esize, size_t i)
 }
 
 static int check_read(const struct kv_case *c, const struct fp8kv_profile *p,
-                      struct fp8kv_codec_cfg cfg, const struct fp8kv_kv_paths *paths,
+                      struct fp8kv_codec_cfg cfg, const struct fp8kv_subject *subject,
                       enum fp8kv_kv_dtype odt, struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
@@ -329,17 +343,25 @@ static int check_read(const struct kv_case *c, const struct fp8kv_profile *p,
         return fp8kv_fail("out of memory");
     }
     memset(got, SENTINEL, n * esize);
-    paths->gather_dequant(cfg, &c->shape, 1, c->key_cache.data, c->block_table.data, c->max_blocks,
-                          c->seq_lens.data, c->num_seqs, c->k_scale, odt, got);
-    paths->gather_dequant(cfg, &c->shape, 0, c->value_cache.data, c->block_table.data,
-                          c->max_blocks, c->seq_lens.data, c->num_seqs, c->v_scale, odt,
-                          got + half * esize);
+    int rc = subject->gather(subject->ctx, cfg, &c->shape, 1, c->key_cache.data,
+                             c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
+                             c->k_scale, odt, got);
+    if (rc == 0)
+        rc = subject->gather(subject->ctx, cfg, &c->shape, 0, c->value_cache.data,
+                             c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
+                             c->v_scale, odt, got + half * esize);
+    if (rc != 0) {
+        free(got);
+        free(y);
+        free(ref);
+        return subject_status(rc);
+    }
 
     struct fp8kv_check chk;
     char name[32], detail[160];
     snprintf(name, sizeof name, "kv-read-%s", out_names[odt]);
     describe(c, "gather + dequant bits, rounded read model", detail, sizeof detail);
-    fp8kv_check_init(&chk, name, paths->name, p->name, detail);
+    fp8kv_check_init(&chk, name, subject->name, p->name, detail);
     const void *want = c->gather[odt].data;
     for (size_t i = 0; i < n; i++) {
         const uint32_t g = element_bits(got, esize, i), w = element_bits(want, esize, i);
@@ -371,7 +393,7 @@ static int check_read(const struct kv_case *c, const struct fp8kv_profile *p,
 /* ---- attention ------------------------------------------------------------------------------- */
 
 static int check_attention(const struct kv_case *c, const struct fp8kv_profile *p,
-                           struct fp8kv_codec_cfg cfg, const struct fp8kv_kv_paths *paths,
+                           struct fp8kv_codec_cfg cfg, const struct fp8kv_subject *subject,
                            struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
@@ -380,15 +402,19 @@ static int check_attention(const struct kv_case *c, const struct fp8kv_profile *
     if (!y)
         return fp8kv_fail("out of memory");
     memset(y, SENTINEL, n * sizeof *y);
-    paths->paged_attention(cfg, &c->shape, c->query.data, c->num_q_heads, c->key_cache.data,
-                           c->value_cache.data, c->block_table.data, c->max_blocks,
-                           c->seq_lens.data, c->num_seqs, c->k_scale, c->v_scale, c->softmax_scale,
-                           y);
+    const int rc = subject_status(subject->attention(
+        subject->ctx, cfg, &c->shape, c->query.data, c->num_q_heads, c->key_cache.data,
+        c->value_cache.data, c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
+        c->k_scale, c->v_scale, c->softmax_scale, y));
+    if (rc != 0) {
+        free(y);
+        return rc;
+    }
 
     struct fp8kv_check chk;
     char detail[160];
     describe(c, "NMSE vs 128-bit reference", detail, sizeof detail);
-    fp8kv_check_init(&chk, "kv-attention", paths->name, p->name, detail);
+    fp8kv_check_init(&chk, "kv-attention", subject->name, p->name, detail);
     const double *ref = c->attention.data;
     chk.cases = n;
     chk.has_nmse = 1;
@@ -421,9 +447,9 @@ static int check_attention(const struct kv_case *c, const struct fp8kv_profile *
 /* ---- the KV cases ---------------------------------------------------------------------------- */
 
 int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
-                   const struct fp8kv_kv_paths *paths, struct fp8kv_results *out)
+                   const struct fp8kv_subject *subject, struct fp8kv_results *out)
 {
-    const struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     int count = 1; /* case 0 says how many there are */
     for (int index = 0; index < count; index++) {
         struct kv_case c;
@@ -432,12 +458,14 @@ int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
             count = c.case_count;
         else if (rc == 0 && c.case_count != count)
             rc = bad_case(dir, p, index, "meta.npy", "case_count differs from case 0's");
-        if (rc == 0)
-            rc = check_store(&c, p, cfg, paths, out);
-        for (int odt = 0; odt < OUT_DTYPES && rc == 0; odt++)
-            rc = check_read(&c, p, cfg, paths, (enum fp8kv_kv_dtype)odt, out);
-        if (rc == 0)
-            rc = check_attention(&c, p, cfg, paths, out);
+        const int store = fp8kv_subject_can(subject, FP8KV_CAP_STORE);
+        const int gather = fp8kv_subject_can(subject, FP8KV_CAP_GATHER);
+        if (rc == 0 && store)
+            rc = check_store(&c, p, cfg, subject, out);
+        for (int odt = 0; odt < OUT_DTYPES && rc == 0 && gather; odt++)
+            rc = check_read(&c, p, cfg, subject, (enum fp8kv_kv_dtype)odt, out);
+        if (rc == 0 && fp8kv_subject_can(subject, FP8KV_CAP_ATTENTION))
+            rc = check_attention(&c, p, cfg, subject, out);
         case_free(&c);
         if (rc != 0)
             return rc;
@@ -486,10 +514,10 @@ static void fill_distribution(enum distribution dist, float *x, size_t n)
     }
 }
 
-int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p, const struct fp8kv_kv_paths *paths,
+int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p, const struct fp8kv_subject *subject,
                                   struct fp8kv_results *out)
 {
-    const struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     const struct fp8kv_cache_shape shape = {QUANT_TOKENS / QUANT_BLOCK, QUANT_BLOCK, QUANT_HEADS,
                                             QUANT_HEAD_SIZE, FP8KV_LAYOUT_NHD};
     float *x = malloc(QUANT_N * sizeof *x), *y = malloc(QUANT_N * sizeof *y);
@@ -516,17 +544,20 @@ int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p, const struct fp
         memset(kc, SENTINEL, QUANT_N);
         memset(vc, SENTINEL, QUANT_N);
         memset(y, SENTINEL, QUANT_N * sizeof *y);
-        paths->reshape_and_cache(cfg, &shape, FP8KV_KV_F32, x, x, QUANT_TOKENS, slots, scale, scale,
-                                 kc, vc);
-        paths->gather_dequant(cfg, &shape, 1, kc, table, QUANT_TOKENS / QUANT_BLOCK, &len, 1, scale,
-                              FP8KV_KV_F32, y);
+        rc = subject->store(subject->ctx, cfg, &shape, FP8KV_KV_F32, x, x, QUANT_TOKENS, slots,
+                            scale, scale, kc, vc);
+        if (rc == 0)
+            rc = subject->gather(subject->ctx, cfg, &shape, 1, kc, table,
+                                 QUANT_TOKENS / QUANT_BLOCK, &len, 1, scale, FP8KV_KV_F32, y);
+        if ((rc = subject_status(rc)) != 0)
+            break;
 
         struct fp8kv_check chk;
         char detail[160];
         snprintf(detail, sizeof detail,
                  "%s, %d values, per-tensor scale amax/%g = %.6g, store then read (f32)",
                  distributions[dist].words, QUANT_N, p->format->max_value, (double)scale);
-        fp8kv_check_init(&chk, distributions[dist].name, paths->name, p->name, detail);
+        fp8kv_check_init(&chk, distributions[dist].name, subject->name, p->name, detail);
         chk.cases = QUANT_N;
         chk.gated = 0; /* reported, never gating: this is the format's error, not a bug */
         chk.has_nmse = 1;
@@ -540,5 +571,201 @@ int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p, const struct fp
     free(ref);
     free(kc);
     free(vc);
+    return rc;
+}
+
+/* ---- long-context attention ------------------------------------------------------------------ */
+
+/* The golden cases are short (one or a few partitions of a flash-decoding split, head sizes up
+ * to 32). These cases run the long-context paths of an attention subject (many partitions,
+ * 16-byte loads, 4, 2 and 1 q heads per kv head) on random finite codes, against a double-
+ * precision reference over the oracle's decode table. */
+#define LONG_HEAD 128
+#define LONG_KV_HEADS 2
+#define LONG_BLOCK 16
+#define LONG_SEQS 4
+static const int32_t long_lens[LONG_SEQS] = {3000, 777, 1, 0};
+
+/* A long case: the shape, random caches, a shuffled block table and random queries. */
+struct long_case {
+    struct fp8kv_cache_shape shape;
+    int q_heads, max_blocks;
+    size_t cache, qn;
+    uint8_t *kc, *vc;
+    int32_t *bt;
+    float *q;
+    float k_scale, v_scale, softmax_scale;
+};
+
+static void long_case_free(struct long_case *lc)
+{
+    free(lc->kc);
+    free(lc->vc);
+    free(lc->bt);
+    free(lc->q);
+}
+
+/* A random code of p's format that is not a NaN. */
+static uint8_t random_finite_code(const struct fp8kv_profile *p, uint64_t *state)
+{
+    uint8_t code;
+    do
+        code = (uint8_t)fp8kv_splitmix64(state);
+    while (fp8kv_is_nan_code(p->format, code));
+    return code;
+}
+
+static int long_case_make(const struct fp8kv_profile *p, enum fp8kv_kv_layout layout, int q_heads,
+                          struct long_case *lc)
+{
+    memset(lc, 0, sizeof *lc);
+    int used = 0;
+    for (int i = 0; i < LONG_SEQS; i++) {
+        const int b = (long_lens[i] + LONG_BLOCK - 1) / LONG_BLOCK;
+        lc->max_blocks = b > lc->max_blocks ? b : lc->max_blocks;
+        used += b;
+    }
+    lc->shape = (struct fp8kv_cache_shape){used + 7, LONG_BLOCK, LONG_KV_HEADS, LONG_HEAD, layout};
+    lc->q_heads = q_heads;
+    lc->cache = fp8kv_cache_bytes(&lc->shape);
+    lc->qn = (size_t)LONG_SEQS * q_heads * LONG_HEAD;
+    lc->kc = malloc(lc->cache);
+    lc->vc = malloc(lc->cache);
+    lc->bt = calloc((size_t)LONG_SEQS * lc->max_blocks, sizeof *lc->bt);
+    lc->q = malloc(lc->qn * sizeof *lc->q);
+    int32_t *perm = malloc((size_t)lc->shape.num_blocks * sizeof *perm);
+    if (!lc->kc || !lc->vc || !lc->bt || !lc->q || !perm) {
+        free(perm);
+        return fp8kv_fail("out of memory");
+    }
+    /* random finite codes; a shuffled block table; queries in [-1, 1) */
+    uint64_t state = 0x6C6F6E67ull + (uint64_t)layout; /* "long" */
+    for (size_t i = 0; i < lc->cache; i++) {
+        lc->kc[i] = random_finite_code(p, &state);
+        lc->vc[i] = random_finite_code(p, &state);
+    }
+    for (int b = 0; b < lc->shape.num_blocks; b++)
+        perm[b] = b;
+    for (int b = lc->shape.num_blocks - 1; b > 0; b--) {
+        const int j = (int)(fp8kv_splitmix64(&state) % (uint64_t)(b + 1));
+        const int32_t t = perm[b];
+        perm[b] = perm[j];
+        perm[j] = t;
+    }
+    for (int i = 0, next = 0; i < LONG_SEQS; i++)
+        for (int j = 0; j * LONG_BLOCK < long_lens[i]; j++)
+            lc->bt[(size_t)i * lc->max_blocks + j] = perm[next++];
+    free(perm);
+    for (size_t i = 0; i < lc->qn; i++)
+        lc->q[i] = (float)((double)(fp8kv_splitmix64(&state) >> 11) * 0x1p-52 - 1.0);
+    lc->k_scale = 0.05f;
+    lc->v_scale = 0.1f;
+    lc->softmax_scale = 0.08838834764831845f; /* 1/sqrt(128) */
+    return FP8KV_OK;
+}
+
+/* The slot of token t of sequence i. */
+static int64_t long_slot(const struct long_case *lc, int i, int t)
+{
+    return (int64_t)lc->bt[(size_t)i * lc->max_blocks + t / LONG_BLOCK] * LONG_BLOCK +
+           t % LONG_BLOCK;
+}
+
+/* The reference: softmax(scale * q.k) . v in double over the decode table; w is scratch for
+ * the longest sequence's weights. */
+static void long_reference(const struct long_case *lc, const float *decode, double *w, double *ref)
+{
+    for (int i = 0; i < LONG_SEQS; i++)
+        for (int h = 0; h < lc->q_heads; h++) {
+            const int kvh = h / (lc->q_heads / LONG_KV_HEADS), n = long_lens[i];
+            const float *qv = lc->q + ((size_t)i * lc->q_heads + h) * LONG_HEAD;
+            double *out = ref + ((size_t)i * lc->q_heads + h) * LONG_HEAD, max = -INFINITY,
+                   sum = 0.0;
+            for (int t = 0; t < n; t++) {
+                const int64_t slot = long_slot(lc, i, t);
+                double dot = 0.0;
+                for (int d = 0; d < LONG_HEAD; d++)
+                    dot += (double)qv[d] *
+                           (double)decode[lc->kc[fp8kv_key_offset(&lc->shape, slot, kvh, d)]] *
+                           (double)lc->k_scale;
+                w[t] = (double)lc->softmax_scale * dot;
+                max = w[t] > max ? w[t] : max;
+            }
+            for (int t = 0; t < n; t++)
+                sum += (w[t] = exp(w[t] - max));
+            for (int d = 0; d < LONG_HEAD; d++) {
+                double acc = 0.0;
+                for (int t = 0; t < n; t++)
+                    acc += w[t] / sum *
+                           (double)decode[lc->vc[fp8kv_value_offset(&lc->shape, long_slot(lc, i, t),
+                                                                    kvh, d)]] *
+                           (double)lc->v_scale;
+                out[d] = acc; /* n == 0: 0, as the contract says */
+            }
+        }
+}
+
+/* One long case: the subject's attention against the reference, NMSE threshold 1e-10. */
+static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_subject *subject,
+                           const float *decode, enum fp8kv_kv_layout layout, int q_heads,
+                           struct fp8kv_results *out)
+{
+    const double t0 = fp8kv_now();
+    struct long_case lc;
+    int rc = long_case_make(p, layout, q_heads, &lc);
+    float *y = malloc((lc.qn + 1) * sizeof *y);
+    double *ref = malloc((lc.qn + 1) * sizeof *ref), *w = malloc(4096 * sizeof *w);
+    if (rc == 0 && (!y || !ref || !w))
+        rc = fp8kv_fail("out of memory");
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
+    if (rc == 0) {
+        long_reference(&lc, decode, w, ref);
+        memset(y, SENTINEL, lc.qn * sizeof *y);
+        rc = subject_status(subject->attention(subject->ctx, cfg, &lc.shape, lc.q, q_heads, lc.kc,
+                                               lc.vc, lc.bt, lc.max_blocks, long_lens, LONG_SEQS,
+                                               lc.k_scale, lc.v_scale, lc.softmax_scale, y));
+    }
+    if (rc == 0) {
+        char plan[64] = "", detail[160];
+        if (subject->attention_plan)
+            subject->attention_plan(subject->ctx, cfg, &lc.shape, q_heads, LONG_SEQS,
+                                    long_lens[0], plan, sizeof plan);
+        snprintf(detail, sizeof detail,
+                 "%s, %d x %d heads (q %d), block %d, lengths 3000/777/1/0, random codes, NMSE vs "
+                 "double reference%s%s",
+                 layout_names[layout], LONG_KV_HEADS, LONG_HEAD, q_heads, LONG_BLOCK,
+                 *plan ? "; kernel: " : "", plan);
+        struct fp8kv_check c;
+        fp8kv_check_init(&c, "kv-attention-long", subject->name, p->name, detail);
+        c.cases = lc.qn;
+        c.has_nmse = 1;
+        c.threshold = ATTENTION_THRESHOLD;
+        c.nmse = fp8kv_nmse(y, ref, lc.qn);
+        if (!(c.nmse <= c.threshold))
+            for (size_t i = 0; i < lc.qn && c.failure_lines < FP8KV_MAX_FAILURE_LINES; i++)
+                if (!(fabs((double)y[i] - ref[i]) <= 1e-5 * (fabs(ref[i]) + 1e-3)))
+                    fp8kv_check_failure(&c, -1, "out[%zu] => %.9g  expected %.12g", i,
+                                        (double)y[i], ref[i]);
+        fp8kv_check_finish(&c, fp8kv_now() - t0);
+        rc = fp8kv_results_add(out, &c);
+    }
+    long_case_free(&lc);
+    free(y);
+    free(ref);
+    free(w);
+    return rc;
+}
+
+int fp8kv_check_attention_long(const char *dir, const struct fp8kv_profile *p,
+                               const struct fp8kv_subject *subject, struct fp8kv_results *out)
+{
+    struct fp8kv_npy table = {0};
+    int rc = fp8kv_load_vector_file(dir, p, "decode.npy", FP8KV_NPY_F32, 256, 0, &table);
+    /* NHD with 4, 2 and 1 q heads per kv head (each a path of a fast kernel), then split-x */
+    for (int q_heads = 8; q_heads >= 2 && rc == 0; q_heads /= 2)
+        rc = check_long_case(p, subject, table.data, FP8KV_LAYOUT_NHD, q_heads, out);
+    if (rc == 0)
+        rc = check_long_case(p, subject, table.data, FP8KV_LAYOUT_SPLIT_X, 8, out);
+    fp8kv_npy_free(&table);
     return rc;
 }

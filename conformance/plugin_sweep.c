@@ -14,47 +14,40 @@ const struct fp8kv_profile *fp8kv_plugin_profile(const struct fp8kv_plugin *pl,
     return fp8kv_profile_find(info->format, info->overflow, inf);
 }
 
-static int sweep_encode(void *ctx, const float *x, size_t n, float s, uint8_t *q)
-{
-    return fp8kv_plugin_encode(ctx, omp_get_thread_num(), x, n, s, q);
-}
-
-static int vector_encode(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+static int encode_plugin(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
                          uint8_t *q)
 {
-    (void)cfg; /* the plugin's own scale model is what is judged */
+    (void)cfg; /* the plugin's own format, overflow rule and scale model are what is judged */
     return fp8kv_plugin_encode(ctx, omp_get_thread_num(), x, n, s, q);
 }
 
-static int vector_decode(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
+static int decode_plugin(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
                          float *y)
 {
     (void)cfg;
     return fp8kv_plugin_decode(ctx, omp_get_thread_num(), q, n, s, y);
 }
 
-static float *sweep_input_buffer(void *ctx, int thread)
+static float *plugin_input_buffer(void *ctx, int thread)
 {
     return fp8kv_plugin_input_buffer(ctx, thread);
 }
 
-struct fp8kv_sweep_subject fp8kv_plugin_sweep_subject(struct fp8kv_plugin *pl)
+struct fp8kv_subject fp8kv_plugin_subject(struct fp8kv_plugin *pl)
 {
-    struct fp8kv_sweep_subject s = {.name = fp8kv_plugin_info(pl)->name, .ctx = pl,
-                                    .encode = sweep_encode, .chunk = FP8KV_PLUGIN_CALL,
-                                    .input_buffer = sweep_input_buffer};
-    return s;
-}
-
-struct fp8kv_encoder_subject fp8kv_plugin_encoder_subject(struct fp8kv_plugin *pl)
-{
-    struct fp8kv_encoder_subject s = {fp8kv_plugin_info(pl)->name, pl, vector_encode};
-    return s;
-}
-
-struct fp8kv_decoder_subject fp8kv_plugin_decoder_subject(struct fp8kv_plugin *pl)
-{
-    struct fp8kv_decoder_subject s = {fp8kv_plugin_info(pl)->name, pl, vector_decode};
+    const struct fp8kv_plugin_info *info = fp8kv_plugin_info(pl);
+    struct fp8kv_subject s = {
+        .name = info->name,
+        .description = "a codec plugin (fp8kv_codec_v1), run in worker processes",
+        .caps = FP8KV_CAP_ENCODE | (info->has_decode ? FP8KV_CAP_DECODE : 0u),
+        .memory = FP8KV_MEMORY_HOST,
+        .claim = {(int)info->format, info->overflow == FP8KV_OVERFLOW_SATFINITE, FP8KV_CLAIM_ANY},
+        .ctx = pl,
+        .chunk = FP8KV_PLUGIN_CALL,
+        .encode = encode_plugin,
+        .decode = info->has_decode ? decode_plugin : NULL,
+        .input_buffer = plugin_input_buffer,
+    };
     return s;
 }
 
@@ -81,20 +74,18 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
         so.threads = fp8kv_plugin_workers(pl); /* one worker per thread */
 
     struct fp8kv_check c;
-    struct fp8kv_sweep_subject sweep = fp8kv_plugin_sweep_subject(pl);
-    int rc = fp8kv_sweep(p, o->check, FP8KV_SWEEP_F32, bounds, &sweep, &so, &c);
+    const struct fp8kv_subject subject = fp8kv_plugin_subject(pl);
+    int rc = fp8kv_sweep(p, o->check, FP8KV_DOMAIN_F32, bounds, &subject, fp8kv_profile_cfg(p), &so,
+                         &c);
     free(bounds);
     if (rc == 0 || rc == FP8KV_ERR_SUBJECT) {
         int add = fp8kv_results_add(&v->results, &c);
         rc = rc ? rc : add;
     }
-    struct fp8kv_encoder_subject enc = fp8kv_plugin_encoder_subject(pl);
     if (rc == 0)
-        rc = fp8kv_check_encoder_vectors(o->vectors_dir, p, o->check, &enc, &v->results);
-    if (rc == 0 && fp8kv_plugin_info(pl)->has_decode) {
-        struct fp8kv_decoder_subject dec = fp8kv_plugin_decoder_subject(pl);
-        rc = fp8kv_check_decoder_subject(o->vectors_dir, p, &dec, &v->results);
-    }
+        rc = fp8kv_check_encoder_vectors(o->vectors_dir, p, o->check, &subject, &v->results);
+    if (rc == 0 && fp8kv_subject_can(&subject, FP8KV_CAP_DECODE))
+        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, &subject, &v->results);
 
     /* the scale pairs gate under the chosen model only; the others say what the plugin does */
     for (size_t i = 0; i < v->results.count; i++) {

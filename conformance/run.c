@@ -1,11 +1,11 @@
-/* run.c — the CPU conformance run: every check of fp8kv/checks.h on the host subjects. */
+/* run.c — a conformance run: every check of fp8kv/checks.h on the subjects of one target's
+ * table, profile by profile. The CPU and GPU targets differ only in their tables. */
 #include <gnu/libc-version.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fp8kv/diag.h"
-#include "fp8kv/host_codecs.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
@@ -37,13 +37,7 @@ static void cpu_model(char *buf, size_t size)
 void fp8kv_cpu_target_info(struct fp8kv_target_info *t)
 {
     memset(t, 0, sizeof *t);
-#if defined(__x86_64__)
-    snprintf(t->target, sizeof t->target, "cpu-x86_64");
-#elif defined(__aarch64__)
-    snprintf(t->target, sizeof t->target, "cpu-aarch64");
-#else
-    snprintf(t->target, sizeof t->target, "cpu");
-#endif
+    fp8kv_target_name_cpu(t->target, sizeof t->target);
     char model[128];
     cpu_model(model, sizeof model);
     snprintf(t->device, sizeof t->device, "%s, %d threads", model, omp_get_max_threads());
@@ -73,50 +67,149 @@ void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
     fflush(log);
 }
 
-static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_profile *p,
+int fp8kv_target_open(enum fp8kv_target_kind kind, int device, struct fp8kv_target *t)
+{
+    memset(t, 0, sizeof *t);
+    if (kind != FP8KV_TARGET_CPU) {
+        const int rc = fp8kv_gpu_target_open(device, t);
+        if (rc == 0 || kind == FP8KV_TARGET_HIP)
+            return rc;
+    }
+    fp8kv_cpu_target_info(&t->info);
+    t->subjects = fp8kv_cpu_subjects;
+    t->subject_count = fp8kv_cpu_subject_count;
+    return FP8KV_OK;
+}
+
+/* ---- one subject under one profile ---------------------------------------------------------- */
+
+/* A vendor conversion runs each set twice: renames the checks r[from ..) "<name>-nan-<check>",
+ * and makes the strict ones reported, not gated. Those conversions claim their profiles with
+ * NaN check class (any NaN code for a NaN); strict shows, and counts per input class, where
+ * they differ from the exact byte (on NVIDIA: -NaN becomes 0x7F). */
+static void tag_nan_check(struct fp8kv_results *r, size_t from, enum fp8kv_nan_check check)
+{
+    for (size_t i = from; i < r->count; i++) {
+        struct fp8kv_check *c = &r->items[i];
+        char name[sizeof c->name];
+        snprintf(name, sizeof name, "%.60s-nan-%s", c->name, fp8kv_nan_check_names[check]);
+        memcpy(c->name, name, sizeof name);
+        if (check == FP8KV_NAN_CHECK_STRICT)
+            c->gated = 0;
+    }
+}
+
+/* The encoder sets and the three exhaustive sweeps of an encoding subject. */
+static int run_encoder(const struct fp8kv_run_options *o, const struct fp8kv_profile *p,
+                       const uint32_t *bounds, const struct fp8kv_subject *s,
                        struct fp8kv_results *r)
 {
-    const char *dir = o->vectors_dir;
-    uint32_t *bounds = fp8kv_load_boundaries(dir, p);
-    if (!bounds)
-        return FP8KV_ERR;
+    /* vendor conversions: strict shows a NaN-sign difference, class tells it from a wrong value */
+    const enum fp8kv_nan_check checks[2] = {FP8KV_NAN_CHECK_STRICT, FP8KV_NAN_CHECK_CLASS};
+    const int vendor = (s->flags & FP8KV_SUBJECT_VENDOR) != 0;
+    const struct fp8kv_sweep_options opt = {.threads = o->threads, .progress = o->progress};
     int rc = 0;
-    for (int e = 0; e < fp8kv_host_encoder_count && rc == 0; e++) {
-        const struct fp8kv_host_encoder *enc = &fp8kv_host_encoders[e];
-        size_t from = r->count;
-        struct fp8kv_encoder_subject subject = fp8kv_host_encoder_subject(enc);
-        rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &subject, r);
-        struct fp8kv_host_sweep ctx = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-        struct fp8kv_sweep_subject sweep_subject = fp8kv_host_sweep_subject(&ctx);
-        struct fp8kv_sweep_options opt = {.threads = o->threads, .progress = o->progress};
-        for (int d = 0; d < FP8KV_SWEEP_DOMAIN_COUNT && rc == 0; d++) {
+    for (int k = 0; k < (vendor ? 2 : 1) && rc == 0; k++) {
+        const size_t from = r->count;
+        rc = fp8kv_check_encoder_vectors(o->vectors_dir, p, checks[k], s, r);
+        for (int d = 0; d < FP8KV_DOMAIN_COUNT && rc == 0; d++) {
             struct fp8kv_check c;
-            rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, (enum fp8kv_sweep_domain)d, bounds,
-                             &sweep_subject, &opt, &c);
+            rc = fp8kv_sweep(p, checks[k], (enum fp8kv_domain)d, bounds, s, fp8kv_profile_cfg(p),
+                             &opt, &c);
             if (rc == 0)
                 rc = fp8kv_results_add(r, &c);
         }
-        fp8kv_log_checks(o->log, r, from);
+        if (vendor)
+            tag_nan_check(r, from, checks[k]);
     }
-    for (int d = 0; d < fp8kv_host_decoder_count && rc == 0; d++) {
-        size_t from = r->count;
-        rc = fp8kv_check_decoder_vectors(dir, p, fp8kv_host_decoders[d].name,
-                                         fp8kv_host_decoders[d].decode, r);
-        fp8kv_log_checks(o->log, r, from);
-    }
-    size_t from = r->count;
-    if (rc == 0)
-        rc = fp8kv_check_kv(dir, p, &fp8kv_cpu_kv_paths, r);
-    if (rc == 0)
-        rc = fp8kv_check_quantization_nmse(p, &fp8kv_cpu_kv_paths, r);
+    return rc;
+}
+
+/* The KV-cache checks of a subject with store, gather or attention. */
+static int run_kv(const struct fp8kv_run_options *o, const struct fp8kv_profile *p,
+                  const struct fp8kv_subject *s, struct fp8kv_results *r)
+{
+    int rc = fp8kv_check_kv(o->vectors_dir, p, s, r);
+    if (rc == 0 && (s->flags & FP8KV_SUBJECT_LONG_CONTEXT) &&
+        fp8kv_subject_can(s, FP8KV_CAP_ATTENTION))
+        rc = fp8kv_check_attention_long(o->vectors_dir, p, s, r);
+    if (rc == 0 && fp8kv_subject_can(s, FP8KV_CAP_STORE | FP8KV_CAP_GATHER))
+        rc = fp8kv_check_quantization_nmse(p, s, r);
+    return rc;
+}
+
+/* A failing check that says the subject failed (the run goes on with the next subject). */
+static int add_subject_failure(const struct fp8kv_profile *p, const struct fp8kv_subject *s,
+                               struct fp8kv_results *r)
+{
+    struct fp8kv_check c;
+    fp8kv_check_init(&c, "subject-failed", s->name, p->name,
+                     "the subject's call failed (a device call, a crash): no verdict on its "
+                     "outputs");
+    c.cases = 1;
+    fp8kv_check_failure(&c, -1, "%.90s", fp8kv_last_error());
+    fp8kv_check_finish(&c, 0.0);
+    return fp8kv_results_add(r, &c);
+}
+
+static int run_subject(const struct fp8kv_run_options *o, const struct fp8kv_profile *p,
+                       const uint32_t *bounds, const struct fp8kv_subject *s,
+                       struct fp8kv_results *r)
+{
+    const size_t from = r->count;
+    int rc = 0;
+    if (fp8kv_subject_can(s, FP8KV_CAP_ENCODE))
+        rc = run_encoder(o, p, bounds, s, r);
+    if (rc == 0 && fp8kv_subject_can(s, FP8KV_CAP_DECODE))
+        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, s, r);
+    if (rc == 0 && (s->caps & (FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION)))
+        rc = run_kv(o, p, s, r);
+    if (rc == FP8KV_ERR_SUBJECT)
+        rc = add_subject_failure(p, s, r);
     fp8kv_log_checks(o->log, r, from);
+    return rc;
+}
+
+/* ---- the run ---------------------------------------------------------------------------------- */
+
+/* The device's health over one profile: no device call failed. */
+static int add_device_check(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
+                            const struct fp8kv_profile *p, unsigned long errors_before,
+                            struct fp8kv_results *r)
+{
+    struct fp8kv_check c;
+    fp8kv_check_init(&c, "gpu-errors", t->info.target, p->name,
+                     "no GPU runtime call or kernel failed during this profile's checks");
+    c.cases = 1;
+    const unsigned long errors = t->device_errors();
+    if (errors != errors_before)
+        fp8kv_check_failure(&c, -1, "%lu failures; the last: %.70s", errors - errors_before,
+                            fp8kv_last_error());
+    fp8kv_check_finish(&c, 0.0);
+    const int rc = fp8kv_results_add(r, &c);
+    fp8kv_log_checks(o->log, r, r->count - 1);
+    return rc;
+}
+
+static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
+                       const struct fp8kv_profile *p, struct fp8kv_results *r)
+{
+    uint32_t *bounds = fp8kv_load_boundaries(o->vectors_dir, p);
+    if (!bounds)
+        return FP8KV_ERR;
+    const unsigned long errors = t->device_errors ? t->device_errors() : 0;
+    int rc = 0;
+    for (int i = 0; i < t->subject_count && rc == 0; i++)
+        if (fp8kv_subject_implements(&t->subjects[i], p))
+            rc = run_subject(o, p, bounds, &t->subjects[i], r);
+    if (rc == 0 && t->device_errors)
+        rc = add_device_check(o, t, p, errors, r);
     free(bounds);
     return rc;
 }
 
-int fp8kv_run_profiles(const struct fp8kv_run_options *o, struct fp8kv_results *r,
-                       int (*run_one)(const struct fp8kv_run_options *o,
-                                      const struct fp8kv_profile *p, struct fp8kv_results *r))
+int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
+              struct fp8kv_results *r)
 {
     int rc = 0;
     const size_t before = r->count;
@@ -124,14 +217,9 @@ int fp8kv_run_profiles(const struct fp8kv_run_options *o, struct fp8kv_results *
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         if (o->profile && strcmp(o->profile, p->name) != 0)
             continue;
-        rc = run_one(o, p, r);
+        rc = run_profile(o, t, p, r);
     }
     if (rc == 0 && r->count == before)
         rc = fp8kv_fail("no profile named '%s'", o->profile ? o->profile : "");
     return rc;
-}
-
-int fp8kv_run_cpu(const struct fp8kv_run_options *o, struct fp8kv_results *r)
-{
-    return fp8kv_run_profiles(o, r, run_profile);
 }

@@ -15,7 +15,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
 
-const char *const fp8kv_sweep_domain_names[FP8KV_SWEEP_DOMAIN_COUNT] = {"f32", "f16", "bf16"};
+const char *const fp8kv_sweep_domain_names[FP8KV_DOMAIN_COUNT] = {"f32", "f16", "bf16"};
 
 struct runs {
     struct fp8kv_sweep_run *v;
@@ -37,7 +37,7 @@ static int push_run(struct runs *r, uint32_t start, uint8_t mask, uint8_t value,
         r->v = v;
         r->cap = cap;
     }
-    r->v[r->n++] = (struct fp8kv_sweep_run){start, mask, value, cls};
+    r->v[r->n++] = (struct fp8kv_sweep_run){start, mask, value, cls, 0};
     return FP8KV_OK;
 }
 
@@ -143,14 +143,14 @@ static int half_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
 }
 
 long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                      enum fp8kv_sweep_domain domain, const uint32_t *b,
+                      enum fp8kv_domain domain, const uint32_t *b,
                       struct fp8kv_sweep_run **out)
 {
     struct runs r = {0};
-    int rc = domain == FP8KV_SWEEP_F32
+    int rc = domain == FP8KV_DOMAIN_F32
                  ? f32_runs(p, check, b, &r)
                  : half_runs(p, check,
-                             domain == FP8KV_SWEEP_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16, b, &r);
+                             domain == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16, b, &r);
     if (rc != 0) {
         free(r.v);
         return FP8KV_ERR;
@@ -167,7 +167,7 @@ struct failure {
 
 struct shared_state {
     const struct fp8kv_profile *p;
-    enum fp8kv_sweep_domain domain;
+    enum fp8kv_domain domain;
     const struct runs *runs;
     uint64_t total;
     struct failure first[FP8KV_MAX_FAILURE_LINES];
@@ -175,17 +175,17 @@ struct shared_state {
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];
 };
 
-static uint32_t input_bits(enum fp8kv_sweep_domain d, uint64_t i)
+static uint32_t input_bits(enum fp8kv_domain d, uint64_t i)
 {
-    return d == FP8KV_SWEEP_F32   ? (uint32_t)i
-           : d == FP8KV_SWEEP_F16 ? fp8kv_widen_to_f32(FP8KV_DTYPE_F16, (uint32_t)i)
+    return d == FP8KV_DOMAIN_F32   ? (uint32_t)i
+           : d == FP8KV_DOMAIN_F16 ? fp8kv_widen_to_f32(FP8KV_DTYPE_F16, (uint32_t)i)
                                   : fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, (uint32_t)i);
 }
 
 /* x[i] = the f32 of input lo + i of the domain (a plain count for f32: it vectorizes). */
-static void fill_inputs(enum fp8kv_sweep_domain d, uint64_t lo, size_t n, float *x)
+static void fill_inputs(enum fp8kv_domain d, uint64_t lo, size_t n, float *x)
 {
-    if (d == FP8KV_SWEEP_F32) {
+    if (d == FP8KV_DOMAIN_F32) {
         for (size_t i = 0; i < n; i++) {
             uint32_t b = (uint32_t)(lo + i);
             memcpy(&x[i], &b, sizeof b);
@@ -249,7 +249,7 @@ static void draw_progress(FILE *out, const char *what, double fraction)
     fflush(out);
 }
 
-int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_options *opt,
+int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt,
                        const char *what, unsigned flags, size_t chunk, fp8kv_chunk_visit visit,
                        void *ctx)
 {
@@ -321,9 +321,9 @@ int fp8kv_sweep_default_threads(void)
     return omp_get_max_threads();
 }
 
-uint64_t fp8kv_sweep_domain_size(enum fp8kv_sweep_domain domain)
+uint64_t fp8kv_sweep_domain_size(enum fp8kv_domain domain)
 {
-    return domain == FP8KV_SWEEP_F32 ? 1ull << 32 : 1ull << 16;
+    return domain == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;
 }
 
 size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t input)
@@ -341,8 +341,9 @@ size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t
 
 struct sweep_job {
     struct shared_state *s;
-    const struct fp8kv_sweep_subject *subject;
-    enum fp8kv_sweep_domain domain;
+    const struct fp8kv_subject *subject;
+    struct fp8kv_codec_cfg cfg;
+    enum fp8kv_domain domain;
 };
 
 static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
@@ -355,21 +356,70 @@ static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
         fill_inputs(job->domain, c->lo, c->n, mine);
         x = mine;
     }
-    if (job->subject->single_threaded) {
+    if (job->subject->flags & FP8KV_SUBJECT_SINGLE_THREADED) {
 #pragma omp critical(fp8kv_sweep_subject)
-        status = job->subject->encode(job->subject->ctx, x, c->n, 1.0f, c->q);
+        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, 1.0f, c->q);
     } else {
-        status = job->subject->encode(job->subject->ctx, x, c->n, 1.0f, c->q);
+        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, 1.0f, c->q);
     }
     if (status == 0)
         judge_chunk(job->s, c->lo, c->n, c->q);
     return status;
 }
 
+/* Fills the verdict part of c from per-class counts and the first failures. */
+static void fill_verdict(struct fp8kv_check *c, enum fp8kv_domain domain, const uint64_t *class_mismatches,
+                         int nfailures, const uint32_t *input, const uint8_t *got,
+                         const uint8_t *want, const uint8_t *cls)
+{
+    c->has_classes = 1;
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
+        c->class_mismatches[k] = class_mismatches[k];
+        c->mismatches += class_mismatches[k];
+    }
+    const char *digits = domain == FP8KV_DOMAIN_F32 ? "0x%08x" : "0x%04x";
+    for (int i = 0; i < nfailures && i < FP8KV_MAX_FAILURE_LINES; i++) {
+        char text[16];
+        snprintf(text, sizeof text, digits, input[i]);
+        snprintf(c->failures[i], sizeof c->failures[i], "%s => %02x  expected %02x  %s", text,
+                 got[i], want[i], cls[i] < FP8KV_CLASS_COUNT ? fp8kv_class_names[cls[i]] : "?");
+        c->failure_lines = i + 1;
+    }
+}
+
+/* A subject that judges the domain itself (FP8KV_CAP_SWEEP: a device kernel handed the runs). */
+static int self_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                      enum fp8kv_domain domain, const struct runs *runs,
+                      const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                      struct fp8kv_check *c)
+{
+    const double t0 = fp8kv_now();
+    struct fp8kv_sweep_result res;
+    memset(&res, 0, sizeof res);
+    const int rc = subject->sweep(subject->ctx, cfg, domain, runs->v, runs->n, &res);
+    if (rc != 0)
+        return rc;
+    char detail[160], name[32];
+    snprintf(detail, sizeof detail, "all %llu %s inputs, scale 1, nan check %s, judged %s: %.2f ms",
+             (unsigned long long)res.cases, fp8kv_sweep_domain_names[domain],
+             fp8kv_nan_check_names[check],
+             subject->memory == FP8KV_MEMORY_DEVICE ? "on the device" : "by the subject",
+             res.kernel_ms);
+    snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
+    fp8kv_check_init(c, name, subject->name, p->name, detail);
+    c->cases = res.cases;
+    fill_verdict(c, domain, res.class_mismatches, res.failures, res.failure_input, res.failure_got,
+                 res.failure_want, res.failure_cls);
+    for (int k = FP8KV_CLASS_COUNT; k < FP8KV_SWEEP_CLASSES; k++)
+        c->mismatches += res.class_mismatches[k]; /* none: the runs carry our classes only */
+    fp8kv_check_finish(c, fp8kv_now() - t0);
+    return FP8KV_OK;
+}
+
 int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                enum fp8kv_sweep_domain domain, const uint32_t *boundaries,
-                const struct fp8kv_sweep_subject *subject, const struct fp8kv_sweep_options *opt,
-                struct fp8kv_check *c)
+                enum fp8kv_domain domain, const uint32_t *boundaries,
+                const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                const struct fp8kv_sweep_options *opt, struct fp8kv_check *c)
 {
     double t0 = fp8kv_now();
     struct runs runs = {0};
@@ -377,6 +427,11 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     if (nruns < 0)
         return FP8KV_ERR;
     runs.n = runs.cap = (size_t)nruns;
+    if (fp8kv_subject_can(subject, FP8KV_CAP_SWEEP) && !(opt && opt->limit)) {
+        const int rc = self_sweep(p, check, domain, &runs, subject, cfg, c);
+        free(runs.v);
+        return rc;
+    }
     uint64_t total = fp8kv_sweep_domain_size(domain);
     if (opt && opt->limit && opt->limit < total)
         total = opt->limit;
@@ -384,10 +439,10 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     char what[96];
     snprintf(what, sizeof what, "sweep %s %s %s", fp8kv_sweep_domain_names[domain], subject->name,
              p->name);
-    struct sweep_job job = {&s, subject, domain};
-    unsigned flags = subject->in_order       ? FP8KV_CHUNKS_IN_ORDER
-                     : subject->input_buffer ? FP8KV_CHUNKS_NO_INPUTS
-                                             : 0;
+    struct sweep_job job = {&s, subject, cfg, domain};
+    unsigned flags = subject->flags & FP8KV_SUBJECT_IN_ORDER ? FP8KV_CHUNKS_IN_ORDER
+                     : subject->input_buffer                 ? FP8KV_CHUNKS_NO_INPUTS
+                                                             : 0;
     int status = fp8kv_sweep_chunks(domain, opt, what, flags, subject->chunk, sweep_chunk, &job);
 
     char detail[160];
@@ -398,20 +453,15 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
     fp8kv_check_init(c, name, subject->name, p->name, detail);
     c->cases = total;
-    c->has_classes = 1;
-    for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
-        c->class_mismatches[k] = s.class_mismatches[k];
-        c->mismatches += s.class_mismatches[k];
-    }
-    const char *digits = domain == FP8KV_SWEEP_F32 ? "0x%08x" : "0x%04x";
+    uint32_t input[FP8KV_MAX_FAILURE_LINES];
+    uint8_t got[FP8KV_MAX_FAILURE_LINES], want[FP8KV_MAX_FAILURE_LINES], cls[FP8KV_MAX_FAILURE_LINES];
     for (int i = 0; i < s.nfirst; i++) {
-        const struct failure *f = &s.first[i];
-        char input[16];
-        snprintf(input, sizeof input, digits, f->input);
-        snprintf(c->failures[i], sizeof c->failures[i], "%s => %02x  expected %02x  %s", input,
-                 f->got, f->want, fp8kv_class_names[f->cls]);
+        input[i] = s.first[i].input;
+        got[i] = s.first[i].got;
+        want[i] = s.first[i].want;
+        cls[i] = s.first[i].cls;
     }
-    c->failure_lines = s.nfirst;
+    fill_verdict(c, domain, s.class_mismatches, s.nfirst, input, got, want, cls);
     fp8kv_check_finish(c, fp8kv_now() - t0);
     if (status != 0) { /* the subject failed: whatever was judged, the check did not pass */
         c->passed = 0;
@@ -421,7 +471,6 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     free(runs.v);
     return status;
 }
-
 uint32_t *fp8kv_load_boundaries(const char *dir, const struct fp8kv_profile *p)
 {
     char path[4096];
@@ -440,24 +489,13 @@ uint32_t *fp8kv_load_boundaries(const char *dir, const struct fp8kv_profile *p)
     return b; /* the npy data buffer, handed to the caller */
 }
 
-static int encode_host(void *ctx, const float *x, size_t n, float s, uint8_t *q)
-{
-    const struct fp8kv_host_sweep *h = ctx;
-    h->encoder->encode(h->cfg, x, n, s, q);
-    return 0;
-}
-
-struct fp8kv_sweep_subject fp8kv_host_sweep_subject(struct fp8kv_host_sweep *h)
-{
-    struct fp8kv_sweep_subject s = {.name = h->encoder->name, .ctx = h, .encode = encode_host};
-    return s;
-}
-
 /* ---- byte streams ------------------------------------------------------------------------ */
 
-static int encode_stream(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+static int encode_stream(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                         uint8_t *q)
 {
-    (void)x; /* the stream holds the codes of the canonical inputs: nothing to encode */
+    (void)cfg; /* the stream holds the codes of the canonical inputs: nothing to encode */
+    (void)x;
     (void)s;
     struct fp8kv_stream *st = ctx;
     size_t got = 0;
@@ -477,13 +515,20 @@ static int encode_stream(void *ctx, const float *x, size_t n, float s, uint8_t *
     return 0;
 }
 
-struct fp8kv_sweep_subject fp8kv_stream_sweep_subject(struct fp8kv_stream *st, const char *name)
+struct fp8kv_subject fp8kv_stream_subject(struct fp8kv_stream *st, const char *name)
 {
 #ifdef F_SETPIPE_SZ
     fcntl(st->fd, F_SETPIPE_SZ, 1 << 20); /* fewer, larger reads from a pipe (best effort) */
 #endif
-    struct fp8kv_sweep_subject s = {.name = name, .ctx = st, .encode = encode_stream,
-                                    .in_order = 1};
+    struct fp8kv_subject s = {
+        .name = name,
+        .description = "codes read from a byte stream in canonical input order",
+        .caps = FP8KV_CAP_ENCODE,
+        .flags = FP8KV_SUBJECT_IN_ORDER,
+        .claim = FP8KV_CLAIM_ALL,
+        .ctx = st,
+        .encode = encode_stream,
+    };
     return s;
 }
 

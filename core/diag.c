@@ -6,13 +6,39 @@
 
 static _Thread_local char last_error[1024];
 
+static int record(int status, const char *fmt, va_list ap)
+{
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    return status;
+}
+
 int fp8kv_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    const int status = record(FP8KV_ERR, fmt, ap);
     va_end(ap);
-    return FP8KV_ERR;
+    return status;
+}
+
+int fp8kv_status_fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int fp8kv_exit_code(int status)
+{
+    switch (status) {
+    case FP8KV_OK: return 0;
+    case FP8KV_NONCONFORMANT: return 1;
+    case FP8KV_UNAVAILABLE: return 3;
+    case FP8KV_ERR_SUBJECT: return 4;
+    default: return 2;
+    }
 }
 
 const char *fp8kv_last_error(void)

@@ -57,13 +57,13 @@ int cli_beside_exe(const char *relative, char *buf, size_t size)
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0)
-        return -1;
+        return FP8KV_ERR;
     exe[n] = '\0';
     char *slash = strrchr(exe, '/');
     if (!slash)
-        return -1;
+        return FP8KV_ERR;
     *slash = '\0';
-    return snprintf(buf, size, "%s/%s", exe, relative) < (int)size ? 0 : -1;
+    return snprintf(buf, size, "%s/%s", exe, relative) < (int)size ? 0 : FP8KV_ERR;
 }
 
 int cli_parse_profile(const char *cmd, const char *profile, const char *format,
@@ -74,7 +74,7 @@ int cli_parse_profile(const char *cmd, const char *profile, const char *format,
     if (profile) {
         if (!(*out = fp8kv_profile_by_name(profile)))
             return cli_usage_error(cmd, "--profile: no profile '%s'", profile);
-        return -1;
+        return 0;
     }
     const struct fp8kv_format *f = fp8kv_format_by_name(format ? format : "e4m3fn");
     if (!f)
@@ -86,7 +86,7 @@ int cli_parse_profile(const char *cmd, const char *profile, const char *format,
     if (inf && (i = cli_parse_choice(cmd, "inf", inf, fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
         return EXIT_USAGE;
     *out = fp8kv_profile_find(f->id, (enum fp8kv_overflow)o, (enum fp8kv_inf_policy)i);
-    return -1;
+    return 0;
 }
 
 int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds)
@@ -94,11 +94,30 @@ int cli_parse_seconds(const char *cmd, const char *option, const char *text, dou
     char *end;
     double t = strtod(text, &end);
     if (*text == '\0' || *end || !(t >= 0.001 && t <= 86400.0)) {
-        cli_usage_error(cmd, "--%s: '%s' is not a number of seconds from 0.001 to 86400", option,
-                        text);
-        return -1;
+        return cli_usage_error(cmd, "--%s: '%s' is not a number of seconds from 0.001 to 86400",
+                               option, text);
     }
     *seconds = t;
+    return 0;
+}
+
+int cli_parse_threads(const char *cmd, const char *text, int *threads)
+{
+    char *end;
+    long t = strtol(text, &end, 10);
+    if (*text == '\0' || *end || t < 1 || t > 1024)
+        return cli_usage_error(cmd, "--threads: '%s' is not a count from 1 to 1024", text);
+    *threads = (int)t;
+    return 0;
+}
+
+int cli_parse_device(const char *cmd, const char *text, int *device)
+{
+    char *end;
+    long d = strtol(text, &end, 10);
+    if (*text == '\0' || *end || d < 0 || d > 255)
+        return cli_usage_error(cmd, "--device: '%s' is not a device number from 0 to 255", text);
+    *device = (int)d;
     return 0;
 }
 
@@ -167,22 +186,24 @@ int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_opti
             return cli_usage_error(cmd, "option --%s needs a value", options[k].name);
         }
     }
-    return -1;
+    return 0;
 }
 
 int cli_begin(const char *cmd, const char *help, int argc, char **argv,
-              const struct cli_option *options, int count, struct cli_args *out)
+              const struct cli_option *options, int count, struct cli_args *out, int *exit_code)
 {
-    int rc = cli_parse_args(cmd, argc, argv, options, count, out);
-    if (rc >= 0)
-        return rc;
+    *exit_code = cli_parse_args(cmd, argc, argv, options, count, out);
+    if (*exit_code != 0)
+        return 1;
     if (out->help) {
         fputs(help, stdout);
-        return EXIT_CONFORMANT;
+        return 1; /* exit 0 */
     }
-    if (out->npositional)
-        return cli_usage_error(cmd, "unexpected argument '%s'", out->positional[0]);
-    return -1;
+    if (out->npositional) {
+        *exit_code = cli_usage_error(cmd, "unexpected argument '%s'", out->positional[0]);
+        return 1;
+    }
+    return 0;
 }
 
 #ifdef FP8KV_HAVE_ORACLE /* cli_parse_value rounds decimals with the oracle (encode, decode) */

@@ -40,17 +40,17 @@ int cmd_audit(int argc, char **argv);
  * the reader then names). */
 const char *cli_vectors_dir(const char *given);
 
-/* cli_beside_exe: "<directory of this executable>/<relative>" into buf. 0, or -1. */
+/* cli_beside_exe: "<directory of this executable>/<relative>" into buf. 0, or FP8KV_ERR. */
 int cli_beside_exe(const char *relative, char *buf, size_t size);
 
 /* cli_parse_profile: the profile named by --profile, or made of --format (default e4m3fn),
- * --overflow (satfinite) and --inf (clamp); any of them may be NULL. Returns -1 with *out
+ * --overflow (satfinite) and --inf (clamp); any of them may be NULL. Returns 0 with *out
  * set, or EXIT_USAGE after a message. */
 int cli_parse_profile(const char *cmd, const char *profile, const char *format,
                       const char *overflow, const char *inf, const struct fp8kv_profile **out);
 
-/* cli_parse_seconds: a --timeout value in seconds (0.001 .. 86400); -1 after a usage
- * message. */
+/* cli_parse_seconds: a --timeout value in seconds (0.001 .. 86400): 0, or EXIT_USAGE after
+ * a usage message. */
 int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds);
 
 /* cli_subject_error: for a status from a check: FP8KV_ERR_SUBJECT prints the crash or hang
@@ -58,14 +58,16 @@ int cli_parse_seconds(const char *cmd, const char *option, const char *text, dou
  * message and gives EXIT_USAGE. */
 int cli_subject_error(const char *cmd, int status);
 
-/* cli_parse_threads: a --threads value (1..1024); -1 after a usage message. */
+/* cli_parse_threads: a --threads value (1..1024): 0, or EXIT_USAGE after a usage message. */
 int cli_parse_threads(const char *cmd, const char *text, int *threads);
 
-/* cli_parse_device: a --device value (0..255); -1 after a usage message. */
+/* cli_parse_device: a --device value (0..255): 0, or EXIT_USAGE after a usage message. */
 int cli_parse_device(const char *cmd, const char *text, int *device);
 
-/* cli_bench_gpu: `fp8kv bench --target hip` (cmd_bench_gpu.c); an exit code. */
-int cli_bench_gpu(int device, int quick, const char *vectors_dir);
+/* cli_bench_gpu: `fp8kv bench --target hip` (cmd_bench_gpu.c); an exit code. only: a comma
+ * list of the figures to measure (copy, store, gather, attention, sweep), NULL for all; an
+ * unknown name is a usage error (EXIT_USAGE). */
+int cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only);
 
 struct fp8kv_check;
 /* cli_print_classes: the nonzero per-class mismatch counts of c, one indented line each. */
@@ -101,15 +103,15 @@ struct cli_args {
 
 /* cli_parse_args: parses argv[1..argc) against options (count entries). Anything not starting
  * with "--" is positional, so negative numbers need no quoting; "--" ends the options.
- * positional reuses argv's storage. Returns -1 on success, or EXIT_USAGE after a message. */
+ * positional reuses argv's storage. Returns 0, or EXIT_USAGE after a message. */
 int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_option *options,
                    int count, struct cli_args *out);
 
 /* cli_begin: cli_parse_args, then what every command without positional arguments does
- * alike: --help prints help and exits 0, a stray argument is a usage error. Returns -1 to go
- * on, else the exit code. */
+ * alike: --help prints help (exit 0), a stray argument is a usage error. Returns 0 to go on,
+ * or 1 when the command is done, with its exit code in *exit_code. */
 int cli_begin(const char *cmd, const char *help, int argc, char **argv,
-              const struct cli_option *options, int count, struct cli_args *out);
+              const struct cli_option *options, int count, struct cli_args *out, int *exit_code);
 
 /* cli_parse_choice: the index of value in names, or -1 after a usage message naming the
  * option and the accepted values. */

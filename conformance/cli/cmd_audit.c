@@ -6,7 +6,6 @@
 #include "cli.h"
 #include "fp8kv/audit.h"
 #include "fp8kv/diag.h"
-#include "fp8kv/host_codecs.h"
 #include "fp8kv/plugin_sweep.h"
 
 static const char audit_help[] =
@@ -48,7 +47,7 @@ static const struct cli_option options[OPT_COUNT] = {
 struct side {
     const char *arg;
     struct fp8kv_plugin *plugin;
-    struct fp8kv_encoder_subject subject;
+    struct fp8kv_subject subject;
 };
 
 static int is_plugin_path(const char *arg)
@@ -57,27 +56,28 @@ static int is_plugin_path(const char *arg)
     return strchr(arg, '/') || (n > 3 && strcmp(arg + n - 3, ".so") == 0);
 }
 
-/* Opens one side; an exit code on failure, -1 on success. */
+/* Opens one side: 0, or an exit code after a message. */
 static int open_side(const char *option, const char *arg, int threads, double timeout,
                      struct side *s)
 {
     s->arg = arg;
     if (!is_plugin_path(arg)) {
-        const struct fp8kv_host_encoder *e = fp8kv_host_encoder_by_name(arg);
+        const struct fp8kv_subject *e =
+            fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, arg, FP8KV_CAP_ENCODE);
         if (!e)
             return cli_usage_error("audit", "--%s: '%s' is neither a built-in codec (bits | frexp) "
                                    "nor a plugin path (with a '/' or ending in .so)", option, arg);
-        s->subject = fp8kv_host_encoder_subject(e);
-        return -1;
+        s->subject = *e;
+        return 0;
     }
     int rc = fp8kv_plugin_open(arg, threads, timeout, &s->plugin);
     if (rc != 0)
         return cli_subject_error("audit", rc);
-    s->subject = fp8kv_plugin_encoder_subject(s->plugin);
-    return -1;
+    s->subject = fp8kv_plugin_subject(s->plugin);
+    return 0;
 }
 
-/* The profile: the plugins' (they must agree) or --profile. An exit code, or -1. */
+/* The profile: the plugins' (they must agree) or --profile. 0, or an exit code. */
 static int pick_profile(const struct cli_args *a, const struct side *sides, int inf,
                         const struct fp8kv_profile **out)
 {
@@ -99,7 +99,7 @@ static int pick_profile(const struct cli_args *a, const struct side *sides, int 
         return cli_usage_error("audit", "--profile %s, but the plugin says %s", given->name,
                                p->name);
     *out = p ? p : given ? given : fp8kv_profile_by_name("e4m3fn_satfinite");
-    return -1;
+    return 0;
 }
 
 static void print_audit(const struct fp8kv_audit *au)
@@ -125,8 +125,8 @@ static void print_audit(const struct fp8kv_audit *au)
 int cmd_audit(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_begin("audit", audit_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin("audit", audit_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     if (!a.value[OPT_BASELINE] || !a.value[OPT_CANDIDATE])
         return cli_usage_error("audit", "--baseline and --candidate are both required");
@@ -139,9 +139,8 @@ int cmd_audit(int argc, char **argv)
     if (a.value[OPT_MODEL] && (model = cli_parse_choice("audit", "model", a.value[OPT_MODEL],
                                                         fp8kv_model_names, FP8KV_MODEL_COUNT)) < 0)
         return EXIT_USAGE;
-    if (model == FP8KV_MODEL_EXACT)
-        return cli_usage_error("audit", "--model exact is no kernel's: f32_div, f32_mul_recip "
-                               "or f16_div");
+    if (fp8kv_kernel_model_check((enum fp8kv_scale_model)model) != 0)
+        return cli_usage_error("audit", "--model: %s", fp8kv_last_error());
     if (a.value[OPT_NAN_CHECK] &&
         (check = cli_parse_choice("audit", "nan-check", a.value[OPT_NAN_CHECK],
                                   fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
@@ -157,11 +156,11 @@ int cmd_audit(int argc, char **argv)
     struct side sides[2] = {{0}, {0}};
     const struct fp8kv_profile *p = NULL;
     rc = open_side("baseline", a.value[OPT_BASELINE], threads, timeout, &sides[0]);
-    if (rc < 0)
+    if (rc == 0)
         rc = open_side("candidate", a.value[OPT_CANDIDATE], threads, timeout, &sides[1]);
-    if (rc < 0)
+    if (rc == 0)
         rc = pick_profile(&a, sides, inf, &p);
-    if (rc < 0) {
+    if (rc == 0) {
         printf("audit: baseline %s (%s) vs candidate %s (%s), profile %s, scale model %s, "
                "nan check %s\n",
                sides[0].arg, sides[0].subject.name, sides[1].arg, sides[1].subject.name, p->name,

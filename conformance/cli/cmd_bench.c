@@ -9,18 +9,20 @@
 
 #include "cli.h"
 #include "fp8kv/diag.h"
-#include "fp8kv/host_codecs.h"
 #include "fp8kv/plugin_sweep.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
 static const char bench_help[] =
-    "usage: fp8kv bench [--target cpu|hip] [--device N] [--quick] [--vectors DIR] [--threads N]\n"
-    "                   [--profile P] [--no-run] [--baseline] [--plugin PATH]\n"
+    "usage: fp8kv bench [--target cpu|hip|auto] [--device N] [--quick] [--only LIST]\n"
+    "                   [--vectors DIR] [--threads N] [--profile P] [--no-run] [--baseline]\n"
+    "                   [--plugin PATH]\n"
     "\n"
     "With --target hip, the GPU figures of issue 4 with their baselines measured in the same\n"
     "run (device-to-device copy bandwidth, the same attention kernel on a bf16 cache), and the\n"
-    "2^32 device sweep of every device codec; --quick uses small sizes (a smoke test).\n"
+    "2^32 device sweep of every device codec; --quick uses small sizes (a smoke test);\n"
+    "--only LIST measures only some of them (a comma list of copy, store, gather, attention,\n"
+    "sweep). --target auto is hip when a GPU answers, else cpu.\n"
     "Otherwise (--target cpu, the default) it measures, on this machine:\n"
     "  - the exhaustive 2^32 f32 sweep of each built-in encoder (seconds, inputs/s);\n"
     "  - the same bits sweep through a codec plugin (--plugin PATH; default the bits codec\n"
@@ -36,10 +38,10 @@ static const char bench_help[] =
     "      3 target unavailable\n";
 
 enum { OPT_VECTORS, OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE, OPT_TARGET, OPT_DEVICE,
-       OPT_QUICK, OPT_PLUGIN, OPT_COUNT };
+       OPT_QUICK, OPT_PLUGIN, OPT_ONLY, OPT_COUNT };
 static const struct cli_option options[OPT_COUNT] = {
     {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0}, {"baseline", 0},
-    {"target", 1},  {"device", 1},  {"quick", 0},   {"plugin", 1}};
+    {"target", 1},  {"device", 1},  {"quick", 0},   {"plugin", 1}, {"only", 1}};
 
 #ifndef FP8KV_BITS_PLUGIN
 #define FP8KV_BITS_PLUGIN ""
@@ -48,34 +50,27 @@ static const struct cli_option options[OPT_COUNT] = {
 #define FP8KV_LIBDIR "lib"
 #endif
 
-struct host_ctx {
-    const struct fp8kv_host_encoder *encoder;
-    struct fp8kv_codec_cfg cfg;
+/* The baseline subject: the bits codec, then each code replaced by a mismatch marker computed
+ * per input with the table lookup, so the engine's run-based judging sees the naive verdict. */
+struct lookup_ctx {
+    const struct fp8kv_subject *bits;
     const struct fp8kv_profile *profile;
     const uint32_t *bounds;
 };
 
-static int encode_host(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+static int encode_then_lookup(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
+                              float s, uint8_t *q)
 {
-    const struct host_ctx *h = ctx;
-    h->encoder->encode(h->cfg, x, n, s, q);
-    return 0;
-}
-
-/* The baseline: encode, then replace each code by a mismatch marker computed per input with
- * the table lookup, so the engine's run-based judging sees the naive verdict. */
-static int encode_then_lookup(void *ctx, const float *x, size_t n, float s, uint8_t *q)
-{
-    const struct host_ctx *h = ctx;
-    h->encoder->encode(h->cfg, x, n, s, q);
-    for (size_t i = 0; i < n; i++) {
+    const struct lookup_ctx *h = ctx;
+    const int rc = h->bits->encode(h->bits->ctx, cfg, x, n, s, q);
+    for (size_t i = 0; i < n && rc == 0; i++) {
         uint32_t bits;
         memcpy(&bits, &x[i], sizeof bits);
         uint8_t want = fp8kv_sweep_expected(h->profile, h->bounds, bits);
         if (!fp8kv_codes_match(h->profile->format, FP8KV_NAN_CHECK_STRICT, q[i], want))
             q[i] ^= 0xFF; /* keep a mismatch a mismatch */
     }
-    return 0;
+    return rc;
 }
 
 /* The producer of the stream benchmark (a child process): writes the expected code of every
@@ -109,7 +104,7 @@ static void produce_stream(int fd, const struct fp8kv_sweep_run *runs, size_t nr
 static int bench_stream(const struct fp8kv_profile *p, const uint32_t *bounds)
 {
     struct fp8kv_sweep_run *runs;
-    long nruns = fp8kv_sweep_runs(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &runs);
+    long nruns = fp8kv_sweep_runs(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, bounds, &runs);
     int fds[2];
     if (nruns < 0 || pipe(fds) != 0)
         return FP8KV_ERR;
@@ -124,9 +119,10 @@ static int bench_stream(const struct fp8kv_profile *p, const uint32_t *bounds)
     if (pid < 0)
         return fp8kv_fail("cannot start the stream producer");
     struct fp8kv_stream stream = {fds[0], 0};
-    struct fp8kv_sweep_subject subject = fp8kv_stream_sweep_subject(&stream, "stream");
+    const struct fp8kv_subject subject = fp8kv_stream_subject(&stream, "stream");
     struct fp8kv_check c;
-    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &subject, NULL, &c);
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, bounds, &subject,
+                         fp8kv_profile_cfg(p), NULL, &c);
     if (rc == 0)
         rc = fp8kv_stream_finish(&stream, c.cases);
     close(fds[0]);
@@ -146,119 +142,172 @@ static double peak_rss_mib(void)
     return (double)u.ru_maxrss / 1024.0;
 }
 
+/* What the CPU benchmarks share. */
+struct bench {
+    const struct fp8kv_profile *p;
+    const uint32_t *bounds;
+    struct fp8kv_sweep_options opt;
+    int all_clean;
+};
+
+/* One f32 sweep of subject s, timed: its check in *c; 0 or a status. */
+static int bench_sweep(struct bench *b, const struct fp8kv_subject *s,
+                       const struct fp8kv_sweep_options *opt, struct fp8kv_check *c)
+{
+    const int rc = fp8kv_sweep(b->p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b->bounds, s,
+                               fp8kv_profile_cfg(b->p), opt, c);
+    if (rc == 0)
+        b->all_clean &= c->passed;
+    return rc;
+}
+
+/* The codec plugin to measure: --plugin, or the bits plugin built (or installed) beside this
+ * fp8kv; *path says which, *plugin is NULL when there is none. 0 or an exit code. */
+static int open_bench_plugin(const char *given, int threads, const char **path,
+                             struct fp8kv_plugin **plugin)
+{
+    static char installed[4096]; /* an installed fp8kv: <prefix>/lib/fp8kv/fp8kv_bits_plugin.so */
+    struct stat st;
+    *plugin = NULL;
+    *path = given ? given : FP8KV_BITS_PLUGIN;
+    if (!given && stat(*path, &st) != 0 &&
+        cli_beside_exe("../" FP8KV_LIBDIR "/fp8kv/fp8kv_bits_plugin.so", installed,
+                       sizeof installed) == 0 &&
+        stat(installed, &st) == 0)
+        *path = installed;
+    if (!given && stat(*path, &st) != 0)
+        return 0;
+    const int rc = fp8kv_plugin_open(*path, threads > 0 ? threads : fp8kv_sweep_default_threads(),
+                                     30.0, plugin);
+    return rc == 0 ? 0 : cli_subject_error("bench", rc);
+}
+
+/* The built-in encoders' sweeps, then the plugin's against the bits one. 0 or an exit code. */
+static int bench_encoders(struct bench *b, struct fp8kv_plugin *plugin, const char *plugin_path)
+{
+    double bits_seconds = 0.0;
+    for (int i = 0; i < fp8kv_cpu_subject_count; i++) {
+        const struct fp8kv_subject *s = &fp8kv_cpu_subjects[i];
+        struct fp8kv_check c;
+        if (!fp8kv_subject_can(s, FP8KV_CAP_ENCODE))
+            continue;
+        if (bench_sweep(b, s, &b->opt, &c) != 0)
+            return cli_input_error("bench");
+        printf("sweep f32 %-6s %s: %.3f s for 2^32 inputs, %.2f G inputs/s, mismatches %llu\n",
+               s->name, b->p->name, c.seconds, 4294967296.0 / c.seconds / 1e9,
+               (unsigned long long)c.mismatches);
+        if (strcmp(s->name, "bits") == 0)
+            bits_seconds = c.seconds;
+    }
+    if (!plugin) {
+        printf("sweep f32 plugin: not run (no plugin at '%s'; give --plugin PATH)\n", plugin_path);
+        return 0;
+    }
+    const struct fp8kv_subject s = fp8kv_plugin_subject(plugin);
+    struct fp8kv_sweep_options popt = b->opt;
+    popt.threads = fp8kv_plugin_workers(plugin);
+    struct fp8kv_check c;
+    const int rc = bench_sweep(b, &s, &popt, &c);
+    if (rc != 0)
+        return cli_subject_error("bench", rc);
+    printf("sweep f32 plugin %s (%s): %.3f s for 2^32 inputs, %.2f x the built-in bits "
+           "sweep, mismatches %llu\n", plugin_path, c.subject, c.seconds,
+           c.seconds / bits_seconds, (unsigned long long)c.mismatches);
+    return 0;
+}
+
+/* The naive baseline: the bits sweep judged per input by table lookup. 0 or an exit code. */
+static int bench_baseline(struct bench *b)
+{
+    struct lookup_ctx ctx = {
+        fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, "bits", FP8KV_CAP_ENCODE),
+        b->p, b->bounds};
+    const struct fp8kv_subject s = {.name = "bits+lookup",
+                                    .caps = FP8KV_CAP_ENCODE,
+                                    .claim = FP8KV_CLAIM_ALL,
+                                    .ctx = &ctx,
+                                    .encode = encode_then_lookup};
+    struct fp8kv_check c;
+    if (bench_sweep(b, &s, &b->opt, &c) != 0)
+        return cli_input_error("bench");
+    printf("baseline: bits judged per input by table lookup: %.3f s for 2^32 inputs\n",
+           c.seconds);
+    return 0;
+}
+
+/* The whole CPU conformance run, no report written. 0 or an exit code. */
+static int bench_run(struct bench *b, const char *dir, int threads)
+{
+    struct fp8kv_run_options o = {.vectors_dir = dir, .threads = threads};
+    struct fp8kv_target t;
+    struct fp8kv_results r = {0};
+    const double t0 = fp8kv_now();
+    if (fp8kv_target_open(FP8KV_TARGET_CPU, 0, &t) != 0 || fp8kv_run(&o, &t, &r) != 0) {
+        fp8kv_results_free(&r);
+        return cli_input_error("bench");
+    }
+    printf("whole CPU run (all profiles, %zu checks, report not written): %.1f s, %s\n", r.count,
+           fp8kv_now() - t0, fp8kv_results_passed(&r) ? "conformant" : "nonconformant");
+    b->all_clean &= fp8kv_results_passed(&r);
+    fp8kv_results_free(&r);
+    printf("peak resident memory after the run: %.1f MiB\n", peak_rss_mib());
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_begin("bench", bench_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin("bench", bench_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
-    static const char *const targets[] = {"cpu", "hip"};
-    int target = 0, device = 0;
+    int kind = FP8KV_TARGET_CPU, device = 0, threads = 0;
     if (a.value[OPT_TARGET] &&
-        (target = cli_parse_choice("bench", "target", a.value[OPT_TARGET], targets, 2)) < 0)
+        (kind = cli_parse_choice("bench", "target", a.value[OPT_TARGET], fp8kv_target_kind_names,
+                                 FP8KV_TARGET_KIND_COUNT)) < 0)
         return EXIT_USAGE;
     if (a.value[OPT_DEVICE] && cli_parse_device("bench", a.value[OPT_DEVICE], &device) != 0)
         return EXIT_USAGE;
-    if (target == 1)
+    struct fp8kv_target_info gpu;
+    if (kind == FP8KV_TARGET_HIP ||
+        (kind == FP8KV_TARGET_AUTO && fp8kv_gpu_target_info(device, &gpu) == 0))
         return cli_bench_gpu(device, a.value[OPT_QUICK] != NULL,
-                             cli_vectors_dir(a.value[OPT_VECTORS]));
-    int threads = 0;
+                             cli_vectors_dir(a.value[OPT_VECTORS]), a.value[OPT_ONLY]);
+    if (a.value[OPT_ONLY] || a.value[OPT_QUICK])
+        return cli_usage_error("bench", "--only and --quick are for --target hip");
     if (a.value[OPT_THREADS] && cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
         return EXIT_USAGE;
     const char *dir = cli_vectors_dir(a.value[OPT_VECTORS]);
     const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
-    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
-    if (!p)
+    struct bench b = {.p = fp8kv_profile_by_name(profile_name), .opt = {.threads = threads},
+                      .all_clean = 1};
+    if (!b.p)
         return cli_usage_error("bench", "--profile: no profile '%s'", profile_name);
-    uint32_t *bounds = fp8kv_load_boundaries(dir, p);
+    uint32_t *bounds = fp8kv_load_boundaries(dir, b.p);
     if (!bounds)
         return cli_input_error("bench");
+    b.bounds = bounds;
 
     struct fp8kv_target_info info;
     fp8kv_cpu_target_info(&info);
     printf("fp8kv bench on %s (%s)\n", info.target, info.device);
     printf("compiler %s, flags %s\n", info.compiler, info.flags);
-    int all_clean = 1;
-    struct fp8kv_sweep_options opt = {.threads = threads};
     /* the plugin's workers start first, before this process has threads of its own */
-    const char *plugin_path = a.value[OPT_PLUGIN] ? a.value[OPT_PLUGIN] : FP8KV_BITS_PLUGIN;
-    struct fp8kv_plugin *plugin = NULL;
-    struct stat st;
-    char installed[4096]; /* an installed fp8kv: <prefix>/lib/fp8kv/fp8kv_bits_plugin.so */
-    if (!a.value[OPT_PLUGIN] && stat(plugin_path, &st) != 0 &&
-        cli_beside_exe("../" FP8KV_LIBDIR "/fp8kv/fp8kv_bits_plugin.so", installed,
-                       sizeof installed) == 0 &&
-        stat(installed, &st) == 0)
-        plugin_path = installed;
-    if (a.value[OPT_PLUGIN] || stat(plugin_path, &st) == 0) {
-        int prc = fp8kv_plugin_open(plugin_path, threads > 0 ? threads
-                                                             : fp8kv_sweep_default_threads(),
-                                    30.0, &plugin);
-        if (prc != 0)
-            return cli_subject_error("bench", prc);
-    }
-    double bits_seconds = 0.0;
-    for (int e = 0; e < fp8kv_host_encoder_count; e++) {
-        struct host_ctx ctx = {&fp8kv_host_encoders[e],
-                               fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), p, bounds};
-        struct fp8kv_sweep_subject s = {.name = ctx.encoder->name, .ctx = &ctx,
-                                        .encode = encode_host};
-        struct fp8kv_check c;
-        if (fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &s, &opt, &c) != 0)
-            return cli_input_error("bench");
-        all_clean &= c.passed;
-        printf("sweep f32 %-6s %s: %.3f s for 2^32 inputs, %.2f G inputs/s, mismatches %llu\n",
-               ctx.encoder->name, p->name, c.seconds, 4294967296.0 / c.seconds / 1e9,
-               (unsigned long long)c.mismatches);
-        if (e == 0)
-            bits_seconds = c.seconds;
-    }
-    if (plugin) {
-        struct fp8kv_sweep_subject s = fp8kv_plugin_sweep_subject(plugin);
-        struct fp8kv_sweep_options popt = opt;
-        popt.threads = fp8kv_plugin_workers(plugin);
-        struct fp8kv_check c;
-        int prc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &s, &popt, &c);
-        fp8kv_plugin_close(plugin);
-        if (prc != 0)
-            return cli_subject_error("bench", prc);
-        all_clean &= c.passed;
-        printf("sweep f32 plugin %s (%s): %.3f s for 2^32 inputs, %.2f x the built-in bits "
-               "sweep, mismatches %llu\n", plugin_path, c.subject, c.seconds,
-               c.seconds / bits_seconds, (unsigned long long)c.mismatches);
-    } else {
-        printf("sweep f32 plugin: not run (no plugin at '%s'; give --plugin PATH)\n",
-               plugin_path);
-    }
-    if (bench_stream(p, bounds) != 0)
-        return cli_input_error("bench");
-    printf("peak resident memory after the sweeps: %.1f MiB\n", peak_rss_mib());
-    if (a.value[OPT_BASELINE]) {
-        struct host_ctx ctx = {fp8kv_host_encoder_by_name("bits"),
-                               fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), p, bounds};
-        struct fp8kv_sweep_subject s = {.name = "bits+lookup", .ctx = &ctx,
-                                        .encode = encode_then_lookup};
-        struct fp8kv_check c;
-        if (fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, bounds, &s, &opt, &c) != 0)
-            return cli_input_error("bench");
-        printf("baseline: bits judged per input by table lookup: %.3f s for 2^32 inputs\n",
-               c.seconds);
-    }
+    const char *plugin_path;
+    struct fp8kv_plugin *plugin;
+    rc = open_bench_plugin(a.value[OPT_PLUGIN], threads, &plugin_path, &plugin);
+    if (rc == 0)
+        rc = bench_encoders(&b, plugin, plugin_path);
+    fp8kv_plugin_close(plugin);
+    if (rc == 0 && bench_stream(b.p, bounds) != 0)
+        rc = cli_input_error("bench");
+    if (rc == 0)
+        printf("peak resident memory after the sweeps: %.1f MiB\n", peak_rss_mib());
+    if (rc == 0 && a.value[OPT_BASELINE])
+        rc = bench_baseline(&b);
     free(bounds);
-    if (!a.value[OPT_NO_RUN]) {
-        struct fp8kv_run_options o = {.vectors_dir = dir, .threads = threads};
-        struct fp8kv_results r = {0};
-        double t0 = fp8kv_now();
-        if (fp8kv_run_cpu(&o, &r) != 0) {
-            fp8kv_results_free(&r);
-            return cli_input_error("bench");
-        }
-        double seconds = fp8kv_now() - t0;
-        printf("whole CPU run (all profiles, %zu checks, report not written): %.1f s, %s\n",
-               r.count, seconds, fp8kv_results_passed(&r) ? "conformant" : "nonconformant");
-        all_clean &= fp8kv_results_passed(&r);
-        fp8kv_results_free(&r);
-        printf("peak resident memory after the run: %.1f MiB\n", peak_rss_mib());
-    }
-    return all_clean ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+    if (rc == 0 && !a.value[OPT_NO_RUN])
+        rc = bench_run(&b, dir, threads);
+    if (rc != 0)
+        return rc;
+    return b.all_clean ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
 }

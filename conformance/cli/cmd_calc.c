@@ -77,19 +77,17 @@ static int choice(const char *cmd, const struct cli_args *a, int opt, const char
     return v ? cli_parse_choice(cmd, calc_options_table[opt].name, v, names, count) : 0;
 }
 
-/* Parses the command line; returns -1 to go on, else the exit code (after --help or an
- * error). An option that does not apply to the command is refused. */
-static int parse_options(const char *cmd, const char *help, int argc, char **argv,
-                         struct calc_options *o, struct cli_args *a)
+/* Parses the command line into o and a; the options' values and their exit code. An option
+ * that does not apply to the command is refused. */
+static int parse_values(const char *cmd, int argc, char **argv, struct calc_options *o,
+                        struct cli_args *a)
 {
     const int is_encode = strcmp(cmd, "encode") == 0;
     int rc = cli_parse_args(cmd, argc, argv, calc_options_table, OPT_COUNT, a);
-    if (rc >= 0)
+    if (rc != 0)
         return rc;
-    if (a->help) {
-        fputs(help, stdout);
-        return EXIT_CONFORMANT;
-    }
+    if (a->help)
+        return 0;
     static const int encode_only[] = {OPT_OVERFLOW, OPT_INF, OPT_MODEL, OPT_INPUT_DTYPE};
     static const int decode_only[] = {OPT_OUTPUT_DTYPE, OPT_READ_MODEL};
     const int *foreign = is_encode ? decode_only : encode_only;
@@ -119,15 +117,26 @@ static int parse_options(const char *cmd, const char *help, int argc, char **arg
     if (a->value[OPT_SCALE] &&
         cli_parse_value(FP8KV_DTYPE_F32, a->value[OPT_SCALE], &o->scale_bits) != 0)
         return cli_usage_error(cmd, "--scale: %s", fp8kv_last_error());
-    return -1;
+    return 0;
+}
+
+/* Parses the command line as cli_begin does: 0 to go on, or 1 when the command is done
+ * (--help printed, or a usage error) with its exit code in *exit_code. */
+static int parse_options(const char *cmd, const char *help, int argc, char **argv,
+                         struct calc_options *o, struct cli_args *a, int *exit_code)
+{
+    *exit_code = parse_values(cmd, argc, argv, o, a);
+    if (*exit_code == 0 && a->help)
+        fputs(help, stdout);
+    return *exit_code != 0 || a->help;
 }
 
 int cmd_encode(int argc, char **argv)
 {
     struct calc_options o;
     struct cli_args a;
-    int rc = parse_options("encode", encode_help, argc, argv, &o, &a);
-    if (rc >= 0)
+    int rc;
+    if (parse_options("encode", encode_help, argc, argv, &o, &a, &rc))
         return rc;
     const struct fp8kv_profile *p = fp8kv_profile_find(o.format->id, o.overflow, o.inf);
     struct cli_inputs in;
@@ -153,8 +162,8 @@ int cmd_decode(int argc, char **argv)
 {
     struct calc_options o;
     struct cli_args a;
-    int rc = parse_options("decode", decode_help, argc, argv, &o, &a);
-    if (rc >= 0)
+    int rc;
+    if (parse_options("decode", decode_help, argc, argv, &o, &a, &rc))
         return rc;
     struct cli_inputs in;
     cli_inputs_open(&in, a.npositional, a.positional, 0);

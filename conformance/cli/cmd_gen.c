@@ -25,8 +25,8 @@ static const struct cli_option options[OPT_COUNT] = {{"vectors", 1}, {"check", 0
 int cmd_gen(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_begin("gen", gen_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin("gen", gen_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
 

@@ -35,8 +35,8 @@ static const struct cli_option options[OPT_COUNT] = {
 int cmd_report(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     const char *target = a.value[OPT_COMPILED_ONLY];
     if (!target || !*target)

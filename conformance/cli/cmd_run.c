@@ -37,40 +37,16 @@ static const struct cli_option options[OPT_COUNT] = {
     {"target", 1},  {"out", 1},   {"vectors", 1}, {"profile", 1},
     {"threads", 1}, {"junit", 1}, {"device", 1}};
 
-int cli_parse_threads(const char *cmd, const char *text, int *threads)
-{
-    char *end;
-    long t = strtol(text, &end, 10);
-    if (*text == '\0' || *end || t < 1 || t > 1024) {
-        cli_usage_error(cmd, "--threads: '%s' is not a count from 1 to 1024", text);
-        return -1;
-    }
-    *threads = (int)t;
-    return 0;
-}
-
-int cli_parse_device(const char *cmd, const char *text, int *device)
-{
-    char *end;
-    long d = strtol(text, &end, 10);
-    if (*text == '\0' || *end || d < 0 || d > 255) {
-        cli_usage_error(cmd, "--device: '%s' is not a device number from 0 to 255", text);
-        return -1;
-    }
-    *device = (int)d;
-    return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_begin("run", run_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin("run", run_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
-    static const char *const targets[] = {"auto", "cpu", "hip"};
-    int target = 0;
+    int kind = FP8KV_TARGET_AUTO;
     if (a.value[OPT_TARGET] &&
-        (target = cli_parse_choice("run", "target", a.value[OPT_TARGET], targets, 3)) < 0)
+        (kind = cli_parse_choice("run", "target", a.value[OPT_TARGET], fp8kv_target_kind_names,
+                                 FP8KV_TARGET_KIND_COUNT)) < 0)
         return EXIT_USAGE;
     int device = 0;
     if (a.value[OPT_DEVICE] && cli_parse_device("run", a.value[OPT_DEVICE], &device) != 0)
@@ -88,28 +64,24 @@ int cmd_run(int argc, char **argv)
     const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
 
     /* the target: a GPU that answers, or (auto only) the CPU; never a pass without a run */
-    struct fp8kv_target_info info;
-    int gpu = 0;
-    if (target != 1) {
-        gpu = fp8kv_gpu_target_info(device, &info) == 0;
-        if (!gpu && target == 2) {
-            fprintf(stderr, "fp8kv run: target unavailable: %s\n", fp8kv_last_error());
-            return EXIT_UNAVAILABLE;
-        }
-        if (!gpu && fp8kv_gpu_built())
-            printf("fp8kv run: no usable GPU (%s): running the CPU target\n", fp8kv_last_error());
+    struct fp8kv_target target;
+    if (fp8kv_target_open((enum fp8kv_target_kind)kind, device, &target) != 0) {
+        fprintf(stderr, "fp8kv run: target unavailable: %s\n", fp8kv_last_error());
+        return EXIT_UNAVAILABLE;
     }
-    if (!gpu)
-        fp8kv_cpu_target_info(&info);
-    printf("fp8kv run: target %s (%s)\n", info.target, info.device);
+    if (kind == FP8KV_TARGET_AUTO && fp8kv_gpu_built() &&
+        fp8kv_target_kind_of_name(target.info.target) == FP8KV_TARGET_CPU)
+        printf("fp8kv run: no usable GPU (%s): running the CPU target\n", fp8kv_last_error());
+    const struct fp8kv_target_info *info = &target.info;
+    printf("fp8kv run: target %s (%s)\n", info->target, info->device);
     struct fp8kv_results results = {0};
     double t0 = fp8kv_now();
-    if ((gpu ? fp8kv_run_gpu(&o, &results) : fp8kv_run_cpu(&o, &results)) != 0) {
+    if (fp8kv_run(&o, &target, &results) != 0) {
         fp8kv_results_free(&results);
         return cli_input_error("run"); /* nothing written: no half report */
     }
     struct fp8kv_report_meta meta = {
-        .target = &info,
+        .target = info,
         .vectors_dir = o.vectors_dir,
         .profiles = o.profile ? o.profile : "all",
         .seconds = fp8kv_now() - t0,
@@ -123,9 +95,9 @@ int cmd_run(int argc, char **argv)
     size_t failed = 0;
     for (size_t i = 0; i < results.count; i++)
         failed += results.items[i].gated && !results.items[i].passed;
-    printf("fp8kv run: %s: %zu checks, %zu failed, %.1f s: %s; report in %s/%s/\n", info.target,
+    printf("fp8kv run: %s: %zu checks, %zu failed, %.1f s: %s; report in %s/%s/\n", info->target,
            results.count, failed, meta.seconds, conformant ? "conformant" : "nonconformant", out,
-           info.target);
+           info->target);
     fp8kv_results_free(&results);
     return conformant ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
 }

@@ -5,7 +5,6 @@
 
 #include "cli.h"
 #include "fp8kv/diag.h"
-#include "fp8kv/host_codecs.h"
 #include "fp8kv/plugin_sweep.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
@@ -77,7 +76,8 @@ struct sweep_common {
 
 static int sweep_codec(const struct cli_args *a, const struct sweep_common *k)
 {
-    const struct fp8kv_host_encoder *enc = fp8kv_host_encoder_by_name(a->value[OPT_CODEC]);
+    const struct fp8kv_subject *enc = fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count,
+                                                         a->value[OPT_CODEC], FP8KV_CAP_ENCODE);
     if (!enc)
         return cli_usage_error("sweep", "--codec: no built-in codec '%s' (bits | frexp)",
                                a->value[OPT_CODEC]);
@@ -88,17 +88,15 @@ static int sweep_codec(const struct cli_args *a, const struct sweep_common *k)
     int domain = 0;
     if (a->value[OPT_DOMAIN] &&
         (domain = cli_parse_choice("sweep", "domain", a->value[OPT_DOMAIN],
-                                   fp8kv_sweep_domain_names, FP8KV_SWEEP_DOMAIN_COUNT)) < 0)
+                                   fp8kv_sweep_domain_names, FP8KV_DOMAIN_COUNT)) < 0)
         return EXIT_USAGE;
     uint32_t *bounds = fp8kv_load_boundaries(k->dir, p);
     if (!bounds)
         return cli_input_error("sweep");
-    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
     struct fp8kv_sweep_options opt = {.threads = k->threads, .progress = stderr};
     struct fp8kv_check c;
-    int rc = fp8kv_sweep(p, (enum fp8kv_nan_check)k->check, (enum fp8kv_sweep_domain)domain,
-                         bounds, &subject, &opt, &c);
+    int rc = fp8kv_sweep(p, (enum fp8kv_nan_check)k->check, (enum fp8kv_domain)domain, bounds, enc,
+                         fp8kv_profile_cfg(p), &opt, &c);
     free(bounds);
     if (rc != 0)
         return cli_input_error("sweep");
@@ -118,9 +116,8 @@ static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
         (model = cli_parse_choice("sweep", "model", a->value[OPT_MODEL], fp8kv_model_names,
                                   FP8KV_MODEL_COUNT)) < 0)
         return EXIT_USAGE;
-    if (model == FP8KV_MODEL_EXACT)
-        return cli_usage_error("sweep", "--model exact is no kernel's: f32_div, f32_mul_recip "
-                               "or f16_div");
+    if (fp8kv_kernel_model_check((enum fp8kv_scale_model)model) != 0)
+        return cli_usage_error("sweep", "--model: %s", fp8kv_last_error());
     if (a->value[OPT_INF] &&
         (inf = cli_parse_choice("sweep", "inf", a->value[OPT_INF], fp8kv_inf_names,
                                 FP8KV_INF_COUNT)) < 0)
@@ -167,8 +164,8 @@ static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
 int cmd_sweep(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_begin("sweep", sweep_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin("sweep", sweep_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     if (!a.value[OPT_CODEC] == !a.value[OPT_PLUGIN])
         return cli_usage_error("sweep", "give one of --codec NAME (bits | frexp) or --plugin PATH");

@@ -20,8 +20,8 @@ static const struct cli_option options[OPT_COUNT] = {{"vectors", 1}};
 int cmd_verify(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = cli_begin("verify", verify_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin("verify", verify_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     const char *dir = cli_vectors_dir(a.value[OPT_VECTORS]);
     int checked = 0;

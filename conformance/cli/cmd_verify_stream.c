@@ -44,18 +44,18 @@ int cmd_verify_stream(int argc, char **argv)
 {
     static const char cmd[] = "verify-stream";
     struct cli_args a;
-    int rc = cli_begin(cmd, verify_stream_help, argc, argv, options, OPT_COUNT, &a);
-    if (rc >= 0)
+    int rc;
+    if (cli_begin(cmd, verify_stream_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     if (!a.value[OPT_SWEEP])
         return cli_usage_error(cmd, "--sweep is required (f32 | f16 | bf16)");
     int domain = cli_parse_choice(cmd, "sweep", a.value[OPT_SWEEP], fp8kv_sweep_domain_names,
-                                  FP8KV_SWEEP_DOMAIN_COUNT);
+                                  FP8KV_DOMAIN_COUNT);
     if (domain < 0)
         return EXIT_USAGE;
     const struct fp8kv_profile *p;
     if ((rc = cli_parse_profile(cmd, a.value[OPT_PROFILE], a.value[OPT_FORMAT],
-                                a.value[OPT_OVERFLOW], a.value[OPT_INF], &p)) >= 0)
+                                a.value[OPT_OVERFLOW], a.value[OPT_INF], &p)) != 0)
         return rc;
     int check = FP8KV_NAN_CHECK_STRICT;
     if (a.value[OPT_NAN_CHECK] &&
@@ -70,11 +70,11 @@ int cmd_verify_stream(int argc, char **argv)
 
     struct fp8kv_stream stream = {STDIN_FILENO, 0};
     const char *name = a.value[OPT_NAME] ? a.value[OPT_NAME] : "stream";
-    struct fp8kv_sweep_subject subject = fp8kv_stream_sweep_subject(&stream, name);
+    const struct fp8kv_subject subject = fp8kv_stream_subject(&stream, name);
     struct fp8kv_sweep_options opt = {.progress = stderr};
     struct fp8kv_check c;
-    rc = fp8kv_sweep(p, (enum fp8kv_nan_check)check, (enum fp8kv_sweep_domain)domain, bounds,
-                     &subject, &opt, &c);
+    rc = fp8kv_sweep(p, (enum fp8kv_nan_check)check, (enum fp8kv_domain)domain, bounds, &subject,
+                     fp8kv_profile_cfg(p), &opt, &c);
     free(bounds);
     if (rc == 0)
         rc = fp8kv_stream_finish(&stream, c.cases);

@@ -1,4 +1,4 @@
-/* codec_plugin.c — the built-in `bits` encoder and `decode-bits` decoder (host_codecs.h) as a
+/* codec_plugin.c — the CPU subjects `bits` and `decode-bits` (fp8kv/subject.h) as a
  * codec plugin (fp8kv/plugin.h): the same code, to measure what the plugin path costs; and, built with
  * PLUGIN_FAULT set, the faulty plugins the tests feed to `fp8kv sweep --plugin`:
  *   crash       dereferences NULL on meeting the input 1.0
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fp8kv/host_codecs.h"
 #include "fp8kv/plugin.h"
+#include "fp8kv/subject.h"
 
 #define FAULT_NONE 0
 #define FAULT_CRASH 1
@@ -33,9 +33,16 @@
 /* e4m3fn, satfinite, Inf clamps, f32 division: the profile e4m3fn_satfinite */
 static const struct fp8kv_codec_cfg cfg = {FP8KV_CODEC_E4M3FN, 1, 0, FP8KV_CODEC_F32_DIV};
 
+/* The CPU subject called name, with the capability asked for (present: this is our own table). */
+static const struct fp8kv_subject *cpu_subject(const char *name, unsigned caps)
+{
+    return fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, name, caps);
+}
+
 static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
 {
-    fp8kv_host_encoders[0].encode(cfg, x, n, scale, q); /* "bits" */
+    const struct fp8kv_subject *bits = cpu_subject("bits", FP8KV_CAP_ENCODE);
+    bits->encode(bits->ctx, cfg, x, n, scale, q);
     for (size_t i = 0; PLUGIN_FAULT != FAULT_NONE && i < n; i++) {
         if (PLUGIN_FAULT == FAULT_CRASH && x[i] == 1.0f)
             *(volatile int *)(uintptr_t)(n - n) = 1;
@@ -49,7 +56,8 @@ static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
 
 static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)
 {
-    fp8kv_host_decoders[0].decode(cfg, q, n, scale, y); /* "decode-bits" */
+    const struct fp8kv_subject *decode_bits = cpu_subject("decode-bits", FP8KV_CAP_DECODE);
+    decode_bits->decode(decode_bits->ctx, cfg, q, n, scale, y);
 }
 
 static const struct fp8kv_codec_v1 codec = {

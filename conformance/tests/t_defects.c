@@ -21,7 +21,7 @@
 #include "fp8kv/checks.h"
 #include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
-#include "fp8kv/host_codecs.h"
+#include "fp8kv/subject.h"
 #include "fp8kv/sweep.h"
 
 #define VECTORS FP8KV_SOURCE_DIR "/vectors"
@@ -144,16 +144,17 @@ static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
 #endif
 
 /* The array form the sweep calls, one per broken encoder, so that each inlines into its loop.
- * The cfg is copied out of ctx: read through the pointer, every store to q (a uint8_t, which
- * may alias it) would force a reload and keep the loop from vectorizing. The sweep always
- * passes scale 1. */
+ * The configuration arrives by value (a copy read through a pointer would be reloaded after
+ * every store to q, a uint8_t that may alias it, and keep the loop from vectorizing). The
+ * sweep always passes scale 1. */
 #define ARRAY_SUBJECT(fn)                                                                        \
-    HOT_LOOP static int fn##_array(void *ctx, const float *x, size_t n, float s, uint8_t *q)   \
+    HOT_LOOP static int fn##_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x,       \
+                                   size_t n, float s, uint8_t *q)                                \
     {                                                                                            \
-        const struct fp8kv_codec_cfg c = *(const struct fp8kv_codec_cfg *)ctx;                   \
+        (void)ctx;                                                                               \
         (void)s;                                                                                 \
         for (size_t i = 0; i < n; i++)                                                           \
-            q[i] = fn(c, fp8kv_f32_bits(x[i]));                                                  \
+            q[i] = fn(cfg, fp8kv_f32_bits(x[i]));                                                \
         return 0;                                                                                \
     }
 ARRAY_SUBJECT(frexp_no_zero_guard)
@@ -167,7 +168,8 @@ ARRAY_SUBJECT(ties_half_up)
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-typedef int (*array_encode)(void *ctx, const float *x, size_t n, float s, uint8_t *q);
+typedef int (*array_encode)(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
+                            float s, uint8_t *q);
 
 static const struct fp8kv_profile *profile_named(const char *name)
 {
@@ -189,15 +191,15 @@ static void log_check(const struct fp8kv_check *c)
         cr_log_info("  %s", c->failures[i]);
 }
 
-/* sweep_f32: the exhaustive f32 sweep of an array encoder (ctx: the profile's codec cfg). */
+/* sweep_f32: the exhaustive f32 sweep of an array encoder under the profile's codec cfg. */
 static void sweep_f32(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                       const char *name, array_encode encode, struct fp8kv_check *c)
 {
     uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
     cr_assert_not_null(b, "%s: %s", p->name, fp8kv_last_error());
-    struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
-    struct fp8kv_sweep_subject subject = {.name = name, .ctx = &cfg, .encode = encode};
-    int rc = fp8kv_sweep(p, check, FP8KV_SWEEP_F32, b, &subject, NULL, c);
+    struct fp8kv_subject subject = {
+        .name = name, .caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .encode = encode};
+    int rc = fp8kv_sweep(p, check, FP8KV_DOMAIN_F32, b, &subject, fp8kv_profile_cfg(p), NULL, c);
     free(b);
     cr_assert_eq(rc, 0, "%s %s: status %d: %s", name, p->name, rc, fp8kv_last_error());
     cr_assert_eq(c->cases, 1ull << 32, "%s %s: %llu cases", name, p->name,
@@ -209,14 +211,13 @@ static void sweep_f32(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
 static void expect_correct_passes(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                                   const char *name)
 {
-    const struct fp8kv_host_encoder *enc = fp8kv_host_encoder_by_name(name);
+    const struct fp8kv_subject *enc =
+        fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, name, FP8KV_CAP_ENCODE);
     cr_assert_not_null(enc, "no built-in encoder %s", name);
     uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
     cr_assert_not_null(b, "%s: %s", p->name, fp8kv_last_error());
-    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
     struct fp8kv_check c;
-    int rc = fp8kv_sweep(p, check, FP8KV_SWEEP_F32, b, &subject, NULL, &c);
+    int rc = fp8kv_sweep(p, check, FP8KV_DOMAIN_F32, b, enc, fp8kv_profile_cfg(p), NULL, &c);
     free(b);
     cr_assert_eq(rc, 0, "%s %s: status %d: %s", name, p->name, rc, fp8kv_last_error());
     cr_assert_eq(c.cases, 1ull << 32);
@@ -418,7 +419,7 @@ Test(defects, row17_ties_half_up)
         cr_assert_eq(f.want & 1u, 0, "%s", c.failures[i]);
     }
     /* DEFECTS.md's example, 1.0625, is the 29th positive mismatch, past the first lines */
-    struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
+    struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     cr_assert_eq(ties_half_up(cfg, 0x3F880000u), 0x39);
     cr_assert_eq(fp8kv_encode_bits(cfg, 0x3F880000u), 0x38);
 }

@@ -45,11 +45,24 @@ static void expect_all_pass(const struct fp8kv_results *r, size_t from)
     }
 }
 
-static int encode(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
-                  uint8_t *q)
+/* The open device's subject called name, with capabilities caps. */
+static const struct fp8kv_subject *gpu_subject(const char *name, unsigned caps)
 {
-    const int rc = fp8kv_gpu_encode(*(const int *)ctx, cfg, x, n, s, q);
-    return rc ? fp8kv_fail("%s", fp8kv_gpu_last_error()) : 0;
+    const struct fp8kv_subject *table;
+    const int n = fp8kv_gpu_subjects(&table);
+    const struct fp8kv_subject *s = fp8kv_subject_find(table, n, name, caps);
+    cr_assert_not_null(s, "the device has no subject %s", name);
+    return s;
+}
+
+/* The first profile a subject claims. */
+static const struct fp8kv_profile *first_claimed(const struct fp8kv_subject *s)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++)
+        if (fp8kv_subject_implements(s, &fp8kv_profiles[i]))
+            return &fp8kv_profiles[i];
+    cr_assert_fail("%s claims no profile", s->name);
+    return NULL;
 }
 
 /* ---- KV paths ------------------------------------------------------------------------------------ */
@@ -60,8 +73,9 @@ Test(gpu, kv_kernels_pass_every_golden_case_of_every_profile)
     const unsigned long errors = fp8kv_gpu_error_count();
     for (int i = 0; i < fp8kv_profile_count; i++) {
         struct fp8kv_results r = {0};
-        cr_assert_eq(fp8kv_check_kv(VECTORS, &fp8kv_profiles[i], &fp8kv_gpu_kv_paths, &r), 0, "%s",
-                     fp8kv_last_error());
+        cr_assert_eq(fp8kv_check_kv(VECTORS, &fp8kv_profiles[i],
+                                    gpu_subject("gpu-kernels", FP8KV_CAP_STORE), &r),
+                     0, "%s", fp8kv_last_error());
         expect_all_pass(&r, 0);
         fp8kv_results_free(&r);
     }
@@ -73,14 +87,15 @@ Test(gpu, kv_kernels_pass_every_golden_case_of_every_profile)
 Test(gpu, configurable_codecs_pass_every_vector_set_strictly)
 {
     require_gpu();
-    static int ids[] = {FP8KV_GPU_CODEC_BITS, FP8KV_GPU_CODEC_FREXP};
+    static const int ids[] = {FP8KV_GPU_CODEC_BITS, FP8KV_GPU_CODEC_FREXP};
     for (size_t k = 0; k < 2; k++) {
         cr_assert(fp8kv_gpu_codec_available(ids[k]));
+        const struct fp8kv_subject *s = gpu_subject(fp8kv_gpu_codecs[ids[k]].name, FP8KV_CAP_ENCODE);
         for (int i = 0; i < fp8kv_profile_count; i++) {
             struct fp8kv_results r = {0};
-            struct fp8kv_encoder_subject s = {fp8kv_gpu_codecs[ids[k]].name, &ids[k], encode};
+            cr_assert(fp8kv_subject_implements(s, &fp8kv_profiles[i]));
             cr_assert_eq(fp8kv_check_encoder_vectors(VECTORS, &fp8kv_profiles[i],
-                                                     FP8KV_NAN_CHECK_STRICT, &s, &r),
+                                                     FP8KV_NAN_CHECK_STRICT, s, &r),
                          0, "%s", fp8kv_last_error());
             expect_all_pass(&r, 0);
             fp8kv_results_free(&r);
@@ -91,52 +106,31 @@ Test(gpu, configurable_codecs_pass_every_vector_set_strictly)
 Test(gpu, vendor_codecs_pass_their_profiles_by_nan_class)
 {
     require_gpu();
-    static int ids[FP8KV_GPU_CODEC_COUNT];
     for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
         const struct fp8kv_gpu_codec *info = &fp8kv_gpu_codecs[c];
         if (!info->vendor || !fp8kv_gpu_codec_available(c))
             continue;
-        ids[c] = c;
-        char first[48];
-        cr_assert_eq(sscanf(info->claims, "%47s", first), 1, "%s claims nothing", info->name);
-        const struct fp8kv_profile *p = fp8kv_profile_by_name(first);
-        cr_assert_not_null(p, "%s claims an unknown profile %s", info->name, first);
+        const struct fp8kv_subject *s = gpu_subject(info->name, FP8KV_CAP_ENCODE);
+        cr_assert(s->flags & FP8KV_SUBJECT_VENDOR, "%s is not marked a vendor conversion",
+                  s->name);
+        const struct fp8kv_profile *p = first_claimed(s);
         struct fp8kv_results r = {0};
-        struct fp8kv_encoder_subject s = {info->name, &ids[c], encode};
-        cr_assert_eq(fp8kv_check_encoder_vectors(VECTORS, p, FP8KV_NAN_CHECK_CLASS, &s, &r), 0, "%s",
+        cr_assert_eq(fp8kv_check_encoder_vectors(VECTORS, p, FP8KV_NAN_CHECK_CLASS, s, &r), 0, "%s",
                      fp8kv_last_error());
         expect_all_pass(&r, 0);
         fp8kv_results_free(&r);
     }
 }
 
-static void decode_bits(struct fp8kv_codec_cfg c, const uint8_t *q, size_t n, float s, float *y)
-{
-    cr_assert_eq(fp8kv_gpu_decode(FP8KV_GPU_DECODE_BITS, c, q, n, s, y), 0, "%s",
-                 fp8kv_gpu_last_error());
-}
-static void decode_table(struct fp8kv_codec_cfg c, const uint8_t *q, size_t n, float s, float *y)
-{
-    cr_assert_eq(fp8kv_gpu_decode(FP8KV_GPU_DECODE_TABLE, c, q, n, s, y), 0, "%s",
-                 fp8kv_gpu_last_error());
-}
-static void decode_fast(struct fp8kv_codec_cfg c, const uint8_t *q, size_t n, float s, float *y)
-{
-    cr_assert_eq(fp8kv_gpu_decode(FP8KV_GPU_DECODE_FAST, c, q, n, s, y), 0, "%s",
-                 fp8kv_gpu_last_error());
-}
-
 Test(gpu, decoders_pass_the_decode_and_read_sets)
 {
     require_gpu();
-    void (*decoders[])(struct fp8kv_codec_cfg, const uint8_t *, size_t, float, float *) = {
-        decode_bits, decode_table, decode_fast};
     for (int d = 0; d < FP8KV_GPU_DECODER_COUNT; d++)
         for (int i = 0; i < fp8kv_profile_count; i++) {
             struct fp8kv_results r = {0};
-            cr_assert_eq(fp8kv_check_decoder_vectors(VECTORS, &fp8kv_profiles[i],
-                                                     fp8kv_gpu_decoder_names[d], decoders[d], &r),
-                         0, "%s", fp8kv_last_error());
+            const struct fp8kv_subject *s = gpu_subject(fp8kv_gpu_decoder_names[d], FP8KV_CAP_DECODE);
+            cr_assert_eq(fp8kv_check_decoder_vectors(VECTORS, &fp8kv_profiles[i], s, &r), 0, "%s",
+                         fp8kv_last_error());
             expect_all_pass(&r, 0);
             fp8kv_results_free(&r);
         }
@@ -144,27 +138,19 @@ Test(gpu, decoders_pass_the_decode_and_read_sets)
 
 /* ---- sweeps ---------------------------------------------------------------------------------------- */
 
-/* The device run table of a domain, from the judge's runs; *out malloc'd. */
+/* The run table of a domain, from the judge; *out malloc'd. */
 static size_t device_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                          enum fp8kv_sweep_domain d, const uint32_t *b,
-                          struct fp8kv_gpu_sweep_run **out)
+                          enum fp8kv_domain d, const uint32_t *b, struct fp8kv_sweep_run **out)
 {
-    struct fp8kv_sweep_run *runs = NULL;
-    const long n = fp8kv_sweep_runs(p, check, d, b, &runs);
+    const long n = fp8kv_sweep_runs(p, check, d, b, out);
     cr_assert_gt(n, 0, "%s", fp8kv_last_error());
-    *out = malloc((size_t)n * sizeof **out);
-    cr_assert_not_null(*out);
-    for (long i = 0; i < n; i++)
-        (*out)[i] = (struct fp8kv_gpu_sweep_run){runs[i].start, runs[i].mask, runs[i].value,
-                                                 runs[i].cls, 0};
-    free(runs);
     return (size_t)n;
 }
 
-static uint64_t total_of(const struct fp8kv_gpu_sweep_result *res)
+static uint64_t total_of(const struct fp8kv_sweep_result *res)
 {
     uint64_t m = 0;
-    for (int k = 0; k < FP8KV_GPU_SWEEP_CLASSES; k++)
+    for (int k = 0; k < FP8KV_SWEEP_CLASSES; k++)
         m += res->class_mismatches[k];
     return m;
 }
@@ -176,17 +162,17 @@ Test(gpu, short_sweeps_of_the_bits_codec_are_clean)
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
         cr_assert_not_null(b, "%s", fp8kv_last_error());
-        for (int d = 0; d < FP8KV_SWEEP_DOMAIN_COUNT; d++) {
-            struct fp8kv_gpu_sweep_run *runs;
-            const size_t n = device_runs(p, FP8KV_NAN_CHECK_STRICT, (enum fp8kv_sweep_domain)d, b, &runs);
+        for (int d = 0; d < FP8KV_DOMAIN_COUNT; d++) {
+            struct fp8kv_sweep_run *runs;
+            const size_t n = device_runs(p, FP8KV_NAN_CHECK_STRICT, (enum fp8kv_domain)d, b, &runs);
             /* f32: the first 2^24 patterns and the 2^24 around 1.0 are covered by two limits */
-            struct fp8kv_gpu_sweep_result res;
-            const uint64_t limit = d == FP8KV_SWEEP_F32 ? 1ull << 26 : 0;
+            struct fp8kv_sweep_result res;
+            const uint64_t limit = d == FP8KV_DOMAIN_F32 ? 1ull << 26 : 0;
             cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS,
-                                         fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV),
-                                         (enum fp8kv_gpu_domain)d, runs, n, limit, &res),
+                                         fp8kv_profile_cfg(p),
+                                         (enum fp8kv_domain)d, runs, n, limit, &res),
                          0, "%s", fp8kv_gpu_last_error());
-            cr_assert_eq(res.cases, d == FP8KV_SWEEP_F32 ? limit : 65536u);
+            cr_assert_eq(res.cases, d == FP8KV_DOMAIN_F32 ? limit : 65536u);
             cr_assert_eq(total_of(&res), 0, "%s %s: %llu mismatches, first 0x%08x => %02x",
                          p->name, fp8kv_sweep_domain_names[d],
                          (unsigned long long)total_of(&res), res.failure_input[0],
@@ -206,8 +192,8 @@ static void planted(uint32_t at, uint64_t limit)
     const struct fp8kv_profile *p = fp8kv_profile_by_name("e4m3fn_satfinite");
     uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
     cr_assert_not_null(b, "%s", fp8kv_last_error());
-    struct fp8kv_gpu_sweep_run *runs;
-    const size_t n = device_runs(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, b, &runs);
+    struct fp8kv_sweep_run *runs;
+    const size_t n = device_runs(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b, &runs);
     size_t k = 0;
     while (k + 1 < n && runs[k + 1].start <= at)
         k++;
@@ -216,16 +202,16 @@ static void planted(uint32_t at, uint64_t limit)
     uint64_t end = k + 1 < n ? runs[k + 1].start : 1ull << 32;
     if (limit) /* 0: the whole domain */
         end = end < limit ? end : limit;
-    struct fp8kv_gpu_sweep_result res, again;
-    const struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
-    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_GPU_DOMAIN_F32, runs, n, limit, &res),
+    struct fp8kv_sweep_result res, again;
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
+    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, limit, &res),
                  0, "%s", fp8kv_gpu_last_error());
     cr_assert_eq(total_of(&res), end - start, "run [0x%llx, 0x%llx): %llu failures",
                  (unsigned long long)start, (unsigned long long)end,
                  (unsigned long long)total_of(&res));
     cr_assert_eq(res.class_mismatches[runs[k].cls], end - start);
-    const uint64_t lines = end - start < FP8KV_GPU_SWEEP_FAILURES ? end - start
-                                                                  : FP8KV_GPU_SWEEP_FAILURES;
+    const uint64_t lines = end - start < FP8KV_SWEEP_FAILURES ? end - start
+                                                                  : FP8KV_SWEEP_FAILURES;
     cr_assert_eq((uint64_t)res.failures, lines);
     for (int i = 0; i < res.failures; i++) {
         cr_assert_eq(res.failure_input[i], start + (uint64_t)i, "line %d: 0x%08x", i,
@@ -234,7 +220,7 @@ static void planted(uint32_t at, uint64_t limit)
         cr_assert_eq(res.failure_got[i], runs[k].value ^ 0x01u);
     }
     /* deterministic: the same answer again */
-    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_GPU_DOMAIN_F32, runs, n, limit, &again),
+    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, limit, &again),
                  0);
     cr_assert_eq(memcmp(again.failure_input, res.failure_input, sizeof res.failure_input), 0);
     cr_assert_eq(again.failures, res.failures);
@@ -266,8 +252,10 @@ Test(gpu, run_is_conformant_and_shows_the_nan_sign_of_vendor_conversions)
 {
     require_gpu();
     struct fp8kv_run_options o = {.vectors_dir = VECTORS, .profile = "e4m3fn_satfinite"};
+    struct fp8kv_target t;
+    cr_assert_eq(fp8kv_target_open(FP8KV_TARGET_HIP, 0, &t), 0, "%s", fp8kv_last_error());
     struct fp8kv_results r = {0};
-    cr_assert_eq(fp8kv_run_gpu(&o, &r), 0, "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_run(&o, &t, &r), 0, "%s", fp8kv_last_error());
     expect_all_pass(&r, 0);
     cr_assert(fp8kv_results_passed(&r));
     /* the vendor conversions under NaN check strict: reported, and different only on NaNs */

@@ -19,11 +19,84 @@
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
-static void run_kv(const struct fp8kv_profile *p, const struct fp8kv_kv_paths *paths,
+/* A KV target under test: the CPU reference paths' signatures (fp8kv/kv_cache.h), some of
+ * them replaced by broken ones. */
+struct kv_paths {
+    const char *name;
+    int (*store)(struct fp8kv_codec_cfg, const struct fp8kv_cache_shape *, enum fp8kv_kv_dtype,
+                 const void *, const void *, int, const int64_t *, float, float, uint8_t *,
+                 uint8_t *);
+    int (*gather)(struct fp8kv_codec_cfg, const struct fp8kv_cache_shape *, int, const uint8_t *,
+                  const int32_t *, int, const int32_t *, int, float, enum fp8kv_kv_dtype, void *);
+    int (*attention)(struct fp8kv_codec_cfg, const struct fp8kv_cache_shape *, const float *, int,
+                     const uint8_t *, const uint8_t *, const int32_t *, int, const int32_t *, int,
+                     float, float, float, float *);
+};
+
+static const struct kv_paths cpu_paths = {"cpu-reference", fp8kv_cpu_reshape_and_cache,
+                                          fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
+
+static int store_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                    enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                    const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                    uint8_t *value_cache)
+{
+    return ((const struct kv_paths *)ctx)
+        ->store(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale, v_scale, key_cache,
+                value_cache);
+}
+
+static int gather_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                     int is_key, const uint8_t *cache, const int32_t *block_table,
+                     int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
+                     enum fp8kv_kv_dtype out, void *dst)
+{
+    return ((const struct kv_paths *)ctx)
+        ->gather(cfg, shape, is_key, cache, block_table, max_blocks_per_seq, seq_lens, num_seqs,
+                 scale, out, dst);
+}
+
+static int attention_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                        const float *query, int num_q_heads, const uint8_t *key_cache,
+                        const uint8_t *value_cache, const int32_t *block_table,
+                        int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                        float k_scale, float v_scale, float softmax_scale, float *out)
+{
+    return ((const struct kv_paths *)ctx)
+        ->attention(cfg, shape, query, num_q_heads, key_cache, value_cache, block_table,
+                    max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale, softmax_scale, out);
+}
+
+/* The CPU target's own KV subject, from its subject table. */
+static const struct fp8kv_subject *cpu_reference(void)
+{
+    const struct fp8kv_subject *s = fp8kv_subject_find(
+        fp8kv_cpu_subjects, fp8kv_cpu_subject_count, "cpu-reference",
+        FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION);
+    cr_assert_not_null(s, "the CPU subject table has no cpu-reference KV subject");
+    return s;
+}
+
+/* paths as a subject with store, gather and attention. */
+static struct fp8kv_subject subject_of(const struct kv_paths *paths)
+{
+    struct fp8kv_subject s = {.name = paths->name,
+                              .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
+                              .claim = FP8KV_CLAIM_ALL,
+                              .ctx = (void *)paths,
+                              .store = store_of,
+                              .gather = gather_of,
+                              .attention = attention_of};
+    return s;
+}
+
+static void run_kv(const struct fp8kv_profile *p, const struct kv_paths *paths,
                    struct fp8kv_results *r)
 {
     memset(r, 0, sizeof *r);
-    cr_assert_eq(fp8kv_check_kv(VECTORS, p, paths, r), 0, "%s: %s", p->name, fp8kv_last_error());
+    const struct fp8kv_subject subject = subject_of(paths);
+    cr_assert_eq(fp8kv_check_kv(VECTORS, p, &subject, r), 0, "%s: %s", p->name,
+                 fp8kv_last_error());
     cr_assert_geq(r->count, MIN_CASES * CHECKS_PER_CASE, "%s: only %zu checks", p->name, r->count);
     cr_assert_eq(r->count % CHECKS_PER_CASE, 0);
 }
@@ -68,7 +141,7 @@ Test(kv, cpu_reference_passes_every_case_of_every_profile)
 {
     for (int i = 0; i < fp8kv_profile_count; i++) {
         struct fp8kv_results r;
-        run_kv(&fp8kv_profiles[i], &fp8kv_cpu_kv_paths, &r);
+        run_kv(&fp8kv_profiles[i], &cpu_paths, &r);
         int split_x = 0, nhd = 0, gqa = 0;
         for (size_t k = 0; k < r.count; k++) {
             const struct fp8kv_check *c = &r.items[k];
@@ -95,7 +168,7 @@ Test(kv, cpu_reference_passes_every_case_of_every_profile)
 
 /* A store that sends padding (-1) to the last slot of the cache, as a Python-style negative
  * index would. */
-static void store_padding_at_end(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int store_padding_at_end(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                                  enum fp8kv_kv_dtype in, const void *key, const void *value,
                                  int num_tokens, const int64_t *slot_mapping, float k_scale,
                                  float v_scale, uint8_t *key_cache, uint8_t *value_cache)
@@ -108,11 +181,12 @@ static void store_padding_at_end(struct fp8kv_codec_cfg cfg, const struct fp8kv_
     fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slots, k_scale, v_scale,
                                 key_cache, value_cache);
     free(slots);
+    return 0;
 }
 
 Test(kv, padding_written_fails_only_the_store)
 {
-    const struct fp8kv_kv_paths broken = {"padding-at-end", store_padding_at_end,
+    const struct kv_paths broken = {"padding-at-end", store_padding_at_end,
                                           fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
@@ -137,15 +211,14 @@ static uint16_t f16_toward_zero(float y)
 }
 
 /* A read that truncates to f16/bf16 instead of rounding to nearest even. */
-static void gather_truncating(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int gather_truncating(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                               int is_key, const uint8_t *cache, const int32_t *block_table,
                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
                               float scale, enum fp8kv_kv_dtype out, void *dst)
 {
     if (out == FP8KV_KV_F32) {
-        fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table, max_blocks_per_seq,
-                                 seq_lens, num_seqs, scale, out, dst);
-        return;
+        return fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table,
+                                        max_blocks_per_seq, seq_lens, num_seqs, scale, out, dst);
     }
     size_t n = 0;
     for (int i = 0; i < num_seqs; i++)
@@ -158,11 +231,12 @@ static void gather_truncating(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
     for (size_t i = 0; i < n; i++)
         h[i] = out == FP8KV_KV_F16 ? f16_toward_zero(y[i]) : (uint16_t)(fp8kv_f32_bits(y[i]) >> 16);
     free(y);
+    return 0;
 }
 
 Test(kv, truncating_reads_fail_only_the_16_bit_reads)
 {
-    const struct fp8kv_kv_paths broken = {"truncating-read", fp8kv_cpu_reshape_and_cache,
+    const struct kv_paths broken = {"truncating-read", fp8kv_cpu_reshape_and_cache,
                                           gather_truncating, fp8kv_cpu_paged_attention};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
@@ -185,7 +259,7 @@ static struct fp8kv_cache_shape as_nhd(const struct fp8kv_cache_shape *shape)
     return s;
 }
 
-static void store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                       enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
                       const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
                       uint8_t *value_cache)
@@ -193,9 +267,10 @@ static void store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape
     const struct fp8kv_cache_shape s = as_nhd(shape);
     fp8kv_cpu_reshape_and_cache(cfg, &s, in, key, value, num_tokens, slot_mapping, k_scale, v_scale,
                                 key_cache, value_cache);
+    return 0;
 }
 
-static void gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                        int is_key, const uint8_t *cache, const int32_t *block_table,
                        int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
                        enum fp8kv_kv_dtype out, void *dst)
@@ -203,9 +278,10 @@ static void gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
     const struct fp8kv_cache_shape s = as_nhd(shape);
     fp8kv_cpu_gather_dequant(cfg, &s, is_key, cache, block_table, max_blocks_per_seq, seq_lens,
                              num_seqs, scale, out, dst);
+    return 0;
 }
 
-static void attention_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int attention_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                           const float *query, int num_q_heads, const uint8_t *key_cache,
                           const uint8_t *value_cache, const int32_t *block_table,
                           int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
@@ -215,11 +291,12 @@ static void attention_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_s
     fp8kv_cpu_paged_attention(cfg, &s, query, num_q_heads, key_cache, value_cache, block_table,
                               max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale,
                               softmax_scale, out);
+    return 0;
 }
 
 Test(kv, wrong_layout_fails_every_split_x_check)
 {
-    const struct fp8kv_kv_paths broken = {"nhd-only", store_nhd, gather_nhd, attention_nhd};
+    const struct kv_paths broken = {"nhd-only", store_nhd, gather_nhd, attention_nhd};
     for (int i = 0; i < fp8kv_profile_count; i++) {
         struct fp8kv_results r;
         run_kv(&fp8kv_profiles[i], &broken, &r);
@@ -231,7 +308,7 @@ Test(kv, wrong_layout_fails_every_split_x_check)
 
 /* Attention that maps q head qh to kv head qh % num_heads (instead of qh / group): right for
  * MHA, wrong for GQA. Built from the reference by running each group slice as MHA. */
-static void attention_modulo_heads(struct fp8kv_codec_cfg cfg,
+static int attention_modulo_heads(struct fp8kv_codec_cfg cfg,
                                    const struct fp8kv_cache_shape *shape, const float *query,
                                    int num_q_heads, const uint8_t *key_cache,
                                    const uint8_t *value_cache, const int32_t *block_table,
@@ -253,11 +330,12 @@ static void attention_modulo_heads(struct fp8kv_codec_cfg cfg,
     }
     free(q);
     free(o);
+    return 0;
 }
 
 Test(kv, wrong_gqa_mapping_fails_only_gqa_attention)
 {
-    const struct fp8kv_kv_paths broken = {"gqa-modulo", fp8kv_cpu_reshape_and_cache,
+    const struct kv_paths broken = {"gqa-modulo", fp8kv_cpu_reshape_and_cache,
                                           fp8kv_cpu_gather_dequant, attention_modulo_heads};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
@@ -274,7 +352,7 @@ Test(kv, wrong_gqa_mapping_fails_only_gqa_attention)
 
 /* Attention whose outputs are rounded to bf16: about 2^-9 relative error, far above the
  * 1e-10 NMSE threshold, though every output is "close". */
-static void attention_bf16_out(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int attention_bf16_out(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                                const float *query, int num_q_heads, const uint8_t *key_cache,
                                const uint8_t *value_cache, const int32_t *block_table,
                                int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
@@ -286,11 +364,12 @@ static void attention_bf16_out(struct fp8kv_codec_cfg cfg, const struct fp8kv_ca
     const size_t n = (size_t)num_seqs * (size_t)num_q_heads * (size_t)shape->head_size;
     for (size_t i = 0; i < n; i++)
         out[i] = fp8kv_bf16_to_f32(fp8kv_f32_to_bf16_rne(out[i]));
+    return 0;
 }
 
 Test(kv, low_precision_attention_fails_the_nmse_threshold)
 {
-    const struct fp8kv_kv_paths broken = {"bf16-attention", fp8kv_cpu_reshape_and_cache,
+    const struct kv_paths broken = {"bf16-attention", fp8kv_cpu_reshape_and_cache,
                                           fp8kv_cpu_gather_dequant, attention_bf16_out};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
@@ -306,7 +385,7 @@ Test(kv, low_precision_attention_fails_the_nmse_threshold)
 
 /* Stores under the reciprocal and f16 models differ from f32_div on some of the midpoint
  * inputs: the store check tells the models apart, and only it fails. */
-static void store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model,
+static int store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model,
                         const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in,
                         const void *key, const void *value, int num_tokens,
                         const int64_t *slot_mapping, float k_scale, float v_scale,
@@ -315,29 +394,32 @@ static void store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model
     cfg.model = model;
     fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale,
                                 v_scale, key_cache, value_cache);
+    return 0;
 }
 
-static void store_recip(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int store_recip(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                         enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
                         const int64_t *slot_mapping, float k_scale, float v_scale,
                         uint8_t *key_cache, uint8_t *value_cache)
 {
     store_model(cfg, FP8KV_CODEC_F32_MUL_RECIP, shape, in, key, value, num_tokens, slot_mapping,
                 k_scale, v_scale, key_cache, value_cache);
+    return 0;
 }
 
-static void store_f16(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int store_f16(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                       enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
                       const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
                       uint8_t *value_cache)
 {
     store_model(cfg, FP8KV_CODEC_F16_DIV, shape, in, key, value, num_tokens, slot_mapping, k_scale,
                 v_scale, key_cache, value_cache);
+    return 0;
 }
 
 Test(kv, other_scale_models_fail_the_store)
 {
-    const struct fp8kv_kv_paths targets[] = {
+    const struct kv_paths targets[] = {
         {"mul-recip-store", store_recip, fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention},
         {"f16-div-store", store_f16, fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention},
     };
@@ -361,7 +443,7 @@ Test(kv, other_scale_models_fail_the_store)
 
 /* A store that rounds ties away from zero: RNE, then one code up in magnitude where the
  * quotient sat exactly on the midpoint and RNE went toward zero. */
-static void store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+static int store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                             enum fp8kv_kv_dtype in, const void *key, const void *value,
                             int num_tokens, const int64_t *slot_mapping, float k_scale,
                             float v_scale, uint8_t *key_cache, uint8_t *value_cache)
@@ -394,11 +476,12 @@ static void store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache
                     *at = (uint8_t)(*at + 1);
             }
     }
+    return 0;
 }
 
 Test(kv, ties_away_store_fails_only_the_store)
 {
-    const struct fp8kv_kv_paths broken = {"ties-away-store", store_ties_away,
+    const struct kv_paths broken = {"ties-away-store", store_ties_away,
                                           fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
     for (int i = 0; i < fp8kv_profile_count; i++) {
         struct fp8kv_results r;
@@ -414,7 +497,7 @@ Test(kv, ties_away_store_fails_only_the_store)
 Test(kv, missing_vectors_are_an_error_naming_the_file)
 {
     struct fp8kv_results r = {0};
-    cr_assert_eq(fp8kv_check_kv("/nonexistent-fp8kv", &fp8kv_profiles[0], &fp8kv_cpu_kv_paths, &r),
+    cr_assert_eq(fp8kv_check_kv("/nonexistent-fp8kv", &fp8kv_profiles[0], cpu_reference(), &r),
                  FP8KV_ERR);
     cr_assert_eq(r.count, 0);
     const char *msg = fp8kv_last_error();
@@ -430,7 +513,7 @@ Test(kv, quantization_nmse_is_sane_and_never_gates)
     for (int i = 0; i < fp8kv_profile_count; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         struct fp8kv_results r = {0};
-        cr_assert_eq(fp8kv_check_quantization_nmse(p, &fp8kv_cpu_kv_paths, &r), 0, "%s",
+        cr_assert_eq(fp8kv_check_quantization_nmse(p, cpu_reference(), &r), 0, "%s",
                      fp8kv_last_error());
         cr_assert_eq(r.count, 3);
         for (size_t k = 0; k < r.count; k++) {
@@ -446,7 +529,7 @@ Test(kv, quantization_nmse_is_sane_and_never_gates)
         /* ungated checks alone never make a run pass */
         cr_assert_not(fp8kv_results_passed(&r));
         struct fp8kv_results kv;
-        run_kv(p, &fp8kv_cpu_kv_paths, &kv);
+        run_kv(p, &cpu_paths, &kv);
         for (size_t k = 0; k < r.count; k++)
             cr_assert_eq(fp8kv_results_add(&kv, &r.items[k]), 0);
         cr_assert(fp8kv_results_passed(&kv), "ungated quantization checks failed a run");

@@ -21,7 +21,7 @@
 
 #include "fp8kv/checks.h"
 #include "fp8kv/diag.h"
-#include "fp8kv/host_codecs.h"
+#include "fp8kv/subject.h"
 #include "fp8kv/npy.h"
 #include "fp8kv/sweep.h"
 
@@ -63,6 +63,26 @@ static uint32_t bits_at(const float *x, size_t i)
 
 /* ---- exhaustive: every profile x every built-in encoder x every domain ------------------------- */
 
+/* The encoding subjects of the CPU target's table, in table order, into out (at most max);
+ * their number. */
+static int cpu_encoders(const struct fp8kv_subject **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < fp8kv_cpu_subject_count; i++)
+        if (fp8kv_subject_can(&fp8kv_cpu_subjects[i], FP8KV_CAP_ENCODE) && n < max)
+            out[n++] = &fp8kv_cpu_subjects[i];
+    return n;
+}
+
+/* The CPU subject called name that encodes. */
+static const struct fp8kv_subject *cpu_encoder(const char *name)
+{
+    const struct fp8kv_subject *s =
+        fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, name, FP8KV_CAP_ENCODE);
+    cr_assert_not_null(s, "no CPU encoder %s", name);
+    return s;
+}
+
 struct sweep_case {
     int profile, encoder, domain;
 };
@@ -74,16 +94,19 @@ static struct sweep_case sweep_cases[MAX_SWEEP_CASES];
  * edit here (the cap is checked by sweep_cases_cover_every_profile_and_encoder). */
 static int count_sweep_cases(void)
 {
-    return fp8kv_profile_count * fp8kv_host_encoder_count * FP8KV_SWEEP_DOMAIN_COUNT;
+    const struct fp8kv_subject *enc[16];
+    return fp8kv_profile_count * cpu_encoders(enc, 16) * FP8KV_DOMAIN_COUNT;
 }
 
 ParameterizedTestParameters(sweep, exhaustive)
 {
     int n = 0;
+    const struct fp8kv_subject *enc[16];
+    const int encoders = cpu_encoders(enc, 16);
     /* f32 first: the long sweeps start early and the short ones fill in after them */
-    for (int d = 0; d < FP8KV_SWEEP_DOMAIN_COUNT; d++)
+    for (int d = 0; d < FP8KV_DOMAIN_COUNT; d++)
         for (int p = 0; p < fp8kv_profile_count; p++)
-            for (int e = 0; e < fp8kv_host_encoder_count && n < MAX_SWEEP_CASES; e++)
+            for (int e = 0; e < encoders && n < MAX_SWEEP_CASES; e++)
                 sweep_cases[n++] = (struct sweep_case){p, e, d};
     return cr_make_param_array(struct sweep_case, sweep_cases, (size_t)n);
 }
@@ -91,19 +114,19 @@ ParameterizedTestParameters(sweep, exhaustive)
 ParameterizedTest(struct sweep_case *sc, sweep, exhaustive)
 {
     const struct fp8kv_profile *p = &fp8kv_profiles[sc->profile];
-    const struct fp8kv_host_encoder *enc = &fp8kv_host_encoders[sc->encoder];
-    const enum fp8kv_sweep_domain d = (enum fp8kv_sweep_domain)sc->domain;
+    const struct fp8kv_subject *encoders[16];
+    cpu_encoders(encoders, 16);
+    const struct fp8kv_subject *enc = encoders[sc->encoder];
+    const enum fp8kv_domain d = (enum fp8kv_domain)sc->domain;
     uint32_t *b = load_boundaries(p);
-    struct fp8kv_host_sweep h = {enc, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV)};
-    struct fp8kv_sweep_subject subject = fp8kv_host_sweep_subject(&h);
     struct fp8kv_check c;
-    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, &subject, NULL, &c);
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, enc, fp8kv_profile_cfg(p), NULL, &c);
     free(b);
     cr_assert_eq(rc, 0, "%s %s %s: status %d: %s", enc->name, p->name,
                  fp8kv_sweep_domain_names[d], rc, fp8kv_last_error());
     if (c.mismatches)
         print_check(&c);
-    const uint64_t want_cases = d == FP8KV_SWEEP_F32 ? 1ull << 32 : 1ull << 16;
+    const uint64_t want_cases = d == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;
     cr_assert_eq(c.cases, want_cases, "%s %s %s: %llu cases", enc->name, p->name,
                  fp8kv_sweep_domain_names[d], (unsigned long long)c.cases);
     cr_assert_eq(c.mismatches, 0, "%s %s %s: %llu mismatches, first: %s", enc->name, p->name,
@@ -125,9 +148,10 @@ Test(sweep, sweep_cases_cover_every_profile_and_encoder)
     cr_assert_leq(count_sweep_cases(), MAX_SWEEP_CASES, "raise MAX_SWEEP_CASES to %d",
                   count_sweep_cases());
     cr_assert_geq(fp8kv_profile_count, 6);
-    cr_assert_geq(fp8kv_host_encoder_count, 2);
-    cr_assert_not_null(fp8kv_host_encoder_by_name("bits"));
-    cr_assert_not_null(fp8kv_host_encoder_by_name("frexp"));
+    const struct fp8kv_subject *enc[16];
+    cr_assert_geq(cpu_encoders(enc, 16), 2);
+    cpu_encoder("bits");
+    cpu_encoder("frexp");
 }
 
 /* ---- the expected code: the boundary table against values known by hand (DEFECTS.md) ---------- */
@@ -177,8 +201,10 @@ struct nan_writer {
     uint8_t nan_out;
 };
 
-static int encode_nan_writer(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+static int encode_nan_writer(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                             uint8_t *q)
 {
+    (void)cfg;
     const struct nan_writer *w = ctx;
     (void)s;
     for (size_t i = 0; i < n; i++) {
@@ -198,19 +224,17 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
         const struct fp8kv_format *f = p->format;
         uint32_t *b = load_boundaries(p);
         struct fp8kv_check c;
-        for (int d = FP8KV_SWEEP_F16; d <= FP8KV_SWEEP_BF16; d++) {
-            const enum fp8kv_sweep_domain dom = (enum fp8kv_sweep_domain)d;
-            const uint64_t nans = d == FP8KV_SWEEP_F16 ? 1023 : 127; /* per sign */
-            struct nan_writer w = {fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), 0};
-            struct fp8kv_sweep_subject subject = {.name = "nan-writer", .ctx = &w,
+        for (int d = FP8KV_DOMAIN_F16; d <= FP8KV_DOMAIN_BF16; d++) {
+            const enum fp8kv_domain dom = (enum fp8kv_domain)d;
+            const uint64_t nans = d == FP8KV_DOMAIN_F16 ? 1023 : 127; /* per sign */
+            struct nan_writer w = {fp8kv_profile_cfg(p), 0};
+            struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "nan-writer", .ctx = &w,
                                                   .encode = encode_nan_writer};
             for (int check = 0; check < FP8KV_NAN_CHECK_COUNT; check++) {
                 const enum fp8kv_nan_check chk = (enum fp8kv_nan_check)check;
                 /* the right NaN of each sign: passes either check */
-                const struct fp8kv_host_encoder *bits = fp8kv_host_encoder_by_name("bits");
-                struct fp8kv_host_sweep h = {bits, w.cfg};
-                struct fp8kv_sweep_subject right = fp8kv_host_sweep_subject(&h);
-                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &right, NULL, &c), 0);
+                cr_assert_eq(
+                    fp8kv_sweep(p, chk, dom, b, cpu_encoder("bits"), w.cfg, NULL, &c), 0);
                 if (!c.passed)
                     print_check(&c);
                 cr_assert(c.passed, "%s %s, nan check %s: the correct codec fails: %s", p->name,
@@ -220,7 +244,7 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
                 /* the positive (or only) NaN code for every NaN: class accepts it; strict
                  * rejects the negative NaNs where the format has a signed NaN */
                 w.nan_out = fp8kv_nan_code(f, 0);
-                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, NULL, &c), 0);
+                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, fp8kv_profile_cfg(p), NULL, &c), 0);
                 const uint64_t want = chk == FP8KV_NAN_CHECK_STRICT && f->nan_has_sign ? nans : 0;
                 cr_assert_eq(c.mismatches, want,
                              "%s %s, nan check %s, every NaN to %02x: %llu mismatches: %s",
@@ -231,7 +255,7 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
 
                 /* a finite code for a NaN: rejected by both */
                 w.nan_out = f->max_code;
-                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, NULL, &c), 0);
+                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, fp8kv_profile_cfg(p), NULL, &c), 0);
                 cr_assert_eq(c.mismatches, 2 * nans, "%s %s, nan check %s, every NaN to %02x",
                              p->name, fp8kv_sweep_domain_names[d], fp8kv_nan_check_names[check],
                              w.nan_out);
@@ -251,15 +275,16 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
 #define BROKEN_LOW_BITS 0x1234u
 #define SLOW_CHUNKS 8u
 
-static int encode_flip_one_per_chunk(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+static int encode_flip_one_per_chunk(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                                     uint8_t *q)
 {
-    const struct fp8kv_codec_cfg *cfg = ctx;
+    (void)ctx;
     (void)s;
     if (n && (bits_at(x, 0) >> 16) < SLOW_CHUNKS)
         usleep(20000);
     for (size_t i = 0; i < n; i++) {
         const uint32_t b = bits_at(x, i);
-        q[i] = fp8kv_encode_bits(*cfg, b);
+        q[i] = fp8kv_encode_bits(cfg, b);
         if ((b & 0xFFFFu) == BROKEN_LOW_BITS)
             q[i] ^= 0x01u;
     }
@@ -269,11 +294,11 @@ static int encode_flip_one_per_chunk(void *ctx, const float *x, size_t n, float 
 static void sweep_broken(const struct fp8kv_profile *p, const uint32_t *b, int threads,
                          uint64_t limit, struct fp8kv_check *c)
 {
-    struct fp8kv_codec_cfg cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
-    struct fp8kv_sweep_subject subject = {.name = "flip-one-per-chunk", .ctx = &cfg,
-                                          .encode = encode_flip_one_per_chunk};
+    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL,
+                                    .name = "flip-one-per-chunk",
+                                    .encode = encode_flip_one_per_chunk};
     struct fp8kv_sweep_options opt = {.threads = threads, .limit = limit};
-    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, b, &subject, &opt, c);
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b, &subject, fp8kv_profile_cfg(p), &opt, c);
     cr_assert_eq(rc, 0, "threads %d: status %d: %s", threads, rc, fp8kv_last_error());
 }
 
@@ -340,8 +365,10 @@ struct counting {
     _Atomic uint32_t max_bits;
 };
 
-static int encode_counting(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+static int encode_counting(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                           uint8_t *q)
 {
+    (void)cfg;
     struct counting *k = ctx;
     (void)s;
     uint32_t top = 0;
@@ -358,16 +385,16 @@ static int encode_counting(void *ctx, const float *x, size_t n, float s, uint8_t
 }
 
 static void sweep_counting(const struct fp8kv_profile *p, const uint32_t *b,
-                           enum fp8kv_sweep_domain d, uint64_t limit, struct counting *k,
+                           enum fp8kv_domain d, uint64_t limit, struct counting *k,
                            struct fp8kv_check *c)
 {
-    k->cfg = fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV);
+    k->cfg = fp8kv_profile_cfg(p);
     atomic_init(&k->seen, 0);
     atomic_init(&k->max_bits, 0);
-    struct fp8kv_sweep_subject subject = {.name = "counting", .ctx = k,
+    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "counting", .ctx = k,
                                           .encode = encode_counting};
     struct fp8kv_sweep_options opt = {.threads = 2, .limit = limit};
-    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, &subject, &opt, c);
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, &subject, fp8kv_profile_cfg(p), &opt, c);
     cr_assert_eq(rc, 0, "status %d: %s", rc, fp8kv_last_error());
 }
 
@@ -381,7 +408,7 @@ Test(sweep, limit_restricts_cases)
     /* f32: the first `limit` patterns, not a whole chunk more */
     static const uint64_t limits[] = {1, 1000, 65536, 3 * 65536 + 5};
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
-        sweep_counting(p, b, FP8KV_SWEEP_F32, limits[i], &k, &c);
+        sweep_counting(p, b, FP8KV_DOMAIN_F32, limits[i], &k, &c);
         cr_assert_eq(c.cases, limits[i]);
         cr_assert_eq(atomic_load(&k.seen), limits[i], "limit %llu: the subject saw %llu inputs",
                      (unsigned long long)limits[i], (unsigned long long)atomic_load(&k.seen));
@@ -394,13 +421,13 @@ Test(sweep, limit_restricts_cases)
     }
 
     /* a limit beyond the domain is the whole domain */
-    sweep_counting(p, b, FP8KV_SWEEP_F16, 1ull << 20, &k, &c);
+    sweep_counting(p, b, FP8KV_DOMAIN_F16, 1ull << 20, &k, &c);
     cr_assert_eq(c.cases, 65536);
     cr_assert_eq(atomic_load(&k.seen), 65536);
     cr_assert_eq(c.passed, 1);
 
     /* 16-bit domains count patterns, not f32 bits: 300 bf16 inputs end at 0x012B << 16 */
-    sweep_counting(p, b, FP8KV_SWEEP_BF16, 300, &k, &c);
+    sweep_counting(p, b, FP8KV_DOMAIN_BF16, 300, &k, &c);
     cr_assert_eq(c.cases, 300);
     cr_assert_eq(atomic_load(&k.seen), 300);
     cr_assert_eq(atomic_load(&k.max_bits), 299u << 16);
@@ -417,8 +444,10 @@ struct failing {
     uint32_t fail_at;
 };
 
-static int encode_failing(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+static int encode_failing(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                          uint8_t *q)
 {
+    (void)cfg;
     const struct failing *f = ctx;
     (void)s;
     if (n && bits_at(x, 0) == f->fail_at)
@@ -432,23 +461,23 @@ Test(sweep, subject_status_is_returned)
 {
     const struct fp8kv_profile *p = profile_named("e4m3fn_satfinite");
     uint32_t *b = load_boundaries(p);
-    struct failing f = {fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), 0x00030000u};
+    struct failing f = {fp8kv_profile_cfg(p), 0x00030000u};
     struct fp8kv_check c;
     for (int single = 0; single <= 1; single++)
         for (int threads = 1; threads <= 2; threads++) {
-            struct fp8kv_sweep_subject subject = {.name = "failing", .ctx = &f,
+            struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "failing", .ctx = &f,
                                                   .encode = encode_failing,
-                                                  .single_threaded = single};
+                                                  .flags = single ? FP8KV_SUBJECT_SINGLE_THREADED : 0u};
             struct fp8kv_sweep_options opt = {.threads = threads, .limit = 1ull << 22};
-            int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F32, b, &subject, &opt,
+            int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b, &subject, fp8kv_profile_cfg(p), &opt,
                                  &c);
             cr_assert_eq(rc, SUBJECT_STATUS, "single_threaded %d, threads %d: status %d", single,
                          threads, rc);
         }
     /* the f16 domain is one chunk, starting at +0 */
     f.fail_at = 0;
-    struct fp8kv_sweep_subject subject = {.name = "failing", .ctx = &f, .encode = encode_failing};
-    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_SWEEP_F16, b, &subject, NULL, &c);
+    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "failing", .ctx = &f, .encode = encode_failing};
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F16, b, &subject, fp8kv_profile_cfg(p), NULL, &c);
     cr_assert_eq(rc, SUBJECT_STATUS, "f16: status %d", rc);
     free(b);
 }

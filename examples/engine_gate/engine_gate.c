@@ -18,23 +18,21 @@
 #include <fp8kv/checks.h>
 #include <fp8kv/plugin.h>
 #include <fp8kv/spec.h>
+#include <fp8kv/subject.h>
 #include <fp8kv/sweep.h>
 
-static int encode_sweep(void *ctx, const float *x, size_t n, float s, uint8_t *q)
+/* The engine's codec as a subject (fp8kv/subject.h): it has one configuration, its own, so the
+ * configuration the judge passes is not looked at. */
+static int encode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                        uint8_t *q)
 {
     const struct fp8kv_codec_v1 *codec = ctx;
+    (void)cfg;
     codec->encode_f32(x, n, s, q);
     return 0;
 }
 
-static int encode_vectors(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
-                          float s, uint8_t *q)
-{
-    (void)cfg; /* the codec has one configuration: its own */
-    return encode_sweep(ctx, x, n, s, q);
-}
-
-static int decode_vectors(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
+static int decode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
                           float s, float *y)
 {
     const struct fp8kv_codec_v1 *codec = ctx;
@@ -70,25 +68,27 @@ int main(int argc, char **argv)
 
     struct fp8kv_results results = {0};
     int rc = 0;
-    struct fp8kv_sweep_subject sweep_subject = {
-        .name = codec->name, .ctx = (void *)codec, .encode = encode_sweep};
+    const struct fp8kv_subject subject = {
+        .name = codec->name,
+        .caps = FP8KV_CAP_ENCODE | (codec->decode_f32 ? FP8KV_CAP_DECODE : 0u),
+        .claim = FP8KV_CLAIM_ALL,
+        .ctx = (void *)codec,
+        .encode = encode_codec,
+        .decode = decode_codec,
+    };
     struct fp8kv_sweep_options opt = {.threads = 0};
-    for (int d = with_f32 ? FP8KV_SWEEP_F32 : FP8KV_SWEEP_F16; d < FP8KV_SWEEP_DOMAIN_COUNT && !rc;
+    for (int d = with_f32 ? FP8KV_DOMAIN_F32 : FP8KV_DOMAIN_F16; d < FP8KV_DOMAIN_COUNT && !rc;
          d++) {
         struct fp8kv_check c;
-        rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, (enum fp8kv_sweep_domain)d, bounds,
-                         &sweep_subject, &opt, &c);
+        rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, (enum fp8kv_domain)d, bounds, &subject,
+                         fp8kv_profile_cfg(p), &opt, &c);
         if (!rc)
             rc = fp8kv_results_add(&results, &c);
     }
-    struct fp8kv_encoder_subject enc = {
-        .name = codec->name, .ctx = (void *)codec, .encode = encode_vectors};
     if (!rc)
-        rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &enc, &results);
-    struct fp8kv_decoder_subject dec = {
-        .name = codec->name, .ctx = (void *)codec, .decode = decode_vectors};
-    if (!rc && codec->decode_f32)
-        rc = fp8kv_check_decoder_subject(dir, p, &dec, &results);
+        rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &subject, &results);
+    if (!rc && fp8kv_subject_can(&subject, FP8KV_CAP_DECODE))
+        rc = fp8kv_check_decoder_vectors(dir, p, &subject, &results);
     free(bounds);
     if (rc) {
         fp8kv_results_free(&results);

@@ -7,6 +7,7 @@
  * fp8kv_decode_bits(code) * scale in f32, then RNE to f16 / bf16).
  */
 #include "fp8kv/kv_cache.h"
+#include "fp8kv/diag.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,11 +87,34 @@ static int64_t slot_of(const struct fp8kv_cache_shape *shape, const int32_t *blo
 
 /* ---- store ----------------------------------------------------------------------------------- */
 
-void fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                                 enum fp8kv_kv_dtype in, const void *key, const void *value,
-                                 int num_tokens, const int64_t *slot_mapping, float k_scale,
-                                 float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+int fp8kv_cache_shape_check(const struct fp8kv_cache_shape *shape, const char *what)
 {
+    if (shape->num_blocks < 1 || shape->block_size < 1 || shape->num_heads < 1 ||
+        shape->head_size < 1)
+        return fp8kv_fail("%s: cache shape %d blocks x %d slots x %d heads x %d has a size < 1",
+                          what, shape->num_blocks, shape->block_size, shape->num_heads,
+                          shape->head_size);
+    if (shape->layout != FP8KV_LAYOUT_NHD && shape->layout != FP8KV_LAYOUT_SPLIT_X)
+        return fp8kv_fail("%s: unknown cache layout %d", what, (int)shape->layout);
+    if (shape->layout == FP8KV_LAYOUT_SPLIT_X && shape->head_size % FP8KV_SPLIT_X != 0)
+        return fp8kv_fail("%s: split-x layout needs head_size %% %d == 0, not %d", what,
+                          FP8KV_SPLIT_X, shape->head_size);
+    return FP8KV_OK;
+}
+
+int fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                                enum fp8kv_kv_dtype in, const void *key, const void *value,
+                                int num_tokens, const int64_t *slot_mapping, float k_scale,
+                                float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+{
+    const int rc = fp8kv_cache_shape_check(shape, "reshape_and_cache");
+    if (rc != 0)
+        return rc;
+    const int64_t slots = (int64_t)shape->num_blocks * shape->block_size;
+    for (int t = 0; t < num_tokens; t++)
+        if (slot_mapping[t] >= slots)
+            return fp8kv_fail("reshape_and_cache: token %d has slot %lld, the cache has %lld", t,
+                              (long long)slot_mapping[t], (long long)slots);
     const int heads = shape->num_heads, hs = shape->head_size;
     for (int t = 0; t < num_tokens; t++) {
         const int64_t slot = slot_mapping[t];
@@ -105,15 +129,19 @@ void fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_
                     fp8kv_store_f32(cfg, load_widened(in, value, i), v_scale);
             }
     }
+    return FP8KV_OK;
 }
 
 /* ---- read ------------------------------------------------------------------------------------ */
 
-void fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                              int is_key, const uint8_t *cache, const int32_t *block_table,
-                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                              float scale, enum fp8kv_kv_dtype out, void *dst)
+int fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                             int is_key, const uint8_t *cache, const int32_t *block_table,
+                             int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                             float scale, enum fp8kv_kv_dtype out, void *dst)
 {
+    const int rc = fp8kv_cache_shape_check(shape, "gather_dequant");
+    if (rc != 0)
+        return rc;
     const int heads = shape->num_heads, hs = shape->head_size;
     size_t row = 0; /* output token row: sequences one after the other */
     for (int i = 0; i < num_seqs; i++)
@@ -127,6 +155,7 @@ void fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
                     store_rounded(out, dst, o, dequant(cfg, cache[at], scale));
                 }
         }
+    return FP8KV_OK;
 }
 
 /* ---- attention ------------------------------------------------------------------------------- */
@@ -171,12 +200,18 @@ static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
     }
 }
 
-void fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                               const float *query, int num_q_heads, const uint8_t *key_cache,
-                               const uint8_t *value_cache, const int32_t *block_table,
-                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                               float k_scale, float v_scale, float softmax_scale, float *out)
+int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                              const float *query, int num_q_heads, const uint8_t *key_cache,
+                              const uint8_t *value_cache, const int32_t *block_table,
+                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                              float k_scale, float v_scale, float softmax_scale, float *out)
 {
+    const int rc = fp8kv_cache_shape_check(shape, "paged_attention");
+    if (rc != 0)
+        return rc;
+    if (num_q_heads < 1 || num_q_heads % shape->num_heads != 0)
+        return fp8kv_fail("paged_attention: %d q heads is not a multiple of %d kv heads",
+                          num_q_heads, shape->num_heads);
     const int hs = shape->head_size;
     const int group = num_q_heads / shape->num_heads; /* q heads per kv head */
     int longest = 0;
@@ -185,12 +220,8 @@ void fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_ca
             longest = seq_lens[i];
     /* one score per token of the longest sequence; a VLA would be unbounded on the stack */
     float *scores = malloc((size_t)(longest > 0 ? longest : 1) * sizeof *scores);
-    if (scores == NULL) {
-        /* no way to report through this signature: a NaN output cannot pass any check */
-        for (size_t k = 0; k < (size_t)num_seqs * (size_t)num_q_heads * (size_t)hs; k++)
-            out[k] = NAN;
-        return;
-    }
+    if (scores == NULL)
+        return fp8kv_fail("paged_attention: out of memory for %d scores", longest);
     for (int i = 0; i < num_seqs; i++)
         for (int qh = 0; qh < num_q_heads; qh++) {
             const size_t at = ((size_t)i * (size_t)num_q_heads + (size_t)qh) * (size_t)hs;
@@ -199,13 +230,5 @@ void fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_ca
                        out + at);
         }
     free(scores);
+    return FP8KV_OK;
 }
-
-/* ---- the table ------------------------------------------------------------------------------- */
-
-const struct fp8kv_kv_paths fp8kv_cpu_kv_paths = {
-    "cpu-reference",
-    fp8kv_cpu_reshape_and_cache,
-    fp8kv_cpu_gather_dequant,
-    fp8kv_cpu_paged_attention,
-};

@@ -29,7 +29,7 @@ struct fp8kv_audit_set {
 };
 
 struct fp8kv_audit {
-    struct fp8kv_audit_set sets[FP8KV_SWEEP_DOMAIN_COUNT + 1];
+    struct fp8kv_audit_set sets[FP8KV_DOMAIN_COUNT + 1];
     int nsets;
     uint64_t inputs, changed, baseline_right, candidate_right, both_right, neither_right;
     double seconds;
@@ -37,12 +37,12 @@ struct fp8kv_audit {
 
 /* fp8kv_audit_codecs: audits candidate against baseline under profile p (boundaries from
  * dir), NaN check `check`, with the pairs judged under `model` (cfg passed to the subjects is
- * fp8kv_cfg_of_profile(p, model)). Returns 0, FP8KV_ERR (vectors, memory), or a subject's
- * negative status (FP8KV_ERR_SUBJECT: a plugin crashed or hung). */
+ * fp8kv_model_cfg(p, model): exact is refused). Returns 0, FP8KV_ERR (vectors, memory, model),
+ * or a subject's negative status (FP8KV_ERR_SUBJECT: a plugin crashed or hung). */
 int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
                        enum fp8kv_nan_check check, enum fp8kv_scale_model model,
-                       const struct fp8kv_encoder_subject *baseline,
-                       const struct fp8kv_encoder_subject *candidate,
+                       const struct fp8kv_subject *baseline,
+                       const struct fp8kv_subject *candidate,
                        const struct fp8kv_sweep_options *opt, struct fp8kv_audit *out);
 
 /* fp8kv_audit_verdict: "identical" (nothing changed), "improved" (the candidate agrees with

@@ -13,10 +13,10 @@
 #include <stdio.h>
 
 #include "fp8kv/codec.h"
-#include "fp8kv/host_codecs.h"
 #include "fp8kv/kv_cache.h"
 #include "fp8kv/npy.h"
 #include "fp8kv/spec.h"
+#include "fp8kv/subject.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,22 +84,24 @@ double fp8kv_now(void);
 const char *fp8kv_vector_path(char *buf, size_t size, const char *dir,
                               const struct fp8kv_profile *p, const char *file);
 
-/* fp8kv_cfg_of_profile: the codec configuration that implements profile p with store scale
- * model m (m must not be FP8KV_MODEL_EXACT: no kernel computes it). */
-struct fp8kv_codec_cfg fp8kv_cfg_of_profile(const struct fp8kv_profile *p,
-                                            enum fp8kv_scale_model m);
+/* fp8kv_kernel_model_check: 0 when a kernel can compute scale model m, else FP8KV_ERR with a
+ * message. Every model but exact: exact rounds the real quotient once, the yardstick the
+ * others are measured against, and no kernel computes it. The one place that rule lives. */
+int fp8kv_kernel_model_check(enum fp8kv_scale_model m);
+
+/* fp8kv_model_cfg: the codec configuration that implements profile p with store scale model
+ * m, into *cfg: 0, or FP8KV_ERR when m is no kernel's (fp8kv_kernel_model_check). */
+int fp8kv_model_cfg(const struct fp8kv_profile *p, enum fp8kv_scale_model m,
+                    struct fp8kv_codec_cfg *cfg);
+
+/* fp8kv_profile_cfg: the configuration of profile p with scale model f32_div, what every check
+ * at scale 1 uses (x / 1 is x under every model). */
+struct fp8kv_codec_cfg fp8kv_profile_cfg(const struct fp8kv_profile *p);
+
+/* fp8kv_subject_implements: whether subject s claims profile p. */
+int fp8kv_subject_implements(const struct fp8kv_subject *s, const struct fp8kv_profile *p);
 
 /* ---- codec checks against the golden vectors (codec_checks.c) --------------------------------- */
-
-/* An encoder under test: q[i] = its code of x[i] stored at scale s with codec configuration
- * cfg (cfg.model selects the scale model). Returns 0, or a negative status when the subject
- * failed (a crashed plugin), which the check passes up. */
-struct fp8kv_encoder_subject {
-    const char *name;
-    void *ctx;
-    int (*encode)(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
-                  uint8_t *q);
-};
 
 /* fp8kv_load_vector_file: reads <dir>/<profile>/<file> as a 1-D (cols == 0) or 2-D array of
  * dtype; when rows is not 0 its first dimension must be rows, when cols is not 0 its second
@@ -111,11 +113,8 @@ int fp8kv_load_vector_file(const char *dir, const struct fp8kv_profile *p, const
 /* fp8kv_encode_grouped: q[i] = the subject's code of x[i] at scale scales[i] (f32 bits; NULL:
  * scale 1), one call per run of equal scales (the scale sets are grouped by scale). 0, or the
  * subject's negative status. */
-int fp8kv_encode_grouped(const struct fp8kv_encoder_subject *subject, struct fp8kv_codec_cfg cfg,
+int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                          const float *x, const uint32_t *scales, size_t n, uint8_t *q);
-
-/* fp8kv_host_encoder_subject: a built-in host encoder as an encoder subject. */
-struct fp8kv_encoder_subject fp8kv_host_encoder_subject(const struct fp8kv_host_encoder *e);
 
 /* fp8kv_pair_code_matches: whether code `got` is right for input x stored at scale s (f32
  * bits) when the oracle says `want`, under the NaN check; a NaN that only an invalid operation
@@ -123,58 +122,48 @@ struct fp8kv_encoder_subject fp8kv_host_encoder_subject(const struct fp8kv_host_
 int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check check, uint32_t x,
                             uint32_t s, uint8_t got, uint8_t want);
 
-/* fp8kv_check_encoder_vectors: byte identity of an encoder against the golden sets of profile
+/* fp8kv_check_encoder_vectors: byte identity of an encoding subject (FP8KV_CAP_ENCODE) against the golden sets of profile
  * p: edges (scale 1, per-class counts), all f16 and all bf16 inputs (scale 1), and the store-
  * with-scale pairs under each of f32_div, f32_mul_recip and f16_div (one check each; the
  * exact model is no kernel's). NaNs judged by check. Appends one check per set. Returns 0,
  * the subject's negative status, or FP8KV_ERR when a vector file cannot be read (named). */
 int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
                                 enum fp8kv_nan_check check,
-                                const struct fp8kv_encoder_subject *subject,
-                                struct fp8kv_results *out);
+                                const struct fp8kv_subject *subject, struct fp8kv_results *out);
 
-/* A decoder under test: y[i] = its read of code q[i] at scale s (f32 output) with codec
- * configuration cfg. Returns 0, or a negative status when the subject failed (a crashed
- * plugin), which the check passes up. */
-struct fp8kv_decoder_subject {
-    const char *name;
-    void *ctx;
-    int (*decode)(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
-                  float *y);
-};
-
-/* fp8kv_check_decoder_subject: a decoder against decode.npy (every code; NaN by class)
- * and the read set: f32 output bit-identical to read_f32.npy with NMSE exactly 0, and the
- * f16/bf16 outputs (the decoder's f32 rounded by codec.h's RN16/RNbf16) bit-identical to the
- * rounded read model. Appends one check per set. Returns 0, the subject's negative status, or
- * FP8KV_ERR when a vector file cannot be read (named). */
-int fp8kv_check_decoder_subject(const char *dir, const struct fp8kv_profile *p,
-                                const struct fp8kv_decoder_subject *subject,
-                                struct fp8kv_results *out);
-
-/* fp8kv_check_decoder_vectors: fp8kv_check_decoder_subject for a decoder that cannot fail. */
+/* fp8kv_check_decoder_vectors: a decoding subject (FP8KV_CAP_DECODE) against decode.npy (every
+ * code; NaN by class) and the read set: f32 output bit-identical to read_f32.npy with NMSE
+ * exactly 0, and the f16/bf16 outputs (the decoder's f32 rounded by codec.h's RN16/RNbf16)
+ * bit-identical to the rounded read model. Appends one check per set. Returns 0, the subject's
+ * negative status, or FP8KV_ERR when a vector file cannot be read (named). */
 int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
-                                const char *name,
-                                void (*decode)(struct fp8kv_codec_cfg cfg, const uint8_t *q,
-                                               size_t n, float s, float *y),
-                                struct fp8kv_results *out);
+                                const struct fp8kv_subject *subject, struct fp8kv_results *out);
 
 /* ---- KV-cache checks (kv_checks.c) ---------------------------------------------------------- */
 
-/* fp8kv_check_kv: runs a target's KV-cache paths on every golden KV case of profile p in the
+/* fp8kv_check_kv: runs a subject's KV-cache paths (store, gather, attention: those it has) on
+ * every golden KV case of profile p in the
  * vector directory dir and appends one check per path and case group: store byte identity
  * (both layouts, f32/f16/bf16 inputs, padding slots untouched), read NMSE against the
  * oracle's dequantization (f32 output: NMSE exactly 0 and bit identity; f16/bf16: against
  * the oracle's rounded read model, bit identity), attention NMSE against the high-precision
  * reference (threshold 1e-10). Returns 0, or FP8KV_ERR when the vectors cannot be read. */
 int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
-                   const struct fp8kv_kv_paths *paths, struct fp8kv_results *out);
+                   const struct fp8kv_subject *subject, struct fp8kv_results *out);
+
+/* fp8kv_check_attention_long: an attention subject's long-context paths: sequences of 3000, 777,
+ * 1 and 0 tokens (many partitions of a split-K decode), head size 128, 2 kv heads with 8, 4 and 2
+ * q heads (NHD) and 8 (split-x), random finite codes, against a double-precision reference
+ * over decode.npy: NMSE threshold 1e-10, one check per case. Returns 0, the subject's status, or
+ * FP8KV_ERR (decode.npy unreadable). */
+int fp8kv_check_attention_long(const char *dir, const struct fp8kv_profile *p,
+                               const struct fp8kv_subject *subject, struct fp8kv_results *out);
 
 /* fp8kv_check_quantization_nmse: the NMSE of store-then-read against the unquantized input
  * for Gaussian, Gaussian-with-outliers and uniform data (fixed seeds), one check each,
  * reported and not gated (gated = 0). */
 int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p,
-                                  const struct fp8kv_kv_paths *paths, struct fp8kv_results *out);
+                                  const struct fp8kv_subject *subject, struct fp8kv_results *out);
 
 #ifdef __cplusplus
 }

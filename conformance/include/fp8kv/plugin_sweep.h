@@ -39,12 +39,10 @@ struct fp8kv_plugin_verdict {
 const struct fp8kv_profile *fp8kv_plugin_profile(const struct fp8kv_plugin *pl,
                                                  enum fp8kv_inf_policy inf);
 
-/* fp8kv_plugin_sweep_subject / _encoder_subject / _decoder_subject: pl as the subject of
- * the sweep engine and of the vector checks (an OpenMP thread uses the worker of its
- * number; the codec configuration is ignored: the plugin applies its own scale model). */
-struct fp8kv_sweep_subject fp8kv_plugin_sweep_subject(struct fp8kv_plugin *pl);
-struct fp8kv_encoder_subject fp8kv_plugin_encoder_subject(struct fp8kv_plugin *pl);
-struct fp8kv_decoder_subject fp8kv_plugin_decoder_subject(struct fp8kv_plugin *pl);
+/* fp8kv_plugin_subject: pl as a subject (encode, and decode when it has decode_f32; it claims
+ * its descriptor's format and overflow rule). An OpenMP thread uses the worker of its number;
+ * the codec configuration is ignored: the plugin applies its own rules and scale model. */
+struct fp8kv_subject fp8kv_plugin_subject(struct fp8kv_plugin *pl);
 
 /* fp8kv_plugin_sweep: judges pl on every set that applies and fills v (free v->results with
  * fp8kv_results_free). Returns 0; FP8KV_ERR when the vectors cannot be read; or

@@ -5,6 +5,8 @@
 #include <stdio.h>
 
 #include "fp8kv/checks.h"
+#include "fp8kv/subject.h"
+#include "fp8kv/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,18 +35,33 @@ struct fp8kv_target_info {
 /* fp8kv_cpu_target_info: the CPU target of this build and machine. */
 void fp8kv_cpu_target_info(struct fp8kv_target_info *t);
 
-/* fp8kv_run_cpu: every check of the CPU target, for each profile: the built-in encoders
- * against every encoder vector set (NaN check strict), the decoders against the decode and
- * read sets, exhaustive f32/f16/bf16 sweeps of every encoder, the KV-cache store/read/
- * attention checks of the CPU reference paths, and the quantization NMSE (reported, not
- * gated). Appends to r. Returns 0, or FP8KV_ERR (vectors unreadable) with a message. */
-int fp8kv_run_cpu(const struct fp8kv_run_options *o, struct fp8kv_results *r);
+/* A target ready to run: where it is, the subjects it judges there, and its device's health. */
+struct fp8kv_target {
+    struct fp8kv_target_info info;
+    const struct fp8kv_subject *subjects; /* the target's subject table */
+    int subject_count;
+    /* optional: failed device calls so far; when set, each profile ends with a check that the
+       count did not grow (a device error the subjects' statuses might not carry) */
+    unsigned long (*device_errors)(void);
+};
 
-/* fp8kv_run_profiles: run_one for every profile (or only o->profile), appending to r;
- * what fp8kv_run_cpu and fp8kv_run_gpu share. FP8KV_ERR when no profile has that name. */
-int fp8kv_run_profiles(const struct fp8kv_run_options *o, struct fp8kv_results *r,
-                       int (*run_one)(const struct fp8kv_run_options *o,
-                                      const struct fp8kv_profile *p, struct fp8kv_results *r));
+/* fp8kv_target_open: the target of this kind: cpu, hip (GPU device `device`; FP8KV_UNAVAILABLE
+ * with a message when this build has no GPU kernels or no usable device), or auto (the GPU
+ * when it answers, else the CPU). 0 or FP8KV_UNAVAILABLE. */
+int fp8kv_target_open(enum fp8kv_target_kind kind, int device, struct fp8kv_target *t);
+
+/* fp8kv_run: every check of target t, for each profile (or only o->profile), appended to r.
+ * For each subject of the table that implements the profile, by capability:
+ *   encode     the encoder vector sets and exhaustive f32/f16/bf16 sweeps (on the subject
+ *              itself when it can sweep), under NaN check strict; a vendor conversion also
+ *              under class, with strict reported and class gated;
+ *   decode     the decode table and read sets;
+ *   store, gather, attention  the golden KV cases; with FP8KV_SUBJECT_LONG_CONTEXT also the
+ *              long-context attention cases; store + gather: the quantization NMSE (reported).
+ * A target subject that fails (FP8KV_ERR_SUBJECT) gets a failing check and the run goes on.
+ * Returns 0, or FP8KV_ERR (vectors unreadable, no such profile) with a message. */
+int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
+              struct fp8kv_results *r);
 
 /* fp8kv_log_checks: one line per check of r from index `from` on (failures indented), to log
  * (NULL: nothing). */
@@ -59,18 +76,12 @@ int fp8kv_gpu_built(void);
  * "gfx942", device, runtime and driver, compiler and device flags, the codec paths compiled
  * for it). 0, or FP8KV_UNAVAILABLE with a message (not built with GPU kernels, no driver, no
  * such device, no kernel image for it): never a pass. */
-#define FP8KV_UNAVAILABLE (-3)
 int fp8kv_gpu_target_info(int device, struct fp8kv_target_info *t);
 
-/* fp8kv_run_gpu: every check of the CPU run on the open GPU (fp8kv_gpu_target_info first),
- * for each profile: each device codec that implements the profile (the configurable codecs:
- * every profile; the vendor conversions: the profiles they claim, under NaN check strict and
- * class) against every encoder vector set and in exhaustive f32/f16/bf16 device sweeps; the
- * device decoders against the decode and read sets; the device KV store/read/attention
- * kernels on the golden cases and on a long-context attention case against a double
- * reference; the quantization NMSE (reported); and a check that no GPU call failed. Appends to
- * r. Returns 0, or FP8KV_ERR (vectors unreadable) with a message. */
-int fp8kv_run_gpu(const struct fp8kv_run_options *o, struct fp8kv_results *r);
+/* fp8kv_gpu_target_open: the open device as a target (fp8kv_gpu_target_info, then the device's
+ * subject table: the codecs compiled for it, the decoders, the KV kernels). 0 or
+ * FP8KV_UNAVAILABLE. */
+int fp8kv_gpu_target_open(int device, struct fp8kv_target *t);
 
 /* A report's inputs besides the checks. */
 struct fp8kv_report_meta {

@@ -15,45 +15,14 @@
 #include <stdio.h>
 
 #include "fp8kv/checks.h"
-#include "fp8kv/host_codecs.h"
 #include "fp8kv/spec.h"
+#include "fp8kv/subject.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum fp8kv_sweep_domain { FP8KV_SWEEP_F32, FP8KV_SWEEP_F16, FP8KV_SWEEP_BF16,
-                          FP8KV_SWEEP_DOMAIN_COUNT };
-
-extern const char *const fp8kv_sweep_domain_names[FP8KV_SWEEP_DOMAIN_COUNT];
-
-/* The encoder under test: q[i] = its code of x[i] at scale s. Returns 0, or a negative value
- * when the subject failed (a plugin that crashed): the sweep then stops with that status.
- * May be called from several threads at once unless the subject says otherwise. */
-struct fp8kv_sweep_subject {
-    const char *name;
-    void *ctx;
-    int (*encode)(void *ctx, const float *x, size_t n, float s, uint8_t *q);
-    int single_threaded; /* 1: call encode from one thread at a time */
-    int in_order;        /* 1: the codes come from a stream in input order: encode ignores x
-                            (not filled) and is called for increasing chunks, one at a time */
-    size_t chunk;        /* inputs per call (0: FP8KV_SWEEP_CHUNK); a subject in another
-                            process wants large calls, one round trip each */
-    /* optional: where thread `thread` should write the inputs of its next call (chunk
-       floats), e.g. memory the subject shares with its worker, saving a copy; NULL: the
-       driver's own buffer */
-    float *(*input_buffer)(void *ctx, int thread);
-};
-
-/* A built-in host encoder at one codec configuration (the sweep's ctx; keep it alive for
- * the sweep). */
-struct fp8kv_host_sweep {
-    const struct fp8kv_host_encoder *encoder;
-    struct fp8kv_codec_cfg cfg;
-};
-
-/* fp8kv_host_sweep_subject: h as a sweep subject named after its encoder. */
-struct fp8kv_sweep_subject fp8kv_host_sweep_subject(struct fp8kv_host_sweep *h);
+extern const char *const fp8kv_sweep_domain_names[FP8KV_DOMAIN_COUNT];
 
 struct fp8kv_sweep_options {
     int threads;      /* 0: OpenMP's default */
@@ -62,15 +31,17 @@ struct fp8kv_sweep_options {
 };
 
 /* fp8kv_sweep: runs every input of the domain (in increasing bit-pattern order, widened to
- * f32 for f16/bf16) through the subject at scale 1 and judges each code against the boundary
+ * f32 for f16/bf16) through the encoding subject at scale 1 with configuration cfg (the
+ * subject's encode may be called from several threads at once unless its flags say
+ * FP8KV_SUBJECT_SINGLE_THREADED or FP8KV_SUBJECT_IN_ORDER) and judges each code against the boundary
  * table of p's format (boundaries: fp8kv_boundary_count entries, from boundaries.npy) under
  * the NaN check. Fills c: cases, mismatches per input class, the first failures in input
  * order as "0x<input> => <got>  expected <want>  <class>", passed. Returns 0, or the
  * subject's negative status, or FP8KV_ERR (out of memory, bad table). */
 int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                enum fp8kv_sweep_domain domain, const uint32_t *boundaries,
-                const struct fp8kv_sweep_subject *subject, const struct fp8kv_sweep_options *opt,
-                struct fp8kv_check *c);
+                enum fp8kv_domain domain, const uint32_t *boundaries,
+                const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                const struct fp8kv_sweep_options *opt, struct fp8kv_check *c);
 
 /* A byte stream as a sweep subject: the codes for the canonical input order (byte i is the
  * code of the input whose bit pattern is i) read from fd, so any implementation, in any
@@ -80,9 +51,10 @@ struct fp8kv_stream {
     uint64_t consumed; /* bytes read so far */
 };
 
-/* fp8kv_stream_sweep_subject: s as an in-order sweep subject called name. A stream that ends
+/* fp8kv_stream_subject: s as an in-order encoding subject called name (FP8KV_SUBJECT_IN_ORDER:
+ * the codes of the canonical input order, whatever the configuration). A stream that ends
  * early fails the sweep (FP8KV_ERR, naming how many bytes came). */
-struct fp8kv_sweep_subject fp8kv_stream_sweep_subject(struct fp8kv_stream *s, const char *name);
+struct fp8kv_subject fp8kv_stream_subject(struct fp8kv_stream *s, const char *name);
 
 /* fp8kv_stream_finish: after a sweep of `expected` inputs, checks that the stream ends there.
  * 0, or FP8KV_ERR naming the excess. */
@@ -117,7 +89,7 @@ enum {
  * progress bar named `what` goes to opt->progress when it is a terminal. Returns 0 or the
  * first nonzero status of a visit (the pass stops there; its message is the caller's
  * fp8kv_last_error). */
-int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_options *opt,
+int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt,
                        const char *what, unsigned flags, size_t chunk, fp8kv_chunk_visit visit,
                        void *ctx);
 
@@ -126,21 +98,17 @@ int fp8kv_sweep_chunks(enum fp8kv_sweep_domain domain, const struct fp8kv_sweep_
 int fp8kv_sweep_default_threads(void);
 
 /* fp8kv_sweep_domain_size: 2^32 for f32, 2^16 for f16 and bf16. */
-uint64_t fp8kv_sweep_domain_size(enum fp8kv_sweep_domain domain);
+uint64_t fp8kv_sweep_domain_size(enum fp8kv_domain domain);
 
-/* A run of the input space: every input from start up to the next run's start must give a
- * code c with (c & mask) == value (mask 0xFF: one exact byte; 0x7F: any e4m3fn NaN), and all
- * of them are of input class cls. Runs are what a device sweep kernel judges with, too. */
-struct fp8kv_sweep_run {
-    uint32_t start;
-    uint8_t mask, value, cls;
-};
+/* Runs of the input space (struct fp8kv_sweep_run, fp8kv/subject.h): every input from start up
+ * to the next run's start must give a code c with (c & mask) == value, and is of class cls.
+ * Runs are what a self-judging subject (a device sweep kernel) is handed, too. */
 
 /* fp8kv_sweep_runs: the runs of a domain (starts in the domain's own bit patterns, the first
  * at 0, increasing) for profile p, boundary table b and NaN check. *runs is malloc'd.
  * Returns the number of runs, or FP8KV_ERR. */
 long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                      enum fp8kv_sweep_domain domain, const uint32_t *b,
+                      enum fp8kv_domain domain, const uint32_t *b,
                       struct fp8kv_sweep_run **runs);
 
 /* fp8kv_sweep_run_of: the index of the run (of n, sorted by start) that holds input. */

@@ -11,12 +11,25 @@
 extern "C" {
 #endif
 
+/* The one status convention of the library: 0 is success, every other outcome a negative
+ * value from this list. Judging functions report a verdict in their results and return
+ * FP8KV_OK; FP8KV_NONCONFORMANT is for functions whose answer is the verdict itself. */
 enum fp8kv_status {
     FP8KV_OK = 0,
-    FP8KV_ERR = -1,         /* bad input, bad file, I/O error: the message says which */
-    FP8KV_ERR_SUBJECT = -4, /* the subject under test (a plugin) crashed or hung: the message
-                               says how and on which inputs */
+    FP8KV_NONCONFORMANT = -1, /* the subject was judged and is wrong somewhere */
+    FP8KV_ERR = -2,           /* bad input, bad file, I/O error: the message says which */
+    FP8KV_UNAVAILABLE = -3,   /* the target cannot run here (no GPU, no kernel image for it) */
+    FP8KV_ERR_SUBJECT = -4,   /* the subject under test (a plugin, a GPU kernel) crashed, hung
+                                 or failed: the message says how and on which inputs */
 };
+
+/* fp8kv_exit_code: the CLI's exit code for a status: 0 conformant, 1 nonconformant, 2 bad
+ * usage or input, 3 target unavailable, 4 the subject crashed (the harness is intact). */
+int fp8kv_exit_code(int status);
+
+/* fp8kv_status_fail: records a printf-style message as the last error and returns status
+ * (one of the negative values above). */
+int fp8kv_status_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* fp8kv_fail: records a printf-style message as the last error and returns FP8KV_ERR. */
 int fp8kv_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -41,24 +41,31 @@ size_t fp8kv_cache_bytes(const struct fp8kv_cache_shape *shape);
 size_t fp8kv_key_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim);
 size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim);
 
+/* fp8kv_cache_shape_check: 0 when shape is usable (sizes >= 1, a known layout, head_size a
+ * multiple of 16 for split-x), else FP8KV_ERR with a message starting with what. */
+int fp8kv_cache_shape_check(const struct fp8kv_cache_shape *shape, const char *what);
+
+/* The CPU reference paths below return 0, or FP8KV_ERR with a message (an unusable shape, a
+ * slot outside the cache, out of memory): nothing is judged on outputs they did not write. */
+
 /* fp8kv_cpu_reshape_and_cache: stores key and value [num_tokens, num_heads, head_size] (of
  * dtype in) into the caches: token t goes to slot slot_mapping[t]; a slot of -1 is padding
  * and is skipped (its cache bytes are left untouched). Each element is encoded with
  * fp8kv_store_f32(cfg, x, k_scale or v_scale) after exact widening to f32. */
-void fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                                 enum fp8kv_kv_dtype in, const void *key, const void *value,
-                                 int num_tokens, const int64_t *slot_mapping, float k_scale,
-                                 float v_scale, uint8_t *key_cache, uint8_t *value_cache);
+int fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                                enum fp8kv_kv_dtype in, const void *key, const void *value,
+                                int num_tokens, const int64_t *slot_mapping, float k_scale,
+                                float v_scale, uint8_t *key_cache, uint8_t *value_cache);
 
 /* fp8kv_cpu_gather_dequant: for each sequence i (num_seqs), its seq_lens[i] tokens, found
  * through block_table[i * max_blocks_per_seq + position / block_size], are read from cache
  * (key or value, is_key chooses the layout rule), decoded, multiplied by scale in f32 and
  * rounded to dtype out, into out [sum seq_lens, num_heads, head_size], sequences one after
  * the other. */
-void fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                              int is_key, const uint8_t *cache, const int32_t *block_table,
-                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                              float scale, enum fp8kv_kv_dtype out, void *dst);
+int fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                             int is_key, const uint8_t *cache, const int32_t *block_table,
+                             int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                             float scale, enum fp8kv_kv_dtype out, void *dst);
 
 /* fp8kv_cpu_paged_attention: one decode step. query [num_seqs, num_q_heads, head_size] (f32);
  * num_q_heads is a multiple of the cache's num_heads (grouped-query: q head h reads kv head
@@ -66,33 +73,11 @@ void fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
  * tokens s_t = softmax_scale * sum_d q_d * k_td, with k and v dequantized inline as
  * decode(code) * scale in f32; out = sum_t softmax(s)_t * v_t. f32 accumulation, max-
  * subtracted softmax. out [num_seqs, num_q_heads, head_size] (f32). */
-void fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                               const float *query, int num_q_heads, const uint8_t *key_cache,
-                               const uint8_t *value_cache, const int32_t *block_table,
-                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                               float k_scale, float v_scale, float softmax_scale, float *out);
-
-/* The three KV-cache paths of one target, host pointers in and out (a device target copies
- * to and from its memory inside). The checks run any target through this table. */
-struct fp8kv_kv_paths {
-    const char *name; /* e.g. "cpu-reference" */
-    void (*reshape_and_cache)(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                              enum fp8kv_kv_dtype in, const void *key, const void *value,
-                              int num_tokens, const int64_t *slot_mapping, float k_scale,
-                              float v_scale, uint8_t *key_cache, uint8_t *value_cache);
-    void (*gather_dequant)(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                           int is_key, const uint8_t *cache, const int32_t *block_table,
-                           int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                           float scale, enum fp8kv_kv_dtype out, void *dst);
-    void (*paged_attention)(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                            const float *query, int num_q_heads, const uint8_t *key_cache,
-                            const uint8_t *value_cache, const int32_t *block_table,
-                            int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                            float k_scale, float v_scale, float softmax_scale, float *out);
-};
-
-/* The CPU reference paths above, as a table. */
-extern const struct fp8kv_kv_paths fp8kv_cpu_kv_paths;
+int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                              const float *query, int num_q_heads, const uint8_t *key_cache,
+                              const uint8_t *value_cache, const int32_t *block_table,
+                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                              float k_scale, float v_scale, float softmax_scale, float *out);
 
 #ifdef __cplusplus
 }

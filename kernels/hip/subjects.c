@@ -1,0 +1,127 @@
+/* subjects.c — the open device as a table of subjects (fp8kv/subject.h): the device codecs
+ * compiled for it, the device decoders and the KV kernels, each entry point a call of
+ * fp8kv/gpu.h that returns a status. Plain C, so that the table is a host object only
+ * (clang's HIP mode would also try to emit a namespace-scope table for the device). */
+#include "fp8kv/gpu.h"
+
+#include <string.h>
+
+/* A device failure is the subject's: a kernel or runtime call that failed. */
+static int device_status(int rc)
+{
+    return rc == 0 ? FP8KV_OK : rc == FP8KV_UNAVAILABLE ? rc : FP8KV_ERR_SUBJECT;
+}
+
+/* ---- codecs and decoders ------------------------------------------------------------------ */
+
+static int codec_ids[FP8KV_GPU_CODEC_COUNT];
+static int decoder_ids[FP8KV_GPU_DECODER_COUNT];
+
+static int encode_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                      uint8_t *q)
+{
+    return device_status(fp8kv_gpu_encode(*(const int *)ctx, cfg, x, n, s, q));
+}
+
+static int sweep_gpu(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
+                     const struct fp8kv_sweep_run *runs, size_t nruns,
+                     struct fp8kv_sweep_result *out)
+{
+    return device_status(fp8kv_gpu_sweep(*(const int *)ctx, cfg, domain, runs, nruns, 0, out));
+}
+
+static int decode_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
+                      float *y)
+{
+    return device_status(fp8kv_gpu_decode(*(const int *)ctx, cfg, q, n, s, y));
+}
+
+/* ---- the KV kernels --------------------------------------------------------------------------- */
+
+static int store_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                     enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                     const int64_t *slot_mapping, float k_scale, float v_scale,
+                     uint8_t *key_cache, uint8_t *value_cache)
+{
+    (void)ctx;
+    return device_status(fp8kv_gpu_reshape_and_cache(FP8KV_GPU_CODEC_BITS, cfg, shape, in, key,
+                                                     value, num_tokens, slot_mapping, k_scale,
+                                                     v_scale, key_cache, value_cache));
+}
+
+static int gather_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                      int is_key, const uint8_t *cache, const int32_t *block_table,
+                      int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
+                      enum fp8kv_kv_dtype out, void *dst)
+{
+    (void)ctx;
+    return device_status(fp8kv_gpu_gather_dequant(cfg, shape, is_key, cache, block_table,
+                                                  max_blocks_per_seq, seq_lens, num_seqs, scale,
+                                                  out, dst));
+}
+
+static int attention_gpu(void *ctx, struct fp8kv_codec_cfg cfg,
+                         const struct fp8kv_cache_shape *shape, const float *query,
+                         int num_q_heads, const uint8_t *key_cache, const uint8_t *value_cache,
+                         const int32_t *block_table, int max_blocks_per_seq,
+                         const int32_t *seq_lens, int num_seqs, float k_scale, float v_scale,
+                         float softmax_scale, float *out)
+{
+    (void)ctx;
+    return device_status(fp8kv_gpu_paged_attention(cfg, shape, query, num_q_heads, key_cache,
+                                                   value_cache, block_table, max_blocks_per_seq,
+                                                   seq_lens, num_seqs, k_scale, v_scale,
+                                                   softmax_scale, 0, out));
+}
+
+/* ---- the table ---------------------------------------------------------------------------------- */
+
+static struct fp8kv_subject table[FP8KV_GPU_CODEC_COUNT + FP8KV_GPU_DECODER_COUNT + 1];
+
+int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
+{
+    int n = 0;
+    for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
+        if (!fp8kv_gpu_codec_available(c))
+            continue;
+        const struct fp8kv_gpu_codec *codec = &fp8kv_gpu_codecs[c];
+        codec_ids[c] = c;
+        table[n++] = (struct fp8kv_subject){
+            .name = codec->name,
+            .description = codec->description,
+            .caps = FP8KV_CAP_ENCODE | FP8KV_CAP_SWEEP,
+            .memory = FP8KV_MEMORY_DEVICE,
+            .flags = codec->vendor ? FP8KV_SUBJECT_VENDOR : 0u,
+            .claim = codec->claim,
+            .ctx = &codec_ids[c],
+            .encode = encode_gpu,
+            .sweep = sweep_gpu,
+        };
+    }
+    for (int d = 0; d < FP8KV_GPU_DECODER_COUNT && n > 0; d++) {
+        decoder_ids[d] = d;
+        table[n++] = (struct fp8kv_subject){
+            .name = fp8kv_gpu_decoder_names[d],
+            .description = "a device decoder (kernels/hip/codecs.hip)",
+            .caps = FP8KV_CAP_DECODE,
+            .memory = FP8KV_MEMORY_DEVICE,
+            .claim = FP8KV_CLAIM_ALL,
+            .ctx = &decoder_ids[d],
+            .decode = decode_gpu,
+        };
+    }
+    if (n > 0)
+        table[n++] = (struct fp8kv_subject){
+            .name = "gpu-kernels",
+            .description = "the device store (bits codec), gather + dequant and paged attention",
+            .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
+            .memory = FP8KV_MEMORY_DEVICE,
+            .flags = FP8KV_SUBJECT_LONG_CONTEXT,
+            .claim = FP8KV_CLAIM_ALL,
+            .store = store_gpu,
+            .gather = gather_gpu,
+            .attention = attention_gpu,
+        };
+    *out = table;
+    return n;
+}

@@ -1,0 +1,169 @@
+/* fp8kv/subject.h — what a subject under test is: one descriptor for every one of them.
+ *
+ * A subject is anything fp8kv judges: a built-in codec, the CPU reference KV-cache paths, the
+ * GPU kernels, a codec plugin in another process, a byte stream from a pipe and, through the
+ * same entry points, an engine's own kernels. It says what it can do (capabilities), where it
+ * computes (memory), which profiles it implements (claim), and gives one entry point per
+ * capability. Every entry point takes host pointers (a device subject copies inside) and
+ * returns 0 or a negative enum fp8kv_status (FP8KV_ERR_SUBJECT: it crashed, hung or a device
+ * call failed; the message is in fp8kv_last_error()), so a failing subject is reported, never
+ * judged on stale outputs.
+ *
+ * The judge (conformance/) walks tables of these: a target's subjects (fp8kv_cpu_subjects,
+ * fp8kv_gpu_subjects) and the subjects made from plugins and streams. Like every subject-side
+ * header, this one never sees the oracle.
+ */
+#ifndef FP8KV_SUBJECT_H
+#define FP8KV_SUBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fp8kv/codec.h"
+#include "fp8kv/kv_cache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a subject can do: one bit per entry point. */
+enum fp8kv_capability {
+    FP8KV_CAP_ENCODE = 1u << 0,    /* x, scale -> codes: a store's conversion */
+    FP8KV_CAP_DECODE = 1u << 1,    /* codes, scale -> f32: a read's conversion */
+    FP8KV_CAP_STORE = 1u << 2,     /* reshape_and_cache into a paged cache */
+    FP8KV_CAP_GATHER = 1u << 3,    /* gather + dequant by block table */
+    FP8KV_CAP_ATTENTION = 1u << 4, /* a paged-attention decode step */
+    FP8KV_CAP_SWEEP = 1u << 5,     /* judges a whole sweep domain itself, from the run table */
+};
+
+/* Where a subject computes (its entry points take host pointers either way). */
+enum fp8kv_memory { FP8KV_MEMORY_HOST, FP8KV_MEMORY_DEVICE };
+
+/* Properties that change how a subject is judged or driven. */
+enum fp8kv_subject_flag {
+    FP8KV_SUBJECT_VENDOR = 1u << 0,          /* a vendor's conversion: judged under NaN check
+                                                strict (reported) and class (gated) */
+    FP8KV_SUBJECT_LONG_CONTEXT = 1u << 1,    /* its attention has long-context paths: also
+                                                checked on multi-partition sequences */
+    FP8KV_SUBJECT_SINGLE_THREADED = 1u << 2, /* call encode from one thread at a time */
+    FP8KV_SUBJECT_IN_ORDER = 1u << 3,        /* codes come from a stream in canonical input
+                                                order: encode ignores x (not filled) and is
+                                                called for increasing chunks, one at a time */
+};
+
+/* The profiles a subject implements, as codec-configuration fields: FP8KV_CLAIM_ANY in a
+ * field means the subject follows struct fp8kv_codec_cfg for that choice. */
+#define FP8KV_CLAIM_ANY (-1)
+struct fp8kv_claim {
+    int format;     /* enum fp8kv_codec_format, or FP8KV_CLAIM_ANY */
+    int saturate;   /* 1 satfinite, 0 NaN on overflow, or FP8KV_CLAIM_ANY */
+    int inf_to_nan; /* under satfinite: 1 Inf -> NaN, 0 Inf -> ±max, or FP8KV_CLAIM_ANY */
+};
+
+/* FP8KV_CLAIM_ALL: follows the configuration in every choice (the built-in codecs). */
+#define FP8KV_CLAIM_ALL {FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY}
+
+/* fp8kv_claim_covers: whether a subject claiming c implements configuration cfg (inf_to_nan
+ * is not asked under NaN-on-overflow, where Inf is NaN anyway). */
+static inline int fp8kv_claim_covers(struct fp8kv_claim c, struct fp8kv_codec_cfg cfg)
+{
+    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format) &&
+           (c.saturate == FP8KV_CLAIM_ANY || c.saturate == cfg.saturate) &&
+           (!cfg.saturate || c.inf_to_nan == FP8KV_CLAIM_ANY || c.inf_to_nan == cfg.inf_to_nan);
+}
+
+/* ---- exhaustive sweeps a subject judges itself (FP8KV_CAP_SWEEP) --------------------------- */
+
+enum fp8kv_domain { FP8KV_DOMAIN_F32, FP8KV_DOMAIN_F16, FP8KV_DOMAIN_BF16, FP8KV_DOMAIN_COUNT };
+
+/* A run of the judging table: every input from start up to the next run's start must give a
+ * code c with (c & mask) == value (mask 0xFF: one exact byte; 0x7F: any e4m3fn NaN), and all of
+ * them are of input class cls. The judge computes the table; a subject only compares. */
+struct fp8kv_sweep_run {
+    uint32_t start;
+    uint8_t mask, value, cls, pad;
+};
+
+#define FP8KV_SWEEP_CLASSES 16
+#define FP8KV_SWEEP_FAILURES 20
+
+/* What a self-judging sweep found. */
+struct fp8kv_sweep_result {
+    uint64_t cases;
+    uint64_t class_mismatches[FP8KV_SWEEP_CLASSES];
+    int failures; /* the lowest-index failures, in input order (deterministic) */
+    uint32_t failure_input[FP8KV_SWEEP_FAILURES];
+    uint8_t failure_got[FP8KV_SWEEP_FAILURES], failure_want[FP8KV_SWEEP_FAILURES],
+        failure_cls[FP8KV_SWEEP_FAILURES];
+    double kernel_ms; /* the pass over the domain alone */
+    double total_ms;  /* the whole call: copies and failure passes too */
+};
+
+/* ---- the descriptor ------------------------------------------------------------------------- */
+
+struct fp8kv_subject {
+    const char *name;        /* as reports name it: "bits", "cpu-reference", "gpu-kernels" */
+    const char *description; /* in words, for reports and --help */
+    unsigned caps;           /* enum fp8kv_capability bits */
+    enum fp8kv_memory memory;
+    unsigned flags;          /* enum fp8kv_subject_flag bits */
+    struct fp8kv_claim claim;
+    void *ctx;               /* handed to every entry point */
+    size_t chunk;            /* inputs per encode call in sweeps (0: the sweep's default); a
+                                subject in another process wants large calls */
+
+    /* q[i] = the code of x[i] stored at scale s under cfg (cfg.model: the scale model) */
+    int (*encode)(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                  uint8_t *q);
+    /* y[i] = RN32(decode(q[i]) * s) */
+    int (*decode)(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
+                  float *y);
+    /* the contracts of fp8kv_cpu_reshape_and_cache, fp8kv_cpu_gather_dequant and
+       fp8kv_cpu_paged_attention (fp8kv/kv_cache.h) */
+    int (*store)(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                 enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                 const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                 uint8_t *value_cache);
+    int (*gather)(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                  int is_key, const uint8_t *cache, const int32_t *block_table,
+                  int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
+                  enum fp8kv_kv_dtype out, void *dst);
+    int (*attention)(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                     const float *query, int num_q_heads, const uint8_t *key_cache,
+                     const uint8_t *value_cache, const int32_t *block_table,
+                     int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float k_scale,
+                     float v_scale, float softmax_scale, float *out);
+    /* every input of the domain at scale 1 through the encoder, each code judged against runs
+       (nruns entries, starts increasing from 0) */
+    int (*sweep)(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
+                 const struct fp8kv_sweep_run *runs, size_t nruns, struct fp8kv_sweep_result *out);
+    /* optional: where thread `thread` should write the inputs of its next encode call (chunk
+       floats), e.g. memory shared with a worker process, saving a copy; NULL: anywhere */
+    float *(*input_buffer)(void *ctx, int thread);
+    /* optional: a note on how the subject will run attention for these arguments (the kernel
+       configuration a GPU launcher picks), for the report; NULL: nothing to say */
+    int (*attention_plan)(void *ctx, struct fp8kv_codec_cfg cfg,
+                          const struct fp8kv_cache_shape *shape, int num_q_heads, int num_seqs,
+                          int max_seq_len, char *buf, size_t size);
+};
+
+/* fp8kv_subject_can: whether s has every capability in caps. */
+static inline int fp8kv_subject_can(const struct fp8kv_subject *s, unsigned caps)
+{
+    return (s->caps & caps) == caps;
+}
+
+/* fp8kv_subject_find: the subject called name in table (count entries) with capabilities
+ * caps, or NULL. */
+const struct fp8kv_subject *fp8kv_subject_find(const struct fp8kv_subject *table, int count,
+                                               const char *name, unsigned caps);
+
+/* The CPU target's subjects (kernels/cpu/): the encoders "bits" and "frexp", the decoders
+ * "decode-bits" and "decode-table", and the KV-cache paths "cpu-reference". */
+extern const struct fp8kv_subject fp8kv_cpu_subjects[];
+extern const int fp8kv_cpu_subject_count;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
