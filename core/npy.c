@@ -346,6 +346,85 @@ static int parse_dict(struct parser *ps, struct fp8kv_npy *out)
 
 /* ---- reading: the file ------------------------------------------------------------------ */
 
+/* read_prefix: the magic, the version and the header length; *prefix_len receives the bytes
+ * before the header (10 for 1.0, 12 for 2.0). 0 or FP8KV_ERR. */
+static int read_prefix(FILE *f, const char *path, size_t *hlen, size_t *prefix_len)
+{
+    unsigned char pre[12];
+    size_t got = fread(pre, 1, 8, f);
+    if (got < MAGIC_LEN ? memcmp(pre, MAGIC, got) != 0 : memcmp(pre, MAGIC, MAGIC_LEN) != 0)
+        return fp8kv_fail("%s: bad magic (not a .npy file)", path);
+    if (got < 8)
+        return fp8kv_fail("%s: truncated header (%zu bytes)", path, got);
+    /* 2.0 differs only in a 4-byte header length; 3.0 allows UTF-8 we would not accept. */
+    if ((pre[6] != 1 && pre[6] != 2) || pre[7] != 0)
+        return fp8kv_fail("%s: unsupported .npy version %u.%u (1.0 or 2.0 only)", path, pre[6],
+                          pre[7]);
+    const size_t len_bytes = pre[6] == 1 ? 2 : 4;
+    if (fread(pre + 8, 1, len_bytes, f) != len_bytes)
+        return fp8kv_fail("%s: truncated header (no header length)", path);
+    *hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+    if (len_bytes == 4)
+        *hlen |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+    if (*hlen > MAX_HEADER_LEN)
+        return fp8kv_fail("%s: header length %zu is implausible", path, *hlen);
+    *prefix_len = 8 + len_bytes;
+    return 0;
+}
+
+/* read_header: the hlen bytes of the header dict, ASCII, parsed into out's dtype and shape.
+ * 0 or FP8KV_ERR. */
+static int read_header(FILE *f, const char *path, size_t hlen, struct fp8kv_npy *out)
+{
+    char *header = malloc(hlen + 1);
+    if (header == NULL)
+        return fp8kv_fail("%s: out of memory", path);
+    int rc = 0;
+    if (fread(header, 1, hlen, f) != hlen)
+        rc = fp8kv_fail("%s: truncated header (shorter than its stated %zu bytes)", path, hlen);
+    for (size_t i = 0; i < hlen && rc == 0; i++)
+        if ((unsigned char)header[i] >= 0x80 || header[i] == '\0')
+            rc = fp8kv_fail("%s: header is not ASCII text", path);
+    if (rc == 0) {
+        struct parser ps = {header, header + hlen, path};
+        rc = parse_dict(&ps, out);
+    }
+    free(header);
+    if (rc == 0 && out->ndim == 1)
+        out->shape[1] = 1;
+    return rc;
+}
+
+/* check_data_length: the data after offset bytes of a file of file_size bytes is exactly the
+ * shape's *bytes. 0 or FP8KV_ERR. */
+static int check_data_length(const char *path, struct fp8kv_npy *out, unsigned long long file_size,
+                             unsigned long long offset, size_t *bytes)
+{
+    if (element_bytes(out->shape, dtypes[out->dtype].size, &out->count, bytes) != 0)
+        return fp8kv_fail("%s: shape (%zu, %zu) is too large (byte count overflows)", path,
+                          out->shape[0], out->shape[1]);
+    const unsigned long long have = file_size < offset ? 0ULL : file_size - offset;
+    if (file_size < offset || have < *bytes)
+        return fp8kv_fail("%s: truncated data (%llu bytes, shape needs %zu)", path, have, *bytes);
+    if (have > *bytes)
+        return fp8kv_fail("%s: %llu trailing bytes after the data", path, have - *bytes);
+    return 0;
+}
+
+/* read_data: the bytes of the elements into out->data (never NULL after a full read, even for
+ * an empty array), re-checking the length while reading: the file may change after fstat. */
+static int read_data(FILE *f, const char *path, size_t bytes, struct fp8kv_npy *out)
+{
+    out->data = malloc(bytes != 0 ? bytes : 1);
+    if (out->data == NULL)
+        return fp8kv_fail("%s: out of memory for %zu bytes", path, bytes);
+    if (fread(out->data, 1, bytes, f) != bytes)
+        return fp8kv_fail("%s: truncated data (read error or file changed)", path);
+    if (fgetc(f) != EOF)
+        return fp8kv_fail("%s: trailing bytes after the data (file changed)", path);
+    return 0;
+}
+
 /* read_file: parses the header, checks the data length against the file size and, when
  * want_data, reads the elements. out is zeroed first so it is safe to free on any path. */
 static int read_file(const char *path, struct fp8kv_npy *out, int want_data)
@@ -355,108 +434,25 @@ static int read_file(const char *path, struct fp8kv_npy *out, int want_data)
     memset(out, 0, sizeof *out);
     if (path == NULL)
         return fp8kv_fail("npy read: no path given");
-
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return fp8kv_fail("%s: cannot open: %s", path, strerror(errno));
-    int rc = FP8KV_ERR;
-    char *header = NULL;
-
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        fp8kv_fail("%s: cannot stat: %s", path, strerror(errno));
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        fp8kv_fail("%s: not a regular file", path);
-        goto done;
-    }
-
-    unsigned char pre[12];
-    size_t got = fread(pre, 1, 8, f);
-    if (got < MAGIC_LEN ? memcmp(pre, MAGIC, got) != 0 : memcmp(pre, MAGIC, MAGIC_LEN) != 0) {
-        fp8kv_fail("%s: bad magic (not a .npy file)", path);
-        goto done;
-    }
-    if (got < 8) {
-        fp8kv_fail("%s: truncated header (%zu bytes)", path, got);
-        goto done;
-    }
-    /* 2.0 differs only in a 4-byte header length; 3.0 allows UTF-8 we would not accept. */
-    if ((pre[6] != 1 && pre[6] != 2) || pre[7] != 0) {
-        fp8kv_fail("%s: unsupported .npy version %u.%u (1.0 or 2.0 only)", path, pre[6], pre[7]);
-        goto done;
-    }
-    size_t len_bytes = pre[6] == 1 ? 2 : 4;
-    if (fread(pre + 8, 1, len_bytes, f) != len_bytes) {
-        fp8kv_fail("%s: truncated header (no header length)", path);
-        goto done;
-    }
-    size_t hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
-    if (len_bytes == 4)
-        hlen |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-    if (hlen > MAX_HEADER_LEN) {
-        fp8kv_fail("%s: header length %zu is implausible", path, hlen);
-        goto done;
-    }
-    header = malloc(hlen + 1);
-    if (header == NULL) {
-        fp8kv_fail("%s: out of memory", path);
-        goto done;
-    }
-    if (fread(header, 1, hlen, f) != hlen) {
-        fp8kv_fail("%s: truncated header (shorter than its stated %zu bytes)", path, hlen);
-        goto done;
-    }
-    for (size_t i = 0; i < hlen; i++)
-        if ((unsigned char)header[i] >= 0x80 || header[i] == '\0') {
-            fp8kv_fail("%s: header is not ASCII text", path);
-            goto done;
-        }
-    struct parser ps = {header, header + hlen, path};
-    if (parse_dict(&ps, out) != 0)
-        goto done;
-
-    if (out->ndim == 1)
-        out->shape[1] = 1;
-    size_t bytes;
-    if (element_bytes(out->shape, dtypes[out->dtype].size, &out->count, &bytes) != 0) {
-        fp8kv_fail("%s: shape (%zu, %zu) is too large (byte count overflows)", path, out->shape[0],
-                   out->shape[1]);
-        goto done;
-    }
-    /* Compare in unsigned long long: st_size is an off_t, bytes a size_t. */
-    unsigned long long offset = 8 + len_bytes + hlen;
-    unsigned long long have = (unsigned long long)st.st_size - offset;
-    if ((unsigned long long)st.st_size < offset || have < bytes) {
-        fp8kv_fail("%s: truncated data (%llu bytes, shape needs %zu)", path,
-                   (unsigned long long)st.st_size < offset ? 0ULL : have, bytes);
-        goto done;
-    }
-    if (have > bytes) {
-        fp8kv_fail("%s: %llu trailing bytes after the data", path, have - bytes);
-        goto done;
-    }
-    if (want_data) {
-        /* Never NULL after a full read, even for an empty array. */
-        out->data = malloc(bytes != 0 ? bytes : 1);
-        if (out->data == NULL) {
-            fp8kv_fail("%s: out of memory for %zu bytes", path, bytes);
-            goto done;
-        }
-        /* Re-check the length while reading: the file may change after fstat. */
-        if (fread(out->data, 1, bytes, f) != bytes) {
-            fp8kv_fail("%s: truncated data (read error or file changed)", path);
-            goto done;
-        }
-        if (fgetc(f) != EOF) {
-            fp8kv_fail("%s: trailing bytes after the data (file changed)", path);
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    free(header);
+    size_t hlen = 0, prefix_len = 0, bytes = 0;
+    int rc = 0;
+    if (fstat(fileno(f), &st) != 0)
+        rc = fp8kv_fail("%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = fp8kv_fail("%s: not a regular file", path);
+    if (rc == 0)
+        rc = read_prefix(f, path, &hlen, &prefix_len);
+    if (rc == 0)
+        rc = read_header(f, path, hlen, out);
+    if (rc == 0)
+        rc = check_data_length(path, out, (unsigned long long)st.st_size,
+                               (unsigned long long)(prefix_len + hlen), &bytes);
+    if (rc == 0 && want_data)
+        rc = read_data(f, path, bytes, out);
     fclose(f);
     if (rc != 0)
         fp8kv_npy_free(out);

@@ -42,9 +42,10 @@ int cmd_report(int argc, char **argv)
     if (!target || !*target)
         return cli_usage_error("report", "--compiled-only TARGET is required (the only kind of "
                                          "report this command writes)");
-    if (strchr(target, '/') || strcmp(target, ".") == 0 || strcmp(target, "..") == 0 ||
+    if (fp8kv_target_kind_of_name(target) != FP8KV_TARGET_HIP ||
         strlen(target) >= sizeof ((struct fp8kv_target_info *)0)->target)
-        return cli_usage_error("report", "--compiled-only: '%s' is not a target name", target);
+        return cli_usage_error("report", "--compiled-only: '%s' is not a GPU target name (sm_NN "
+                               "or gfxNNN)", target);
     if (!a.value[OPT_PATHS] || !*a.value[OPT_PATHS])
         return cli_usage_error("report", "--paths: say what was compiled for %s", target);
 
