@@ -27,7 +27,7 @@ static uint8_t code_of_value(const struct fp8kv_format *f, mpfr_srcptr r)
     return found; /* 0xFF cannot happen for a value rounded to the format's binfmt */
 }
 
-uint8_t encode_rounded(const struct fp8kv_profile *p, mpfr_ptr r, int t)
+uint8_t fp8kv_encode_rounded(const struct fp8kv_profile *p, mpfr_ptr r, int t)
 {
     const struct fp8kv_format *f = p->format;
     int negative = mpfr_signbit(r) != 0;
@@ -36,8 +36,8 @@ uint8_t encode_rounded(const struct fp8kv_profile *p, mpfr_ptr r, int t)
     if (mpfr_inf_p(r))
         return fp8kv_infinity_code(p, negative);
 
-    struct binfmt bf = binfmt_of_fp8(f);
-    fit_binfmt(r, t, &bf);
+    struct fp8kv_binfmt bf = fp8kv_binfmt_of_fp8(f);
+    fp8kv_fit_binfmt(r, t, &bf);
     /* overflow is decided after rounding: RNE can land on max (464 -> 448), or above it */
     if (mpfr_inf_p(r) || mpfr_cmp_d(r, f->max_value) > 0 || mpfr_cmp_d(r, -f->max_value) < 0)
         return fp8kv_overflow_code(p, negative);
@@ -53,7 +53,7 @@ uint8_t fp8kv_oracle_encode_real(const struct fp8kv_profile *p, mpfr_srcptr x)
     mpfr_t r;
     mpfr_init2(r, 1 + p->format->man_bits);
     int t = mpfr_set(r, x, MPFR_RNDN);
-    uint8_t code = encode_rounded(p, r, t);
+    uint8_t code = fp8kv_encode_rounded(p, r, t);
     mpfr_clear(r);
     fp8kv_exprange_restore(&saved);
     return code;

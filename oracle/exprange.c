@@ -19,26 +19,26 @@ void fp8kv_exprange_restore(const struct fp8kv_exprange *saved)
 
 /* IEEE binary32: subnormals down to 2^-149, finite below 2^128. binary16: down to 2^-24,
  * finite below 2^16. bfloat16: binary32's range with 8 bits of precision. */
-const struct binfmt binfmt_f32 = {24, -148, 128};
-const struct binfmt binfmt_f16 = {11, -23, 16};
-const struct binfmt binfmt_bf16 = {8, -132, 128};
+const struct fp8kv_binfmt fp8kv_binfmt_f32 = {24, -148, 128};
+const struct fp8kv_binfmt fp8kv_binfmt_f16 = {11, -23, 16};
+const struct fp8kv_binfmt fp8kv_binfmt_bf16 = {8, -132, 128};
 
-const struct binfmt *binfmt_of_dtype(enum fp8kv_dtype dtype)
+const struct fp8kv_binfmt *fp8kv_binfmt_of_dtype(enum fp8kv_dtype dtype)
 {
     switch (dtype) {
-    case FP8KV_DTYPE_F16: return &binfmt_f16;
-    case FP8KV_DTYPE_BF16: return &binfmt_bf16;
-    default: return &binfmt_f32;
+    case FP8KV_DTYPE_F16: return &fp8kv_binfmt_f16;
+    case FP8KV_DTYPE_BF16: return &fp8kv_binfmt_bf16;
+    default: return &fp8kv_binfmt_f32;
     }
 }
 
-struct binfmt binfmt_of_fp8(const struct fp8kv_format *f)
+struct fp8kv_binfmt fp8kv_binfmt_of_fp8(const struct fp8kv_format *f)
 {
-    struct binfmt bf = {1 + f->man_bits, f->emin_mpfr, f->emax_mpfr};
+    struct fp8kv_binfmt bf = {1 + f->man_bits, f->emin_mpfr, f->emax_mpfr};
     return bf;
 }
 
-int fit_binfmt(mpfr_ptr r, int t, const struct binfmt *bf)
+int fp8kv_fit_binfmt(mpfr_ptr r, int t, const struct fp8kv_binfmt *bf)
 {
     mpfr_set_emin(bf->emin);
     mpfr_set_emax(bf->emax);

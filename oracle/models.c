@@ -56,11 +56,11 @@ static uint32_t round_to_dtype(enum fp8kv_dtype dtype, mpfr_srcptr v)
 {
     if (mpfr_nan_p(v))
         return quiet_nan_bits(dtype, 0);
-    const struct binfmt *bf = binfmt_of_dtype(dtype);
+    const struct fp8kv_binfmt *bf = fp8kv_binfmt_of_dtype(dtype);
     mpfr_t r;
     mpfr_init2(r, bf->prec);
     int t = mpfr_set(r, v, MPFR_RNDN);
-    fit_binfmt(r, t, bf);
+    fp8kv_fit_binfmt(r, t, bf);
     uint32_t bits = bits_of_representable(dtype, r);
     mpfr_clear(r);
     return bits;
@@ -83,14 +83,14 @@ uint32_t fp8kv_oracle_round_f32(mpfr_srcptr x)
 /* ---- store ---------------------------------------------------------------------------- */
 
 /* r (precision of bf) = a op b, rounded once into bf. */
-static void div_into(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, const struct binfmt *bf)
+static void div_into(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, const struct fp8kv_binfmt *bf)
 {
-    fit_binfmt(r, mpfr_div(r, a, b, MPFR_RNDN), bf);
+    fp8kv_fit_binfmt(r, mpfr_div(r, a, b, MPFR_RNDN), bf);
 }
 
-static void mul_into(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, const struct binfmt *bf)
+static void mul_into(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, const struct fp8kv_binfmt *bf)
 {
-    fit_binfmt(r, mpfr_mul(r, a, b, MPFR_RNDN), bf);
+    fp8kv_fit_binfmt(r, mpfr_mul(r, a, b, MPFR_RNDN), bf);
 }
 
 uint8_t fp8kv_oracle_store(const struct fp8kv_profile *p, enum fp8kv_scale_model model,
@@ -105,7 +105,7 @@ uint8_t fp8kv_oracle_store(const struct fp8kv_profile *p, enum fp8kv_scale_model
     fp8kv_exprange_widen(&saved);
     mpfr_t x, s, q32, recip32, q16, r8;
     mpfr_inits2(24, x, s, q32, recip32, (mpfr_ptr)0);
-    mpfr_init2(q16, binfmt_f16.prec);
+    mpfr_init2(q16, fp8kv_binfmt_f16.prec);
     mpfr_init2(r8, 1 + p->format->man_bits);
     set_f32_bits(x, x_bits);
     set_f32_bits(s, s_bits);
@@ -113,24 +113,24 @@ uint8_t fp8kv_oracle_store(const struct fp8kv_profile *p, enum fp8kv_scale_model
     int t = 0; /* ternary of r8 against the value RNE8 rounds */
     switch (model) {
     case FP8KV_MODEL_F32_DIV:
-        div_into(q32, x, s, &binfmt_f32);
+        div_into(q32, x, s, &fp8kv_binfmt_f32);
         t = mpfr_set(r8, q32, MPFR_RNDN);
         break;
     case FP8KV_MODEL_F32_MUL_RECIP:
-        fit_binfmt(recip32, mpfr_ui_div(recip32, 1, s, MPFR_RNDN), &binfmt_f32);
-        mul_into(q32, x, recip32, &binfmt_f32);
+        fp8kv_fit_binfmt(recip32, mpfr_ui_div(recip32, 1, s, MPFR_RNDN), &fp8kv_binfmt_f32);
+        mul_into(q32, x, recip32, &fp8kv_binfmt_f32);
         t = mpfr_set(r8, q32, MPFR_RNDN);
         break;
     case FP8KV_MODEL_F16_DIV:
-        div_into(q32, x, s, &binfmt_f32);
-        fit_binfmt(q16, mpfr_set(q16, q32, MPFR_RNDN), &binfmt_f16);
+        div_into(q32, x, s, &fp8kv_binfmt_f32);
+        fp8kv_fit_binfmt(q16, mpfr_set(q16, q32, MPFR_RNDN), &fp8kv_binfmt_f16);
         t = mpfr_set(r8, q16, MPFR_RNDN);
         break;
     default: /* FP8KV_MODEL_EXACT: the real quotient, rounded once */
         t = mpfr_div(r8, x, s, MPFR_RNDN);
         break;
     }
-    uint8_t code = encode_rounded(p, r8, t);
+    uint8_t code = fp8kv_encode_rounded(p, r8, t);
     mpfr_clears(x, s, q32, recip32, q16, r8, (mpfr_ptr)0);
     fp8kv_exprange_restore(&saved);
     return code;
@@ -154,8 +154,8 @@ uint32_t fp8kv_oracle_read(const struct fp8kv_format *f, enum fp8kv_read_model m
     set_f32_bits(s, s_bits);
     uint32_t bits;
     if (model == FP8KV_READ_ROUNDED) {
-        mpfr_init2(y, binfmt_f32.prec);
-        mul_into(y, d, s, &binfmt_f32); /* RN32(decode(q) * s) */
+        mpfr_init2(y, fp8kv_binfmt_f32.prec);
+        mul_into(y, d, s, &fp8kv_binfmt_f32); /* RN32(decode(q) * s) */
         bits = round_to_dtype(out, y);  /* then one more rounding for f16 / bf16 */
     } else {
         mpfr_init2(y, 64); /* the product of 4- and 24-bit significands is exact in 64 bits */
@@ -171,7 +171,7 @@ uint32_t fp8kv_oracle_read(const struct fp8kv_format *f, enum fp8kv_read_model m
 
 int fp8kv_oracle_parse(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
 {
-    const struct binfmt *bf = binfmt_of_dtype(dtype);
+    const struct fp8kv_binfmt *bf = fp8kv_binfmt_of_dtype(dtype);
     struct fp8kv_exprange saved;
     fp8kv_exprange_widen(&saved);
     mpfr_t r;
@@ -186,7 +186,7 @@ int fp8kv_oracle_parse(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
             p++;
         *bits = quiet_nan_bits(dtype, *p == '-');
     } else if (rc == 0) {
-        fit_binfmt(r, t, bf);
+        fp8kv_fit_binfmt(r, t, bf);
         *bits = bits_of_representable(dtype, r);
     }
     mpfr_clear(r);

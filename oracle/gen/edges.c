@@ -6,7 +6,7 @@
 #include "fp8kv/oracle.h"
 #include "sets.h"
 
-int u32vec_push(struct u32vec *a, uint32_t x)
+int fp8kv_u32vec_push(struct fp8kv_u32vec *a, uint32_t x)
 {
     if (a->n == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 256;
@@ -26,7 +26,7 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void u32vec_sort_unique(struct u32vec *a)
+void fp8kv_u32vec_sort_unique(struct fp8kv_u32vec *a)
 {
     if (a->n == 0)
         return;
@@ -38,23 +38,23 @@ void u32vec_sort_unique(struct u32vec *a)
     a->n = k;
 }
 
-void u32vec_free(struct u32vec *a)
+void fp8kv_u32vec_free(struct fp8kv_u32vec *a)
 {
     free(a->v);
     memset(a, 0, sizeof *a);
 }
 
 /* x and its ±1, ±2 ulp neighbours among positive finite f32, in both signs. */
-static int push_neighbourhood(struct u32vec *out, uint32_t x)
+static int push_neighbourhood(struct fp8kv_u32vec *out, uint32_t x)
 {
     int rc = 0;
     for (int d = -2; d <= 2 && rc == 0; d++) {
         int64_t y = (int64_t)x + d;
         if (y < 0 || y > 0x7F7FFFFF)
             continue;
-        rc = u32vec_push(out, (uint32_t)y);
+        rc = fp8kv_u32vec_push(out, (uint32_t)y);
         if (rc == 0)
-            rc = u32vec_push(out, (uint32_t)y | 0x80000000u);
+            rc = fp8kv_u32vec_push(out, (uint32_t)y | 0x80000000u);
     }
     return rc;
 }
@@ -66,7 +66,7 @@ static uint32_t bits_of(float v)
     return b;
 }
 
-int edge_inputs(const struct fp8kv_format *f, struct u32vec *out)
+int fp8kv_edge_inputs(const struct fp8kv_format *f, struct fp8kv_u32vec *out)
 {
     int rc = 0;
     /* code values and the midpoints between neighbours; the last midpoint is the overflow
@@ -92,9 +92,9 @@ int edge_inputs(const struct fp8kv_format *f, struct u32vec *out)
      * (DEFECTS.md row 4), the overflow region, the f16 range edge */
     for (int e = -149; e <= 127 && rc == 0; e++) {
         uint32_t p = e < -126 ? 1u << (e + 149) : (uint32_t)(e + 127) << 23;
-        rc = u32vec_push(out, p);
+        rc = fp8kv_u32vec_push(out, p);
         if (rc == 0)
-            rc = u32vec_push(out, p | 0x80000000u);
+            rc = fp8kv_u32vec_push(out, p | 0x80000000u);
         if (rc == 0 && e >= -126 && e < 127)
             rc = push_neighbourhood(out, p | 0x00400000u);
     }
@@ -107,11 +107,11 @@ int edge_inputs(const struct fp8kv_format *f, struct u32vec *out)
         0x7FC00000, 0x7F800001, 0x7FFFFFFF, 0x7FC00001, 0x7FA00000, /* quiet/signalling NaNs */
     };
     for (size_t i = 0; i < sizeof specials / sizeof specials[0] && rc == 0; i++) {
-        rc = u32vec_push(out, specials[i]);
+        rc = fp8kv_u32vec_push(out, specials[i]);
         if (rc == 0)
-            rc = u32vec_push(out, specials[i] | 0x80000000u);
+            rc = fp8kv_u32vec_push(out, specials[i] | 0x80000000u);
     }
     if (rc == 0)
-        u32vec_sort_unique(out);
+        fp8kv_u32vec_sort_unique(out);
     return rc;
 }

@@ -18,7 +18,7 @@
 
 /* add_array: writes <profile>/<name> (rows, or rows x cols when cols > 0) and records it;
  * does nothing when rc already holds an error, so calls chain. */
-static int add_array(int rc, struct manifest *m, const struct fp8kv_profile *p, const char *set,
+static int add_array(int rc, struct fp8kv_manifest *m, const struct fp8kv_profile *p, const char *set,
                      const char *name, const char *description, enum fp8kv_npy_dtype dtype,
                      size_t rows, size_t cols, const void *data)
 {
@@ -27,11 +27,11 @@ static int add_array(int rc, struct manifest *m, const struct fp8kv_profile *p, 
     char path[256];
     snprintf(path, sizeof path, "%s/%s", p->name, name);
     size_t shape[2] = {rows, cols};
-    return manifest_add_npy(m, p->name, set, path, description, dtype, cols ? 2 : 1, shape, data);
+    return fp8kv_manifest_add_npy(m, p->name, set, path, description, dtype, cols ? 2 : 1, shape, data);
 }
 
 /* decode table, round trip, boundaries: the per-code sets. */
-static int gen_code_sets(struct manifest *m, const struct fp8kv_profile *p)
+static int gen_code_sets(struct fp8kv_manifest *m, const struct fp8kv_profile *p)
 {
     const struct fp8kv_format *f = p->format;
     uint32_t decoded[256], roundtrip_in[256];
@@ -63,10 +63,10 @@ static int gen_code_sets(struct manifest *m, const struct fp8kv_profile *p)
 }
 
 /* edges: inputs, expected codes, classes, and the human-readable list. */
-static int gen_edges(struct manifest *m, const struct fp8kv_profile *p)
+static int gen_edges(struct fp8kv_manifest *m, const struct fp8kv_profile *p)
 {
-    struct u32vec in = {0};
-    int rc = edge_inputs(p->format, &in);
+    struct fp8kv_u32vec in = {0};
+    int rc = fp8kv_edge_inputs(p->format, &in);
     uint8_t *expected = malloc(in.n ? in.n : 1), *cls = malloc(in.n ? in.n : 1);
     size_t text_cap = 256 + in.n * 48, len = 0;
     char *text = malloc(text_cap);
@@ -95,18 +95,18 @@ static int gen_edges(struct manifest *m, const struct fp8kv_profile *p)
     if (rc == 0) {
         char path[256];
         snprintf(path, sizeof path, "%s/edges.txt", p->name);
-        rc = manifest_add_text(m, p->name, "edges", path,
+        rc = fp8kv_manifest_add_text(m, p->name, "edges", path,
                                "the edge vectors as hex text, TestFloat style", text, len);
     }
     free(text);
     free(cls);
     free(expected);
-    u32vec_free(&in);
+    fp8kv_u32vec_free(&in);
     return rc;
 }
 
 /* all f16 and all bf16 inputs at scale 1. */
-static int gen_half_sweeps(struct manifest *m, const struct fp8kv_profile *p)
+static int gen_half_sweeps(struct fp8kv_manifest *m, const struct fp8kv_profile *p)
 {
     uint8_t *codes = malloc(65536);
     int rc = codes ? 0 : fp8kv_fail("out of memory");
@@ -130,10 +130,10 @@ static int gen_half_sweeps(struct manifest *m, const struct fp8kv_profile *p)
 }
 
 /* store-with-scale pairs, with the expected code under every scale model. */
-static int gen_scale_pairs(struct manifest *m, const struct fp8kv_profile *p, FILE *log)
+static int gen_scale_pairs(struct fp8kv_manifest *m, const struct fp8kv_profile *p, FILE *log)
 {
-    struct scale_pairs pairs = {0};
-    int rc = scale_pair_inputs(p->format, &pairs);
+    struct fp8kv_scale_pairs pairs = {0};
+    int rc = fp8kv_scale_pair_inputs(p->format, &pairs);
     uint8_t *expected = malloc(pairs.n * FP8KV_MODEL_COUNT + 1);
     if (rc == 0 && !expected)
         rc = fp8kv_fail("out of memory");
@@ -167,21 +167,21 @@ static int gen_scale_pairs(struct manifest *m, const struct fp8kv_profile *p, FI
         fprintf(log, "gen: %s: %zu scale pairs, %zu where the models disagree\n", p->name, pairs.n,
                 disagree);
     free(expected);
-    scale_pairs_free(&pairs);
+    fp8kv_scale_pairs_free(&pairs);
     return rc;
 }
 
 /* read (dequantize) outputs of every code at every scale. */
-static int gen_reads(struct manifest *m, const struct fp8kv_profile *p)
+static int gen_reads(struct fp8kv_manifest *m, const struct fp8kv_profile *p)
 {
-    size_t n = 256 * gen_scale_count;
+    size_t n = 256 * fp8kv_gen_scale_count;
     uint8_t *codes = malloc(n);
     uint32_t *scales = malloc(n * sizeof *scales), *f32 = malloc(n * sizeof *f32);
     uint16_t *f16 = malloc(n * 2 * sizeof *f16), *bf16 = malloc(n * 2 * sizeof *bf16);
     int rc = codes && scales && f32 && f16 && bf16 ? 0 : fp8kv_fail("out of memory");
     for (size_t i = 0; i < n && rc == 0; i++) {
         uint8_t q = (uint8_t)(i % 256);
-        uint32_t s = gen_scales[i / 256];
+        uint32_t s = fp8kv_gen_scales[i / 256];
         codes[i] = q;
         scales[i] = s;
         f32[i] = fp8kv_oracle_read(p->format, FP8KV_READ_ROUNDED, FP8KV_DTYPE_F32, q, s);
@@ -224,7 +224,7 @@ int fp8kv_generate(const char *dir, FILE *log)
 {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    struct manifest m = {.dir = dir};
+    struct fp8kv_manifest m = {.dir = dir};
     int rc = fp8kv_make_dirs(dir);
     for (int i = 0; i < fp8kv_profile_count && rc == 0; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
@@ -238,15 +238,15 @@ int fp8kv_generate(const char *dir, FILE *log)
         if (rc == 0)
             rc = gen_reads(&m, p);
         if (rc == 0)
-            rc = gen_kv_cases(&m, p);
+            rc = fp8kv_gen_kv_cases(&m, p);
         if (rc == 0 && log)
             fprintf(log, "gen: %s done (%.1f s)\n", p->name, seconds_since(&t0));
     }
     if (rc == 0)
-        rc = manifest_finish(&m, FP8KV_VERSION);
+        rc = fp8kv_manifest_finish(&m, FP8KV_VERSION);
     if (rc == 0 && log)
         fprintf(log, "gen: wrote %zu files + MANIFEST.json + SHA256SUMS to %s in %.1f s\n", m.count,
                 dir, seconds_since(&t0));
-    manifest_free(&m);
+    fp8kv_manifest_free(&m);
     return rc;
 }

@@ -461,7 +461,7 @@ static int build_case(struct kv_case *k, const struct fp8kv_profile *p, int inde
 
 /* add: writes <profile>/kv/case<index>_<name> (rows, or rows x cols when cols > 0) and records
  * it; does nothing when rc already holds an error, so calls chain. */
-static int add(int rc, struct manifest *m, const struct fp8kv_profile *p, int index,
+static int add(int rc, struct fp8kv_manifest *m, const struct fp8kv_profile *p, int index,
                const char *name, const char *description, enum fp8kv_npy_dtype dtype, size_t rows,
                size_t cols, const void *data)
 {
@@ -471,7 +471,7 @@ static int add(int rc, struct manifest *m, const struct fp8kv_profile *p, int in
     snprintf(path, sizeof path, "%s/kv/case%d_%s", p->name, index, name);
     snprintf(desc, sizeof desc, "%s", description);
     size_t shape[2] = {rows, cols};
-    return manifest_add_npy(m, p->name, "kv", path, desc, dtype, cols ? 2 : 1, shape, data);
+    return fp8kv_manifest_add_npy(m, p->name, "kv", path, desc, dtype, cols ? 2 : 1, shape, data);
 }
 
 /* narrow16: the low 16 bits of n values, for f16/bf16 arrays (malloc'd). */
@@ -483,7 +483,7 @@ static uint16_t *narrow16(const uint32_t *v, size_t n)
     return out;
 }
 
-static int write_case(struct manifest *m, const struct fp8kv_profile *p, int index,
+static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, int index,
                       const struct kv_case *k)
 {
     const struct case_def *c = k->def;
@@ -566,7 +566,7 @@ static int write_case(struct manifest *m, const struct fp8kv_profile *p, int ind
     return rc;
 }
 
-int gen_kv_cases(struct manifest *m, const struct fp8kv_profile *p)
+int fp8kv_gen_kv_cases(struct fp8kv_manifest *m, const struct fp8kv_profile *p)
 {
     struct fp8kv_exprange saved;
     fp8kv_exprange_widen(&saved);

@@ -5,9 +5,9 @@
 #include "fp8kv/spec.h"
 #include "manifest.h"
 
-/* gen_kv_cases: writes <profile>/kv/case<N>_*.npy for every KV case of profile p (inputs,
+/* fp8kv_gen_kv_cases: writes <profile>/kv/case<N>_*.npy for every KV case of profile p (inputs,
  * expected cache bytes, gather outputs and attention output; vectors/README.md lists the
  * files) and records them in m under set "kv". 0 or FP8KV_ERR. */
-int gen_kv_cases(struct manifest *m, const struct fp8kv_profile *p);
+int fp8kv_gen_kv_cases(struct fp8kv_manifest *m, const struct fp8kv_profile *p);
 
 #endif

@@ -17,18 +17,18 @@
 
 #define MANIFEST_SCHEMA_VERSION 1
 
-static struct manifest_entry *new_entry(struct manifest *m, const char *profile, const char *set,
+static struct fp8kv_manifest_entry *new_entry(struct fp8kv_manifest *m, const char *profile, const char *set,
                                         const char *path, const char *description)
 {
     if (m->count == m->capacity) {
         size_t cap = m->capacity ? 2 * m->capacity : 64;
-        struct manifest_entry *e = realloc(m->entries, cap * sizeof *e);
+        struct fp8kv_manifest_entry *e = realloc(m->entries, cap * sizeof *e);
         if (!e)
             return NULL;
         m->entries = e;
         m->capacity = cap;
     }
-    struct manifest_entry *e = &m->entries[m->count];
+    struct fp8kv_manifest_entry *e = &m->entries[m->count];
     memset(e, 0, sizeof *e);
     e->path = strdup(path);
     e->description = strdup(description);
@@ -44,7 +44,7 @@ static struct manifest_entry *new_entry(struct manifest *m, const char *profile,
 }
 
 /* Creates the parent directory of dir/path and returns the full path (malloc'd) or NULL. */
-static char *prepare_path(struct manifest *m, const char *path)
+static char *prepare_path(struct fp8kv_manifest *m, const char *path)
 {
     char *full = fp8kv_path_join(m->dir, path);
     if (!full)
@@ -60,7 +60,7 @@ static char *prepare_path(struct manifest *m, const char *path)
     return full;
 }
 
-int manifest_add_npy(struct manifest *m, const char *profile, const char *set, const char *path,
+int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
                      const char *description, enum fp8kv_npy_dtype dtype, int ndim,
                      const size_t *shape, const void *data)
 {
@@ -71,7 +71,7 @@ int manifest_add_npy(struct manifest *m, const char *profile, const char *set, c
     free(full);
     if (rc != 0)
         return rc;
-    struct manifest_entry *e = new_entry(m, profile, set, path, description);
+    struct fp8kv_manifest_entry *e = new_entry(m, profile, set, path, description);
     if (!e)
         return fp8kv_fail("out of memory");
     e->is_npy = 1;
@@ -82,7 +82,7 @@ int manifest_add_npy(struct manifest *m, const char *profile, const char *set, c
     return FP8KV_OK;
 }
 
-int manifest_add_text(struct manifest *m, const char *profile, const char *set, const char *path,
+int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
                       const char *description, const char *text, size_t len)
 {
     char *full = prepare_path(m, path);
@@ -116,7 +116,7 @@ static json_t *profiles_json(void)
     return o;
 }
 
-static json_t *entry_json(const struct manifest_entry *e, const char *sha, long long bytes)
+static json_t *entry_json(const struct fp8kv_manifest_entry *e, const char *sha, long long bytes)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I}", "path", e->path, "set", e->set,
                           "description", e->description, "sha256", sha, "bytes",
@@ -146,7 +146,7 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const struct sum_line *)a)->path, ((const struct sum_line *)b)->path);
 }
 
-int manifest_finish(struct manifest *m, const char *generator_version)
+int fp8kv_manifest_finish(struct fp8kv_manifest *m, const char *generator_version)
 {
     struct sum_line *sums = calloc(m->count + 1, sizeof *sums);
     json_t *files = json_array();
@@ -156,7 +156,7 @@ int manifest_finish(struct manifest *m, const char *generator_version)
                              "gmp_version", fp8kv_oracle_gmp_version());
     int rc = sums && files && root ? FP8KV_OK : fp8kv_fail("out of memory");
     for (size_t i = 0; i < m->count && rc == 0; i++) {
-        const struct manifest_entry *e = &m->entries[i];
+        const struct fp8kv_manifest_entry *e = &m->entries[i];
         char *full = fp8kv_path_join(m->dir, e->path);
         long long bytes = 0;
         rc = full ? fp8kv_sha256_file(full, sums[i].sha, &bytes) : fp8kv_fail("out of memory");
@@ -215,7 +215,7 @@ int manifest_finish(struct manifest *m, const char *generator_version)
     return rc;
 }
 
-void manifest_free(struct manifest *m)
+void fp8kv_manifest_free(struct fp8kv_manifest *m)
 {
     for (size_t i = 0; i < m->count; i++) {
         free(m->entries[i].path);

@@ -6,7 +6,7 @@
 
 #include "fp8kv/npy.h"
 
-struct manifest_entry {
+struct fp8kv_manifest_entry {
     char *path;        /* relative to the vector directory */
     const char *profile; /* NULL for files that belong to no profile */
     const char *set;
@@ -17,25 +17,25 @@ struct manifest_entry {
     size_t shape[FP8KV_NPY_MAX_DIMS];
 };
 
-struct manifest {
+struct fp8kv_manifest {
     const char *dir;
-    struct manifest_entry *entries;
+    struct fp8kv_manifest_entry *entries;
     size_t count, capacity;
 };
 
-/* manifest_add_npy: writes dir/path as .npy and records it. 0 or FP8KV_ERR. */
-int manifest_add_npy(struct manifest *m, const char *profile, const char *set, const char *path,
+/* fp8kv_manifest_add_npy: writes dir/path as .npy and records it. 0 or FP8KV_ERR. */
+int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
                      const char *description, enum fp8kv_npy_dtype dtype, int ndim,
                      const size_t *shape, const void *data);
 
-/* manifest_add_text: writes dir/path (atomically) with len bytes of text and records it. */
-int manifest_add_text(struct manifest *m, const char *profile, const char *set, const char *path,
+/* fp8kv_manifest_add_text: writes dir/path (atomically) with len bytes of text and records it. */
+int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
                       const char *description, const char *text, size_t len);
 
-/* manifest_finish: hashes every recorded file and writes MANIFEST.json and SHA256SUMS. */
-int manifest_finish(struct manifest *m, const char *generator_version);
+/* fp8kv_manifest_finish: hashes every recorded file and writes MANIFEST.json and SHA256SUMS. */
+int fp8kv_manifest_finish(struct fp8kv_manifest *m, const char *generator_version);
 
-/* manifest_free: releases the records (not the files). */
-void manifest_free(struct manifest *m);
+/* fp8kv_manifest_free: releases the records (not the files). */
+void fp8kv_manifest_free(struct fp8kv_manifest *m);
 
 #endif

@@ -8,19 +8,19 @@
 
 /* powers of two; the scales of DEFECTS.md rows 7-9 (0.1f, 3.0f) and 1.7f; typical KV scales
  * (amax / 448); very small and very large; two f32-denormal scales. */
-const uint32_t gen_scales[] = {
+const uint32_t fp8kv_gen_scales[] = {
     0x3F800000, /* 1 */         0x3F000000, /* 0.5 */      0x40000000, /* 2 */
     0x3B800000, /* 2^-8 */      0x43800000, /* 2^8 */      0x3DCCCCCD, /* 0.1f */
     0x3FD9999A, /* 1.7f */      0x40400000, /* 3.0f */     0x3C4985F0, /* 0.0123f */
     0x3F333333, /* 0.7f */      0x0DA24260, /* 1e-30f */   0x7149F2CA, /* 1e30f */
     0x00002000, /* 2^-136 */    0x00123456, /* denormal */
 };
-const size_t gen_scale_count = sizeof gen_scales / sizeof gen_scales[0];
+const size_t fp8kv_gen_scale_count = sizeof fp8kv_gen_scales / sizeof fp8kv_gen_scales[0];
 
 /* The largest finite magnitude of each dtype, as its bits. */
 static const uint32_t max_finite[FP8KV_DTYPE_COUNT] = {0x7F7FFFFFu, 0x7BFFu, 0x7F7Fu};
 
-static int push_pair(struct scale_pairs *p, uint32_t x, uint8_t dtype, uint32_t s)
+static int push_pair(struct fp8kv_scale_pairs *p, uint32_t x, uint8_t dtype, uint32_t s)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 4096;
@@ -46,7 +46,7 @@ static int push_pair(struct scale_pairs *p, uint32_t x, uint8_t dtype, uint32_t 
 
 /* The dtype bits nearest to value * scale (both exact f32), and its ±1, ±2 neighbours, both
  * signs, finite only. */
-static int push_near_product(struct u32vec *out, enum fp8kv_dtype dtype, uint32_t value_bits,
+static int push_near_product(struct fp8kv_u32vec *out, enum fp8kv_dtype dtype, uint32_t value_bits,
                              uint32_t scale_bits)
 {
     float value, scale;
@@ -67,9 +67,9 @@ static int push_near_product(struct u32vec *out, enum fp8kv_dtype dtype, uint32_
         int64_t m = magnitude + d;
         if (m < 0 || m > (int64_t)max_finite[dtype])
             continue;
-        rc = u32vec_push(out, (uint32_t)m);
+        rc = fp8kv_u32vec_push(out, (uint32_t)m);
         if (rc == 0)
-            rc = u32vec_push(out, (uint32_t)m | sign);
+            rc = fp8kv_u32vec_push(out, (uint32_t)m | sign);
     }
     return rc;
 }
@@ -83,7 +83,7 @@ static uint32_t random_quotient(uint64_t *state)
     return (exponent << 23) | fraction | (uint32_t)((r >> 8) & 1u) << 31;
 }
 
-static int specials_for(struct u32vec *out, enum fp8kv_dtype dtype)
+static int specials_for(struct fp8kv_u32vec *out, enum fp8kv_dtype dtype)
 {
     static const uint32_t f32[] = {0x00000000, 0x7F800000, 0x7FC00000, 0x3F800000,
                                    0x00000001, 0x7F7FFFFF};
@@ -93,9 +93,9 @@ static int specials_for(struct u32vec *out, enum fp8kv_dtype dtype)
     uint32_t sign = dtype == FP8KV_DTYPE_F32 ? 0x80000000u : 0x8000u;
     int rc = 0;
     for (int i = 0; i < 6 && rc == 0; i++) {
-        rc = u32vec_push(out, list[i]);
+        rc = fp8kv_u32vec_push(out, list[i]);
         if (rc == 0)
-            rc = u32vec_push(out, list[i] | sign);
+            rc = fp8kv_u32vec_push(out, list[i] | sign);
     }
     return rc;
 }
@@ -110,13 +110,13 @@ static const struct {
     {FP8KV_DTYPE_F32, 0x3A333333, 0x3DCCCCCD}, /* 9: RN32 lands on a midpoint, scale 0.1f */
 };
 
-int scale_pair_inputs(const struct fp8kv_format *f, struct scale_pairs *out)
+int fp8kv_scale_pair_inputs(const struct fp8kv_format *f, struct fp8kv_scale_pairs *out)
 {
     uint64_t state = 0x6670386B76ull; /* "fp8kv" */
-    struct u32vec xs = {0};
+    struct fp8kv_u32vec xs = {0};
     int rc = 0;
-    for (size_t si = 0; si < gen_scale_count && rc == 0; si++) {
-        uint32_t s = gen_scales[si];
+    for (size_t si = 0; si < fp8kv_gen_scale_count && rc == 0; si++) {
+        uint32_t s = fp8kv_gen_scales[si];
         for (int d = 0; d < FP8KV_DTYPE_COUNT && rc == 0; d++) {
             enum fp8kv_dtype dtype = (enum fp8kv_dtype)d;
             xs.n = 0;
@@ -148,17 +148,17 @@ int scale_pair_inputs(const struct fp8kv_format *f, struct scale_pairs *out)
                 rc = specials_for(&xs, dtype);
             for (size_t i = 0; i < sizeof defect_pairs / sizeof defect_pairs[0] && rc == 0; i++)
                 if (defect_pairs[i].dtype == dtype && defect_pairs[i].s == s)
-                    rc = u32vec_push(&xs, defect_pairs[i].x);
-            u32vec_sort_unique(&xs);
+                    rc = fp8kv_u32vec_push(&xs, defect_pairs[i].x);
+            fp8kv_u32vec_sort_unique(&xs);
             for (size_t i = 0; i < xs.n && rc == 0; i++)
                 rc = push_pair(out, fp8kv_widen_to_f32(dtype, xs.v[i]), (uint8_t)dtype, s);
         }
     }
-    u32vec_free(&xs);
+    fp8kv_u32vec_free(&xs);
     return rc;
 }
 
-void scale_pairs_free(struct scale_pairs *p)
+void fp8kv_scale_pairs_free(struct fp8kv_scale_pairs *p)
 {
     free(p->x);
     free(p->s);

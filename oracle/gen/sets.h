@@ -9,44 +9,44 @@
 #include "fp8kv/spec.h"
 
 /* A growable array of 32-bit patterns. */
-struct u32vec {
+struct fp8kv_u32vec {
     uint32_t *v;
     size_t n, cap;
 };
 
-/* u32vec_push: appends x. 0 or FP8KV_ERR (out of memory). */
-int u32vec_push(struct u32vec *a, uint32_t x);
+/* fp8kv_u32vec_push: appends x. 0 or FP8KV_ERR (out of memory). */
+int fp8kv_u32vec_push(struct fp8kv_u32vec *a, uint32_t x);
 
-/* u32vec_sort_unique: sorts by bit pattern and drops repeats. */
-void u32vec_sort_unique(struct u32vec *a);
+/* fp8kv_u32vec_sort_unique: sorts by bit pattern and drops repeats. */
+void fp8kv_u32vec_sort_unique(struct fp8kv_u32vec *a);
 
-/* u32vec_free: releases the storage. */
-void u32vec_free(struct u32vec *a);
+/* fp8kv_u32vec_free: releases the storage. */
+void fp8kv_u32vec_free(struct fp8kv_u32vec *a);
 
-/* edge_inputs: the edge f32 inputs of format f, sorted by bit pattern, unique: every code
+/* fp8kv_edge_inputs: the edge f32 inputs of format f, sorted by bit pattern, unique: every code
  * value and midpoint (the overflow midpoint included) with its ±1, ±2 f32 ulp neighbours,
  * both signs; ±0; f32 denormals; powers of two across the whole f32 range; ±FLT_MAX; ±Inf;
  * NaNs of both signs with several payloads. */
-int edge_inputs(const struct fp8kv_format *f, struct u32vec *out);
+int fp8kv_edge_inputs(const struct fp8kv_format *f, struct fp8kv_u32vec *out);
 
 /* The scales of the store-with-scale and read sets (f32 bits). */
-extern const uint32_t gen_scales[];
-extern const size_t gen_scale_count;
+extern const uint32_t fp8kv_gen_scales[];
+extern const size_t fp8kv_gen_scale_count;
 
 /* Store-with-scale pair inputs: x (f32 bits of the input widened from its dtype), its dtype
  * and the scale s. */
-struct scale_pairs {
+struct fp8kv_scale_pairs {
     uint32_t *x, *s;
     uint8_t *dtype;
     size_t n, cap;
 };
 
-/* scale_pair_inputs: for every scale and input dtype: inputs whose quotient lies on or within
+/* fp8kv_scale_pair_inputs: for every scale and input dtype: inputs whose quotient lies on or within
  * two ulps of an fp8 midpoint of f (both signs), deterministic pseudo-random inputs, special
  * values, and the DEFECTS.md rows 7-9 pairs; sorted and unique within each (scale, dtype). */
-int scale_pair_inputs(const struct fp8kv_format *f, struct scale_pairs *out);
+int fp8kv_scale_pair_inputs(const struct fp8kv_format *f, struct fp8kv_scale_pairs *out);
 
-/* scale_pairs_free: releases the storage. */
-void scale_pairs_free(struct scale_pairs *p);
+/* fp8kv_scale_pairs_free: releases the storage. */
+void fp8kv_scale_pairs_free(struct fp8kv_scale_pairs *p);
 
 #endif
