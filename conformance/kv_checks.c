@@ -197,7 +197,7 @@ static int load_case(const char *dir, const struct fp8kv_profile *p, int index, 
 /* ---- naming an element ----------------------------------------------------------------------- */
 
 /* locate: the (slot, head, dim) of byte o of a key (is_key) or value cache, by the layouts of
- * DESIGN.md §4 taken apart (the judge's own arithmetic, not the subject's offset functions). */
+ * docs/DESIGN.md §4 taken apart (the judge's own arithmetic, not the subject's offset functions). */
 static void locate(const struct fp8kv_cache_shape *s, int is_key, size_t o, long long *slot,
                    int *head, int *dim)
 {

@@ -1,4 +1,4 @@
-/* models.c — the store scale models and the read models of DESIGN.md §1. */
+/* models.c — the store scale models and the read models of docs/DESIGN.md §1. */
 #include <string.h>
 
 #include "fp8kv/diag.h"

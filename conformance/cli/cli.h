@@ -7,7 +7,7 @@
 
 #include "fp8kv/spec.h"
 
-/* Exit codes of every command (STYLE.md). */
+/* Exit codes of every command (docs/DESIGN.md §6). */
 enum cli_exit {
     EXIT_CONFORMANT = 0,
     EXIT_NONCONFORMANT = 1,

@@ -6,7 +6,7 @@
  * Not reentrant (static tables and scratch integers): call from one thread.
  *
  * Only format ids and profile rules (overflow, Inf policy) are taken from spec.h; the format
- * parameters (bias, max code, NaN codes, zeros) are this file's own, from DESIGN.md §1.
+ * parameters (bias, max code, NaN codes, zeros) are this file's own, from docs/DESIGN.md §1.
  */
 #ifndef FP8KV_TESTS_INDEPENDENT_H
 #define FP8KV_TESTS_INDEPENDENT_H

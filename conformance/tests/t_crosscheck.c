@@ -7,7 +7,7 @@
  *   - the certified boundaries (oracle, independent derivation, boundaries.npy);
  *   - every committed store-with-scale pair under every scale model;
  *   - deterministic samples beyond the vectors: f32 inputs, and store pairs near midpoints;
- *   - spot values that DESIGN.md and DEFECTS.md state as facts.
+ *   - spot values that DESIGN.md and docs/DESIGN.md §1.4'state as facts.
  * Committed vectors are read from FP8KV_SOURCE_DIR/vectors; a missing file fails the test. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -412,7 +412,7 @@ Test(crosscheck, store_samples)
     }
 }
 
-/* ---- spot values: facts stated by DESIGN.md §1 and DEFECTS.md ----------------------------- */
+/* ---- spot values: facts stated by docs/docs/DESIGN.md §1 ----------------------------- */
 
 static void spot(const char *profile, uint32_t x, uint8_t want)
 {
@@ -449,11 +449,11 @@ Test(crosscheck, spot_values)
         spot(fn, bits_of(-464.0f), 0xFE);
         spot(fn, 0x43E80001u, sat ? 0x7E : 0x7F); /* next f32 above 464 overflows */
         spot(fn, 0xC3E80001u, sat ? 0xFE : 0xFF);
-        spot(fn, bits_of(470.0f), sat ? 0x7E : 0x7F); /* DEFECTS 10: not 480 */
+        spot(fn, bits_of(470.0f), sat ? 0x7E : 0x7F); /* defect 10: not 480 */
         spot(fn, 0x3C700000u, 0x08);                  /* 15 * 2^-10: carry into normal */
         spot(fn, bits_of(3 * 0x1p-10f), 0x02);        /* subnormal ties to even */
         spot(fn, bits_of(5 * 0x1p-10f), 0x02);
-        spot(fn, bits_of(1.0625f), 0x38); /* DEFECTS 17 */
+        spot(fn, bits_of(1.0625f), 0x38); /* defect 17 */
         spot(fn, bits_of(-1.0625f), 0xB8);
         spot(fn, bits_of(0x1p-10f), 0x00);
         spot(fn, bits_of(-0x1p-10f), 0x80); /* -0 kept */
@@ -464,15 +464,15 @@ Test(crosscheck, spot_values)
         spot(fn, 0xFFC00001u, 0xFF); /* -NaN keeps its sign */
         spot(fn, 0x7F800001u, 0x7F);
 
-        /* DEFECTS 7: f16 0x1334 with s = 0.1f */
+        /* defect 7: f16 0x1334 with s = 0.1f */
         float x7 = widen_hw(0x1334);
         cr_expect_eq(fp8kv_widen_to_f32(FP8KV_DTYPE_F16, 0x1334), bits_of(x7));
         spot_store(fn, FP8KV_MODEL_F32_DIV, bits_of(x7), bits_of(0.1f), 0x05);
         spot_store(fn, FP8KV_MODEL_F16_DIV, bits_of(x7), bits_of(0.1f), 0x04);
-        /* DEFECTS 8: s = 3.0f, x = 0x3D63FFFF */
+        /* defect 8: s = 3.0f, x = 0x3D63FFFF */
         spot_store(fn, FP8KV_MODEL_F32_DIV, 0x3D63FFFFu, bits_of(3.0f), 0x09);
         spot_store(fn, FP8KV_MODEL_F32_MUL_RECIP, 0x3D63FFFFu, bits_of(3.0f), 0x0A);
-        /* DEFECTS 9: s = 0.1f, x = 0x3A333333 */
+        /* defect 9: s = 0.1f, x = 0x3A333333 */
         spot_store(fn, FP8KV_MODEL_F32_DIV, 0x3A333333u, bits_of(0.1f), 0x04);
         spot_store(fn, FP8KV_MODEL_EXACT, 0x3A333333u, bits_of(0.1f), 0x03);
 

@@ -1,4 +1,4 @@
-/* t_defects.c — the exhaustive sweep catches the bugs of DEFECTS.md, and names them.
+/* t_defects.c — the exhaustive sweep catches the defects of docs/DESIGN.md §1.4, and names them.
  *
  * For each of the defect classes 1, 2, 3, 6, 14, 16 and 17, a deliberately broken encoder is
  * written below, modelled on the real bug (each a small function citing its row). Each test
@@ -43,7 +43,7 @@ static inline float c_frexpf(float a, int *e)
     return a == 0.0f ? a : m;
 }
 
-/* DEFECTS.md row 1: an engine "mirror" codec on frexpf/ldexpf/nearbyintf with no ±0 guard.
+/* defect 1 of docs/DESIGN.md §1.4: an engine "mirror" codec on frexpf/ldexpf/nearbyintf with no ±0 guard.
  * Its normal path writes the exponent field e - 1 + bias and the mantissa field
  * nearbyint(16 m) - 8 (the significand 2m in [1, 2) less its hidden bit, in eighths). A zero
  * has frexpf(±0) = (±0, 0), so it takes the normal path with field bias - 1 and mantissa -8,
@@ -68,7 +68,7 @@ static uint8_t frexp_no_zero_guard(struct fp8kv_codec_cfg c, uint32_t x)
     return special ? finished : (uint8_t)((int)sign | code);
 }
 
-/* DEFECTS.md row 2 (AMD amd_hip_fp8.h software path): overflow is judged on the input, before
+/* defect 2 of docs/DESIGN.md §1.4 (AMD amd_hip_fp8.h software path): overflow is judged on the input, before
  * rounding: |x| > max gives the overflow code, so under the nan rule (448, 464] becomes NaN
  * although it rounds to 448. Under satfinite the overflow code is ±max, the right byte. */
 static uint8_t overflow_before_rounding(struct fp8kv_codec_cfg c, uint32_t x)
@@ -80,7 +80,7 @@ static uint8_t overflow_before_rounding(struct fp8kv_codec_cfg c, uint32_t x)
     return too_big ? fp8kv_codec_finish(c, sign, mag, max_code + 1u) : fp8kv_encode_bits(c, x);
 }
 
-/* DEFECTS.md row 3 (AMD amd_hip_fp8.h software path): "Inf or NaN" is one test, taken before
+/* defect 3 of docs/DESIGN.md §1.4 (AMD amd_hip_fp8.h software path): "Inf or NaN" is one test, taken before
  * the saturation logic, and gives the NaN code: ±Inf is NaN even under satfinite with the
  * clamp policy (CUDA and ONNX give ±max). */
 static uint8_t inf_to_nan_under_satfinite(struct fp8kv_codec_cfg c, uint32_t x)
@@ -90,7 +90,7 @@ static uint8_t inf_to_nan_under_satfinite(struct fp8kv_codec_cfg c, uint32_t x)
     return mag >= 0x7F800000u ? nan : fp8kv_encode_bits(c, x);
 }
 
-/* DEFECTS.md row 6 (CUDA cuda_fp8.hpp software path, sm_90 hardware): every NaN becomes the
+/* defect 6 of docs/DESIGN.md §1.4 (CUDA cuda_fp8.hpp software path, sm_90 hardware): every NaN becomes the
  * positive NaN code 0x7F; the sign of a negative NaN is lost. */
 static uint8_t negative_nan_loses_sign(struct fp8kv_codec_cfg c, uint32_t x)
 {
@@ -98,7 +98,7 @@ static uint8_t negative_nan_loses_sign(struct fp8kv_codec_cfg c, uint32_t x)
     return mag > 0x7F800000u ? 0x7Fu : fp8kv_encode_bits(c, x);
 }
 
-/* DEFECTS.md row 14 (triton on gfx1201): f32 -> fp8 goes through f16, encode(RN16(x)): an x
+/* defect 14 of docs/DESIGN.md §1.4 (triton on gfx1201): f32 -> fp8 goes through f16, encode(RN16(x)): an x
  * just off an e4m3 midpoint rounds onto it in f16, and the tie then goes to even, which may
  * be the wrong side. */
 static uint8_t double_rounding_through_f16(struct fp8kv_codec_cfg c, uint32_t x)
@@ -107,7 +107,7 @@ static uint8_t double_rounding_through_f16(struct fp8kv_codec_cfg c, uint32_t x)
     return fp8kv_encode_bits(c, fp8kv_f32_bits(h));
 }
 
-/* DEFECTS.md row 16 (subnormal paths under DAZ/FTZ): f32 denormal inputs are flushed to +0
+/* defect 16 of docs/DESIGN.md §1.4 (subnormal paths under DAZ/FTZ): f32 denormal inputs are flushed to +0
  * before the conversion, so a negative denormal loses its sign: 0x00, not 0x80 (e4m3fn). */
 static uint8_t ftz_denormal_inputs(struct fp8kv_codec_cfg c, uint32_t x)
 {
@@ -115,7 +115,7 @@ static uint8_t ftz_denormal_inputs(struct fp8kv_codec_cfg c, uint32_t x)
     return fp8kv_encode_bits(c, mag != 0 && mag < 0x00800000u ? 0u : x);
 }
 
-/* DEFECTS.md row 17 (sglang's software E4M3, among others): ties round half up in magnitude
+/* defect 17 of docs/DESIGN.md §1.4 (sglang's software E4M3, among others): ties round half up in magnitude
  * (half away from zero) instead of to even: a plain half is added below the kept bits, with
  * no "- 1 + lsb". 1.0625 -> 0x39 instead of 0x38; 2^-10 -> 0x01 instead of 0x00. */
 static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
@@ -418,7 +418,7 @@ Test(defects, row17_ties_half_up)
         cr_assert_eq(f.got, f.want + 1, "%s", c.failures[i]); /* one step up in magnitude */
         cr_assert_eq(f.want & 1u, 0, "%s", c.failures[i]);
     }
-    /* DEFECTS.md's example, 1.0625, is the 29th positive mismatch, past the first lines */
+    /* docs/DESIGN.md §1.4's example, 1.0625, is the 29th positive mismatch, past the first lines */
     struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     cr_assert_eq(ties_half_up(cfg, 0x3F880000u), 0x39);
     cr_assert_eq(fp8kv_encode_bits(cfg, 0x3F880000u), 0x38);

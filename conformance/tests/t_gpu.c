@@ -2,7 +2,7 @@
  * kernels pass every golden case, the device codecs and decoders pass the vector sets, short
  * device sweeps judge like the CPU sweep (counts, classes, the lowest-index failures in order,
  * also when there are far more failures than the kernel captures), and the vendor conversions
- * differ only in the sign of NaN (DEFECTS.md row 6) under NaN check strict.
+ * differ only in the sign of NaN (defect 6 of docs/DESIGN.md §1.4) under NaN check strict.
  * Without a usable GPU every test is skipped (a skip, never a pass). Run with --jobs=1. */
 #include <criterion/criterion.h>
 
@@ -271,7 +271,7 @@ Test(gpu, run_is_conformant_and_shows_the_nan_sign_of_vendor_conversions)
                          "%s %s: mismatches on inputs other than NaN", c->name, c->subject);
         shown += c->mismatches > 0;
     }
-    /* on NVIDIA every vendor conversion gives 0x7F for -NaN (DEFECTS.md row 6): it must show */
+    /* on NVIDIA every vendor conversion gives 0x7F for -NaN (defect 6 of docs/DESIGN.md §1.4): it must show */
     if (fp8kv_gpu_codec_available(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE))
         cr_assert_gt(shown, 0, "the -NaN sign difference does not show under strict");
     fp8kv_results_free(&r);

@@ -1,7 +1,8 @@
-/* t_oracle.c — the MPFR oracle against facts of the formats (DESIGN.md §1, DEFECTS.md).
+/* t_oracle.c — the MPFR oracle against facts of the formats (docs/DESIGN.md §1).
  *
- * MPFR-style: named checks, dated-by-name regressions, and a teardown that fails when an
- * oracle call left MPFR's exponent range changed. */
+ * MPFR-style: named checks (check_<what>), regressions named bugYYYYMMDD_<what they catch>
+ * after the day the bug was found, and a teardown that fails when an oracle call left MPFR's
+ * exponent range changed. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -83,7 +84,7 @@ Test(oracle, check_roundtrip_every_code)
     }
 }
 
-/* The exact values of DEFECTS.md's last paragraph. */
+/* The exact values of docs/DESIGN.md §1.4's last paragraph. */
 Test(oracle, check_defects_exact_values)
 {
     const struct fp8kv_profile *sat = profile("e4m3fn_satfinite"), *nan = profile("e4m3fn_nan");
@@ -94,17 +95,17 @@ Test(oracle, check_defects_exact_values)
     cr_assert_eq(fp8kv_oracle_encode_f32(sat, 0x3C700000u), 0x08, "carry into the normal range");
     cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x3p-10f)), 0x02, "subnormal tie, even");
     cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x5p-10f)), 0x02, "subnormal tie, even");
-    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(1.0625f)), 0x38, "DEFECTS row 17");
-    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x1p-10f)), 0x00, "DEFECTS row 17");
-    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(470.0f)), 0x7E, "DEFECTS row 10");
-    cr_assert_eq(fp8kv_oracle_encode_f32(nan, bits_of(470.0f)), 0x7F, "DEFECTS row 10");
+    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(1.0625f)), 0x38, "defect 17 of docs/DESIGN.md §1.4");
+    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x1p-10f)), 0x00, "defect 17 of docs/DESIGN.md §1.4");
+    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(470.0f)), 0x7E, "defect 10 of docs/DESIGN.md §1.4");
+    cr_assert_eq(fp8kv_oracle_encode_f32(nan, bits_of(470.0f)), 0x7F, "defect 10 of docs/DESIGN.md §1.4");
     cr_assert_eq(fp8kv_oracle_encode_f32(profile("e4m3fnuz_satfinite"), bits_of(248.0f)), 0x7F);
     cr_assert_eq(fp8kv_oracle_encode_f32(profile("e4m3fnuz_nan"), bits_of(248.0f)), 0x80,
                  "248 ties to the even 256, which overflows");
     cr_assert_eq(fp8kv_oracle_encode_f32(profile("e4m3fnuz_nan"), bits_of(247.99998f)), 0x7F);
 }
 
-/* DEFECTS.md rows 7-9: the scale models disagree on these. */
+/* defects 7-9 of docs/DESIGN.md §1.4: the scale models disagree on these. */
 Test(oracle, check_scale_model_disagreements)
 {
     const struct fp8kv_profile *p = profile("e4m3fn_satfinite");
@@ -133,7 +134,7 @@ Test(oracle, check_special_inputs)
     cr_assert_eq(fp8kv_oracle_encode_f32(uz, bits_of(-0x1p-12f)), 0x00);
     cr_assert_eq(fp8kv_oracle_encode_f32(uz, 0xFFC00000u), 0x80);
     cr_assert_eq(fp8kv_oracle_encode_f32(uz, 0xFF800000u), 0xFF);
-    /* far below the subnormals: DEFECTS row 4 */
+    /* far below the subnormals: defect 4 of docs/DESIGN.md §1.4 */
     cr_assert_eq(fp8kv_oracle_encode_f32(clamp, bits_of(5e-23f)), 0x00);
     cr_assert_eq(fp8kv_oracle_encode_f32(clamp, bits_of(1.7e-21f)), 0x00);
 }
@@ -215,8 +216,8 @@ Test(oracle, check_parse)
 }
 
 /* Regression: overflow must be decided after rounding (AMD's software path tested it before,
- * DEFECTS row 2): everything in (448, 464] is 448, nothing in it is NaN. */
-Test(oracle, bug_overflow_before_rounding)
+ * defect 2 of docs/DESIGN.md §1.4): everything in (448, 464] is 448, nothing in it is NaN. */
+Test(oracle, bug20261130_overflow_before_rounding)
 {
     const struct fp8kv_profile *nan = profile("e4m3fn_nan");
     for (uint32_t x = bits_of(448.0f); x <= bits_of(464.0f); x += 97)

@@ -8,7 +8,7 @@
  * The engine itself: its failure lines come in input order and are the same for any number
  * of threads, even when later chunks finish first; `limit` restricts the inputs; a subject's
  * negative status is returned; a bad boundary table is refused with a message naming the
- * file; and the table-driven expected code agrees with the hand-known values of DEFECTS.md. */
+ * file; and the table-driven expected code agrees with the hand-known values of docs/DESIGN.md §1.4. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
@@ -154,7 +154,7 @@ Test(sweep, sweep_cases_cover_every_profile_and_encoder)
     cpu_encoder("frexp");
 }
 
-/* ---- the expected code: the boundary table against values known by hand (DEFECTS.md) ---------- */
+/* ---- the expected code: the boundary table against values known by hand (docs/DESIGN.md §1.4) ---------- */
 
 Test(sweep, expected_codes_of_known_values)
 {

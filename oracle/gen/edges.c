@@ -89,7 +89,7 @@ int fp8kv_edge_inputs(const struct fp8kv_format *f, struct fp8kv_u32vec *out)
     if (rc == 0)
         rc = push_neighbourhood(out, bits_of(overflow_midpoint));
     /* powers of two and 1.5 times them over the whole f32 range: far-below-subnormal inputs
-     * (DEFECTS.md row 4), the overflow region, the f16 range edge */
+     * (defect 4 of docs/DESIGN.md §1.4), the overflow region, the f16 range edge */
     for (int e = -149; e <= 127 && rc == 0; e++) {
         uint32_t p = e < -126 ? 1u << (e + 149) : (uint32_t)(e + 127) << 23;
         rc = fp8kv_u32vec_push(out, p);

@@ -2,7 +2,7 @@
  * gather + dequant of what was stored, and one paged-attention decode step over it.
  *
  * The truth side only: the expected cache bytes come from fp8kv_oracle_store (model f32_div)
- * placed with this file's own layout arithmetic (restated from DESIGN.md §4, never taken from
+ * placed with this file's own layout arithmetic (restated from docs/DESIGN.md §4, never taken from
  * kernels/), the gather outputs from fp8kv_oracle_read (model rounded), and the attention
  * output from MPFR at ATTN_PREC bits over the dequantized values. Inputs are pseudo-random
  * from a fixed splitmix64 seed per case, so regenerating gives the same bytes.

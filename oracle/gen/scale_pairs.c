@@ -6,7 +6,7 @@
 #include "fp8kv/oracle.h"
 #include "sets.h"
 
-/* powers of two; the scales of DEFECTS.md rows 7-9 (0.1f, 3.0f) and 1.7f; typical KV scales
+/* powers of two; the scales of defects 7-9 of docs/DESIGN.md §1.4 (0.1f, 3.0f) and 1.7f; typical KV scales
  * (amax / 448); very small and very large; two f32-denormal scales. */
 const uint32_t fp8kv_gen_scales[] = {
     0x3F800000, /* 1 */         0x3F000000, /* 0.5 */      0x40000000, /* 2 */
@@ -100,7 +100,7 @@ static int specials_for(struct fp8kv_u32vec *out, enum fp8kv_dtype dtype)
     return rc;
 }
 
-/* DEFECTS.md rows 7-9, by (dtype, x, scale). */
+/* defects 7-9 of docs/DESIGN.md §1.4, by (dtype, x, scale). */
 static const struct {
     enum fp8kv_dtype dtype;
     uint32_t x, s;

@@ -64,7 +64,7 @@ enum fp8kv_scale_model {
 
 enum fp8kv_dtype { FP8KV_DTYPE_F32, FP8KV_DTYPE_F16, FP8KV_DTYPE_BF16, FP8KV_DTYPE_COUNT };
 
-/* Read models: y = decode(q) * s, rounded to the output dtype as DESIGN.md §1 says. */
+/* Read models: y = decode(q) * s, rounded to the output dtype as docs/DESIGN.md §1 says. */
 enum fp8kv_read_model {
     FP8KV_READ_ROUNDED, /* RN32(decode(q) * s), then one more rounding for f16/bf16 output */
     FP8KV_READ_EXACT,   /* decode(q) * s rounded once to the output dtype */

@@ -1,6 +1,6 @@
 /* fp8kv/kv_cache.h — the paged fp8 KV cache: shapes, layouts, and the CPU reference paths.
  *
- * Subjects under test (DESIGN.md §4): the store (reshape_and_cache_fp8), the read (gather +
+ * Subjects under test (docs/DESIGN.md §4): the store (reshape_and_cache_fp8), the read (gather +
  * dequant by block table), and a paged-attention decode whose K/V loads dequantize inline.
  * The HIP kernels of kernels/hip/ implement the same contracts on the device.
  *

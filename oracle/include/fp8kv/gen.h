@@ -1,6 +1,6 @@
 /* fp8kv/gen.h — the golden vector generator (`fp8kv gen`).
  *
- * Writes, for every profile of the descriptor table, the vector sets of DESIGN.md §3 into
+ * Writes, for every profile of the descriptor table, the vector sets of docs/DESIGN.md §3 into
  * DIR/<profile>/, then DIR/MANIFEST.json and DIR/SHA256SUMS (vectors/README.md documents the
  * files). Generation is deterministic: the same generator and MPFR give byte-identical files.
  */
