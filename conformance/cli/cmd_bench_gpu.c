@@ -6,7 +6,9 @@
  *     KV bytes) at 32k tokens per sequence: target fp8 >= 1.5x faster;
  *   - the exhaustive 2^32 f32 device sweep of every device codec: target <= 10 ms for bits.
  * The figures are printed; nothing but a sweep's mismatches changes the exit code.
- * Each figure also goes out as one `bench: key=value ...` line, for scripts. */
+ * Each figure also goes out as one `bench: key=value ...` line, for scripts. `only` picks some
+ * of the figures (copy, store, gather, attention, sweep); store and gather bring the copy,
+ * their baseline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +18,46 @@
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
+/* The figures, bits of the mask parse_only returns. */
+enum { FIG_COPY = 1, FIG_STORE = 2, FIG_GATHER = 4, FIG_ATTENTION = 8, FIG_SWEEP = 16 };
+static const char *const figure_names[] = {"copy", "store", "gather", "attention", "sweep"};
+#define FIGURE_COUNT ((int)(sizeof figure_names / sizeof figure_names[0]))
+
+/* parse_only: the mask of the figures a comma list names (NULL: all of them); -1 after a usage
+ * message for an unknown or empty name. */
+static int parse_only(const char *only)
+{
+    if (!only)
+        return (1 << FIGURE_COUNT) - 1;
+    int mask = 0;
+    for (const char *p = only;; p++) {
+        const size_t n = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < FIGURE_COUNT; i++)
+            if (strlen(figure_names[i]) == n && strncmp(p, figure_names[i], n) == 0)
+                found = i;
+        if (found < 0) {
+            cli_usage_error("bench", "--only: no figure '%.*s' (a comma list of copy, store, "
+                                     "gather, attention, sweep)",
+                            (int)n, p);
+            return -1;
+        }
+        mask |= 1 << found;
+        p += n;
+        if (!*p)
+            return mask;
+    }
+}
+
 #ifndef FP8KV_HAVE_GPU
 
-int cli_bench_gpu(int device, int quick, const char *vectors_dir)
+int cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only)
 {
     (void)device;
     (void)quick;
     (void)vectors_dir;
+    if (parse_only(only) < 0)
+        return EXIT_USAGE;
     fprintf(stderr, "fp8kv bench: target unavailable: this fp8kv was built without GPU kernels "
                     "(configure with -DFP8KV_GPU=cuda or hip)\n");
     return EXIT_UNAVAILABLE;
@@ -82,16 +117,11 @@ static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bou
     return EXIT_CONFORMANT;
 }
 
-/* FP8KV_BENCH_ONLY=attention (or copy, store, gather, sweep): one figure only, for quick
- * experiments with the kernels' tuning knobs */
-static int wanted(const char *what)
+int cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only)
 {
-    const char *only = getenv("FP8KV_BENCH_ONLY");
-    return !only || !*only || strstr(only, what) != NULL;
-}
-
-int cli_bench_gpu(int device, int quick, const char *vectors_dir)
-{
+    const int figures = parse_only(only);
+    if (figures < 0)
+        return EXIT_USAGE;
     struct fp8kv_target_info info;
     if (fp8kv_gpu_target_info(device, &info) != 0) {
         fprintf(stderr, "fp8kv bench: target unavailable: %s\n", fp8kv_last_error());
@@ -105,16 +135,19 @@ int cli_bench_gpu(int device, int quick, const char *vectors_dir)
     const int iterations = quick ? 3 : 20;
     struct fp8kv_gpu_timing copy, store, gather;
     const size_t input_bytes = (size_t)tokens * heads * head * 2 * 2;
-    if (!wanted("copy") && !wanted("store") && !wanted("gather"))
+    if (!(figures & (FIG_COPY | FIG_STORE | FIG_GATHER)))
         goto attention;
     if (fp8kv_gpu_bench_copy(input_bytes, iterations, &copy) != 0)
         return gpu_failed("copy");
     print_timing("copy", &copy);
+    if (!(figures & FIG_STORE))
+        goto gather;
     if (fp8kv_gpu_bench_store(FP8KV_GPU_CODEC_BITS, tokens, heads, head, block, iterations,
                               &store) != 0)
         return gpu_failed("store");
     print_timing("store", &store);
     printf("  = %.0f%% of the device-to-device copy bandwidth\n", 100.0 * store.gbps / copy.gbps);
+    printf("bench: store_vs_copy=%.3f\n", store.gbps / copy.gbps);
     if (fp8kv_gpu_codec_available(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE)) {
         struct fp8kv_gpu_timing hw;
         if (fp8kv_gpu_bench_store(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE, tokens, heads, head, block,
@@ -124,19 +157,21 @@ int cli_bench_gpu(int device, int quick, const char *vectors_dir)
         printf("  = %.0f%% of the device-to-device copy bandwidth\n", 100.0 * hw.gbps / copy.gbps);
         printf("bench: store_ptx_vs_copy=%.3f\n", hw.gbps / copy.gbps);
     }
+gather:
+    if (!(figures & FIG_GATHER))
+        goto attention;
     if (fp8kv_gpu_bench_gather(tokens, heads, head, block, iterations, &gather) != 0)
         return gpu_failed("gather");
     print_timing("gather", &gather);
     printf("  = %.0f%% of the device-to-device copy bandwidth\n", 100.0 * gather.gbps / copy.gbps);
-    printf("bench: store_vs_copy=%.3f gather_vs_copy=%.3f\n", store.gbps / copy.gbps,
-           gather.gbps / copy.gbps);
+    printf("bench: gather_vs_copy=%.3f\n", gather.gbps / copy.gbps);
 
 attention:;
     /* attention: 8 sequences x 32768 tokens, Llama-3-8B heads (8 kv, 32 q, 128) */
     const int seqs = quick ? 2 : 8, len = quick ? 2048 : 32768, kv = 8, qh = 32;
     struct fp8kv_gpu_timing a8, a16;
     double sum8 = 0.0, sum16 = 0.0;
-    if (!wanted("attention"))
+    if (!(figures & FIG_ATTENTION))
         goto sweeps;
     if (fp8kv_gpu_bench_attention(1, seqs, len, kv, qh, head, block, iterations, &a8, &sum8) != 0)
         return gpu_failed("attention fp8");
@@ -153,7 +188,7 @@ attention:;
 sweeps:;
     /* the 2^32 device sweeps */
     int clean = 1;
-    if (!wanted("sweep"))
+    if (!(figures & FIG_SWEEP))
         return EXIT_CONFORMANT;
     for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
         if (!fp8kv_gpu_codec_available(c))
