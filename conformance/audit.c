@@ -12,7 +12,7 @@ enum { AUDIT_CHUNK = 1 << 20 };
 
 /* One changed input, kept sorted by input so the examples are the same for any schedule. */
 struct change {
-    uint64_t order; /* the input's place: its bit pattern, or a pair's index */
+    uint64_t order;        /* the input's place: its bit pattern, or a pair's index */
     uint32_t input, scale; /* the input's bits (and a pair's scale) */
     uint8_t a, b, want, cls, a_ok, b_ok;
 };
@@ -74,8 +74,8 @@ static void write_examples(struct tally *t, int pairs, int digits)
         else
             snprintf(input, sizeof input, "0x%0*x", digits, c->input);
         snprintf(s->example[i], sizeof s->example[i],
-                 "%s => baseline %02x  candidate %02x  expected %02x  %s  (%s)", input, c->a,
-                 c->b, c->want, fp8kv_class_names[c->cls], who_is_right(c));
+                 "%s => baseline %02x  candidate %02x  expected %02x  %s  (%s)", input, c->a, c->b,
+                 c->want, fp8kv_class_names[c->cls], who_is_right(c));
     }
 }
 
@@ -102,8 +102,13 @@ static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
             continue;
         const struct fp8kv_sweep_run *r =
             &job->runs[fp8kv_sweep_run_of(job->runs, job->nruns, c->lo + i)];
-        struct change ch = {.order = c->lo + i, .input = (uint32_t)(c->lo + i), .a = c->q[i], .b = c->q2[i], .want = r->value,
-                            .cls = r->cls, .a_ok = (c->q[i] & r->mask) == r->value,
+        struct change ch = {.order = c->lo + i,
+                            .input = (uint32_t)(c->lo + i),
+                            .a = c->q[i],
+                            .b = c->q2[i],
+                            .want = r->value,
+                            .cls = r->cls,
+                            .a_ok = (c->q[i] & r->mask) == r->value,
                             .b_ok = (c->q2[i] & r->mask) == r->value};
         count_change(&job->tally, &ch);
     }
@@ -164,7 +169,12 @@ static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8k
         if (qa[i] == qb[i])
             continue;
         uint8_t w = ((const uint8_t *)want.data)[i * FP8KV_MODEL_COUNT + model];
-        struct change ch = {.order = i, .input = x[i], .scale = s[i], .a = qa[i], .b = qb[i], .want = w,
+        struct change ch = {.order = i,
+                            .input = x[i],
+                            .scale = s[i],
+                            .a = qa[i],
+                            .b = qb[i],
+                            .want = w,
                             .cls = (uint8_t)fp8kv_classify_f32(p->format, x[i]),
                             .a_ok = fp8kv_pair_code_matches(p, check, x[i], s[i], qa[i], w),
                             .b_ok = fp8kv_pair_code_matches(p, check, x[i], s[i], qb[i], w)};
@@ -179,11 +189,10 @@ static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8k
     return rc;
 }
 
-int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
-                       enum fp8kv_nan_check check, enum fp8kv_scale_model model,
-                       const struct fp8kv_subject *baseline,
-                       const struct fp8kv_subject *candidate,
-                       const struct fp8kv_sweep_options *opt, struct fp8kv_audit *out)
+int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                       enum fp8kv_scale_model model, const struct fp8kv_subject *baseline,
+                       const struct fp8kv_subject *candidate, const struct fp8kv_sweep_options *opt,
+                       struct fp8kv_audit *out)
 {
     memset(out, 0, sizeof *out);
     double t0 = fp8kv_now();
@@ -193,8 +202,8 @@ int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
     struct domain_job job = {.a = baseline, .b = candidate};
     int rc = fp8kv_model_cfg(p, model, &job.cfg);
     for (int d = 0; d < FP8KV_DOMAIN_COUNT && rc == 0; d++) {
-        rc = audit_domain(p, check, (enum fp8kv_domain)d, bounds, &job, opt,
-                          &out->sets[out->nsets]);
+        rc =
+            audit_domain(p, check, (enum fp8kv_domain)d, bounds, &job, opt, &out->sets[out->nsets]);
         out->nsets++;
     }
     free(bounds);

@@ -120,8 +120,7 @@ static int encoder_set(const struct fp8kv_profile *p, enum fp8kv_nan_check check
 }
 
 int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
-                                enum fp8kv_nan_check check,
-                                const struct fp8kv_subject *subject,
+                                enum fp8kv_nan_check check, const struct fp8kv_subject *subject,
                                 struct fp8kv_results *out)
 {
     struct fp8kv_npy edges_in = {0}, edges_want = {0}, half_want = {0};
@@ -134,7 +133,8 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
     if (rc == 0)
         rc = fp8kv_load_vector_file(dir, p, "edges_input.npy", FP8KV_NPY_U32, 0, 0, &edges_in);
     if (rc == 0)
-        rc = fp8kv_load_vector_file(dir, p, "edges_expected.npy", FP8KV_NPY_U8, edges_in.shape[0], 0, &edges_want);
+        rc = fp8kv_load_vector_file(dir, p, "edges_expected.npy", FP8KV_NPY_U8, edges_in.shape[0],
+                                    0, &edges_want);
     if (rc == 0)
         rc = encoder_set(p, check, subject, FP8KV_MODEL_F32_DIV, "edges", detail, edges_in.data,
                          NULL, edges_in.count, edges_want.data, 1, 1, out);
@@ -161,8 +161,8 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
     if (rc == 0)
         rc = fp8kv_load_vector_file(dir, p, "scale_s.npy", FP8KV_NPY_U32, sx.shape[0], 0, &ss);
     if (rc == 0)
-        rc = fp8kv_load_vector_file(dir, p, "scale_expected.npy", FP8KV_NPY_U8, sx.shape[0], FP8KV_MODEL_COUNT,
-                  &swant);
+        rc = fp8kv_load_vector_file(dir, p, "scale_expected.npy", FP8KV_NPY_U8, sx.shape[0],
+                                    FP8KV_MODEL_COUNT, &swant);
     for (int m = 0; m < FP8KV_MODEL_COUNT && rc == 0; m++) {
         if (fp8kv_kernel_model_check((enum fp8kv_scale_model)m) != 0)
             continue; /* judged only under the models kernels compute */
@@ -301,7 +301,8 @@ static int check_read_output(const struct fp8kv_profile *p, const char *subject_
     snprintf(check_name, sizeof check_name, "read-%s", fp8kv_dtype_names[dt]);
     snprintf(detail, sizeof detail,
              "every code at %zu scales, %s output%s, vs the oracle's rounded read model", n / 256,
-             fp8kv_dtype_names[dt], dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)");
+             fp8kv_dtype_names[dt],
+             dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)");
     struct fp8kv_check c;
     fp8kv_check_init(&c, check_name, subject_name, p->name, detail);
     const double t0 = fp8kv_now();

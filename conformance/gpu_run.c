@@ -26,7 +26,7 @@ int fp8kv_gpu_target_info(int device, struct fp8kv_target_info *t)
     (void)device;
     memset(t, 0, sizeof *t);
     return fp8kv_status_fail(FP8KV_UNAVAILABLE, "this fp8kv was built without GPU kernels "
-                             "(configure with -DFP8KV_GPU=cuda or hip)");
+                                                "(configure with -DFP8KV_GPU=cuda or hip)");
 }
 
 int fp8kv_gpu_target_open(int device, struct fp8kv_target *t)

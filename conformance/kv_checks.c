@@ -197,7 +197,8 @@ static int load_case(const char *dir, const struct fp8kv_profile *p, int index, 
 /* ---- naming an element ----------------------------------------------------------------------- */
 
 /* locate: the (slot, head, dim) of byte o of a key (is_key) or value cache, by the layouts of
- * docs/DESIGN.md §4 taken apart (the judge's own arithmetic, not the subject's offset functions). */
+ * docs/DESIGN.md §4 taken apart (the judge's own arithmetic, not the subject's offset functions).
+ */
 static void locate(const struct fp8kv_cache_shape *s, int is_key, size_t o, long long *slot,
                    int *head, int *dim)
 {
@@ -343,9 +344,9 @@ static int check_read(const struct kv_case *c, const struct fp8kv_profile *p,
         return fp8kv_fail("out of memory");
     }
     memset(got, SENTINEL, n * esize);
-    int rc = subject->gather(subject->ctx, cfg, &c->shape, 1, c->key_cache.data,
-                             c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
-                             c->k_scale, odt, got);
+    int rc =
+        subject->gather(subject->ctx, cfg, &c->shape, 1, c->key_cache.data, c->block_table.data,
+                        c->max_blocks, c->seq_lens.data, c->num_seqs, c->k_scale, odt, got);
     if (rc == 0)
         rc = subject->gather(subject->ctx, cfg, &c->shape, 0, c->value_cache.data,
                              c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
@@ -514,8 +515,8 @@ static void fill_distribution(enum distribution dist, float *x, size_t n)
     }
 }
 
-int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p, const struct fp8kv_subject *subject,
-                                  struct fp8kv_results *out)
+int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p,
+                                  const struct fp8kv_subject *subject, struct fp8kv_results *out)
 {
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     const struct fp8kv_cache_shape shape = {QUANT_TOKENS / QUANT_BLOCK, QUANT_BLOCK, QUANT_HEADS,
@@ -728,8 +729,8 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
     if (rc == 0) {
         char plan[64] = "", detail[160];
         if (subject->attention_plan)
-            subject->attention_plan(subject->ctx, cfg, &lc.shape, q_heads, LONG_SEQS,
-                                    long_lens[0], plan, sizeof plan);
+            subject->attention_plan(subject->ctx, cfg, &lc.shape, q_heads, LONG_SEQS, long_lens[0],
+                                    plan, sizeof plan);
         snprintf(detail, sizeof detail,
                  "%s, %d x %d heads (q %d), block %d, lengths 3000/777/1/0, random codes, NMSE vs "
                  "double reference%s%s",
@@ -744,8 +745,8 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
         if (!(c.nmse <= c.threshold))
             for (size_t i = 0; i < lc.qn && c.failure_lines < FP8KV_MAX_FAILURE_LINES; i++)
                 if (!(fabs((double)y[i] - ref[i]) <= 1e-5 * (fabs(ref[i]) + 1e-3)))
-                    fp8kv_check_failure(&c, -1, "out[%zu] => %.9g  expected %.12g", i,
-                                        (double)y[i], ref[i]);
+                    fp8kv_check_failure(&c, -1, "out[%zu] => %.9g  expected %.12g", i, (double)y[i],
+                                        ref[i]);
         fp8kv_check_finish(&c, fp8kv_now() - t0);
         rc = fp8kv_results_add(out, &c);
     }

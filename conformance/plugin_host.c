@@ -24,8 +24,8 @@ enum { CAP = FP8KV_PLUGIN_CALL }; /* values per request */
 
 /* The memory a worker shares with the harness: the inputs and outputs of one request. */
 struct shared_buffer {
-    float x[CAP]; /* encode: inputs */
-    float y[CAP]; /* decode: outputs */
+    float x[CAP];   /* encode: inputs */
+    float y[CAP];   /* decode: outputs */
     uint8_t q[CAP]; /* encode: outputs; decode: inputs */
 };
 
@@ -50,8 +50,8 @@ struct worker {
     int socket;
     struct shared_buffer *buf;
     pthread_mutex_t lock;
-    int dead;           /* crashed, hung or stopped: every later call fails */
-    char failure[512];  /* why it died, for later calls */
+    int dead;          /* crashed, hung or stopped: every later call fails */
+    char failure[512]; /* why it died, for later calls */
 };
 
 struct fp8kv_plugin {
@@ -168,7 +168,8 @@ static void worker_main(const char *path, int sock, struct shared_buffer *buf)
 /* ---- the harness side ------------------------------------------------------------------- */
 
 /* Marks w dead with a message (also the current fp8kv error) and stops the child. */
-static int worker_failed(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int worker_failed(struct worker *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static int worker_failed(struct worker *w, const char *fmt, ...)
 {
     va_list ap;
@@ -193,7 +194,8 @@ static void describe_end(struct worker *w, char *out, size_t size)
     if (r < 0)
         snprintf(out, size, "ended (no status)");
     else if (WIFSIGNALED(status))
-        snprintf(out, size, "crashed (signal %d, %s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        snprintf(out, size, "crashed (signal %d, %s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
     else
         snprintf(out, size, "exited with status %d", WEXITSTATUS(status));
 }
@@ -293,7 +295,10 @@ static int check_descriptor(struct fp8kv_plugin *pl, const struct hello *h)
     if (!h->has_encode)
         return fp8kv_fail("plugin %s: encode_f32 is NULL", pl->path);
     const char *base = strrchr(pl->path, '/');
-    copy_text(pl->info.name, sizeof pl->info.name, h->name[0] ? h->name : base ? base + 1 : pl->path);
+    copy_text(pl->info.name, sizeof pl->info.name,
+              h->name[0] ? h->name
+              : base     ? base + 1
+                         : pl->path);
     pl->info.format = (enum fp8kv_format_id)format;
     pl->info.overflow = (enum fp8kv_overflow)overflow;
     pl->info.has_decode = h->has_decode;

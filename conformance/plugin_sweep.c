@@ -75,8 +75,8 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
 
     struct fp8kv_check c;
     const struct fp8kv_subject subject = fp8kv_plugin_subject(pl);
-    int rc = fp8kv_sweep(p, o->check, FP8KV_DOMAIN_F32, bounds, &subject, fp8kv_profile_cfg(p), &so,
-                         &c);
+    int rc =
+        fp8kv_sweep(p, o->check, FP8KV_DOMAIN_F32, bounds, &subject, fp8kv_profile_cfg(p), &so, &c);
     free(bounds);
     if (rc == 0 || rc == FP8KV_ERR_SUBJECT) {
         int add = fp8kv_results_add(&v->results, &c);

@@ -167,8 +167,11 @@ static char *markdown(const struct fp8kv_report_meta *m, const struct fp8kv_resu
     for (size_t i = 0; i < r->count; i++) {
         const struct fp8kv_check *c = &r->items[i];
         fprintf(f, "| %s | %s | %s | %s | %llu | %llu | ",
-                !c->gated ? "info" : c->passed ? "pass" : "**FAIL**", c->name, c->subject,
-                c->profile, (unsigned long long)c->cases, (unsigned long long)c->mismatches);
+                !c->gated   ? "info"
+                : c->passed ? "pass"
+                            : "**FAIL**",
+                c->name, c->subject, c->profile, (unsigned long long)c->cases,
+                (unsigned long long)c->mismatches);
         if (c->has_nmse && c->gated)
             fprintf(f, "%.3g (≤ %.3g)", c->nmse, c->threshold);
         else if (c->has_nmse)
@@ -228,7 +231,8 @@ static int write_index(const char *out_dir)
     FILE *f = open_memstream(&text, &size);
     int rc = f ? 0 : fp8kv_fail("out of memory");
     if (f) {
-        fprintf(f, "# fp8kv reports\n\n| target | verdict | checks | device |\n|---|---|---:|---|\n");
+        fprintf(f,
+                "# fp8kv reports\n\n| target | verdict | checks | device |\n|---|---|---:|---|\n");
         int others = 0; /* folders with a report of another kind (scripts/peers) */
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < n; i++) {
@@ -262,7 +266,8 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
                        const struct fp8kv_results *r)
 {
     const struct fp8kv_target_info *t = m->target;
-    char *dir = fp8kv_path_join(out_dir, t->target), *manifest = fp8kv_path_join(m->vectors_dir, "MANIFEST.json");
+    char *dir = fp8kv_path_join(out_dir, t->target),
+         *manifest = fp8kv_path_join(m->vectors_dir, "MANIFEST.json");
     char hash[FP8KV_SHA256_HEX_LEN + 1] = "unavailable";
     int rc = dir && manifest ? fp8kv_make_dirs(dir) : fp8kv_fail("out of memory");
     if (rc == 0 && fp8kv_sha256_file(manifest, hash, NULL) != 0)
@@ -285,12 +290,12 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     }
     json_t *root = json_pack(
         "{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:f, s:{s:I, s:I, s:I}}",
-        "schema_version", REPORT_SCHEMA_VERSION, "target", t->target, "verdict",
-        verdict_of(m, r), "status", t->executed ? "run" : "not run", "device", t->device,
-        "runtime", t->runtime, "compiler", t->compiler, "flags", t->flags, "profiles",
-        m->profiles, "vectors", "dir", m->vectors_dir, "manifest_sha256", hash, "generator",
-        "fp8kv " FP8KV_VERSION, "seconds", m->seconds, "summary", "passed", (json_int_t)passed,
-        "failed", (json_int_t)failed, "reported", (json_int_t)reported);
+        "schema_version", REPORT_SCHEMA_VERSION, "target", t->target, "verdict", verdict_of(m, r),
+        "status", t->executed ? "run" : "not run", "device", t->device, "runtime", t->runtime,
+        "compiler", t->compiler, "flags", t->flags, "profiles", m->profiles, "vectors", "dir",
+        m->vectors_dir, "manifest_sha256", hash, "generator", "fp8kv " FP8KV_VERSION, "seconds",
+        m->seconds, "summary", "passed", (json_int_t)passed, "failed", (json_int_t)failed,
+        "reported", (json_int_t)reported);
     if (rc == 0 && !root)
         rc = fp8kv_fail("out of memory");
     if (rc == 0) {

@@ -41,8 +41,7 @@ void fp8kv_cpu_target_info(struct fp8kv_target_info *t)
     char model[128];
     cpu_model(model, sizeof model);
     snprintf(t->device, sizeof t->device, "%s, %d threads", model, omp_get_max_threads());
-    snprintf(t->runtime, sizeof t->runtime, "glibc %s, OpenMP %d", gnu_get_libc_version(),
-             _OPENMP);
+    snprintf(t->runtime, sizeof t->runtime, "glibc %s, OpenMP %d", gnu_get_libc_version(), _OPENMP);
     snprintf(t->compiler, sizeof t->compiler, "%s", FP8KV_HOST_COMPILER);
     snprintf(t->flags, sizeof t->flags, "%s", FP8KV_HOST_FLAGS);
     t->executed = 1;
@@ -56,8 +55,11 @@ void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
     for (size_t i = from; i < r->count; i++) {
         const struct fp8kv_check *c = &r->items[i];
         fprintf(log, "%-6s %-16s %-14s %-26s cases=%llu mismatches=%llu",
-                !c->gated ? "INFO" : c->passed ? "PASS" : "FAIL", c->name, c->subject, c->profile,
-                (unsigned long long)c->cases, (unsigned long long)c->mismatches);
+                !c->gated   ? "INFO"
+                : c->passed ? "PASS"
+                            : "FAIL",
+                c->name, c->subject, c->profile, (unsigned long long)c->cases,
+                (unsigned long long)c->mismatches);
         if (c->has_nmse)
             fprintf(log, " nmse=%.3g", c->nmse);
         fprintf(log, " (%.2f s)\n", c->seconds);
@@ -170,7 +172,7 @@ static int run_subject(const struct fp8kv_run_options *o, const struct fp8kv_pro
     return rc;
 }
 
-/* ---- the run ---------------------------------------------------------------------------------- */
+/* ---- the run --------------------------------------------------------------------------------- */
 
 /* The device's health over one profile: no device call failed. */
 static int add_device_check(const struct fp8kv_run_options *o, const struct fp8kv_target *t,

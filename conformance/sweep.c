@@ -143,14 +143,14 @@ static int half_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
 }
 
 long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                      enum fp8kv_domain domain, const uint32_t *b,
-                      struct fp8kv_sweep_run **out)
+                      enum fp8kv_domain domain, const uint32_t *b, struct fp8kv_sweep_run **out)
 {
     struct runs r = {0};
-    int rc = domain == FP8KV_DOMAIN_F32
-                 ? f32_runs(p, check, b, &r)
-                 : half_runs(p, check,
-                             domain == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16, b, &r);
+    int rc =
+        domain == FP8KV_DOMAIN_F32
+            ? f32_runs(p, check, b, &r)
+            : half_runs(p, check, domain == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16,
+                        b, &r);
     if (rc != 0) {
         free(r.v);
         return FP8KV_ERR;
@@ -179,7 +179,7 @@ static uint32_t input_bits(enum fp8kv_domain d, uint64_t i)
 {
     return d == FP8KV_DOMAIN_F32   ? (uint32_t)i
            : d == FP8KV_DOMAIN_F16 ? fp8kv_widen_to_f32(FP8KV_DTYPE_F16, (uint32_t)i)
-                                  : fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, (uint32_t)i);
+                                   : fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, (uint32_t)i);
 }
 
 /* x[i] = the f32 of input lo + i of the domain (a plain count for f32: it vectorizes). */
@@ -208,7 +208,8 @@ static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, 
         while (pos > 0 && s->first[pos - 1].input > (uint32_t)index)
             pos--;
         if (pos < FP8KV_MAX_FAILURE_LINES) {
-            int last = s->nfirst < FP8KV_MAX_FAILURE_LINES ? s->nfirst : FP8KV_MAX_FAILURE_LINES - 1;
+            int last =
+                s->nfirst < FP8KV_MAX_FAILURE_LINES ? s->nfirst : FP8KV_MAX_FAILURE_LINES - 1;
             memmove(&s->first[pos + 1], &s->first[pos], (size_t)(last - pos) * sizeof s->first[0]);
             s->first[pos] = (struct failure){(uint32_t)index, got, want, (uint8_t)cls};
             if (s->nfirst < FP8KV_MAX_FAILURE_LINES)
@@ -368,9 +369,9 @@ static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
 }
 
 /* Fills the verdict part of c from per-class counts and the first failures. */
-static void fill_verdict(struct fp8kv_check *c, enum fp8kv_domain domain, const uint64_t *class_mismatches,
-                         int nfailures, const uint32_t *input, const uint8_t *got,
-                         const uint8_t *want, const uint8_t *cls)
+static void fill_verdict(struct fp8kv_check *c, enum fp8kv_domain domain,
+                         const uint64_t *class_mismatches, int nfailures, const uint32_t *input,
+                         const uint8_t *got, const uint8_t *want, const uint8_t *cls)
 {
     c->has_classes = 1;
     for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
@@ -416,10 +417,10 @@ static int self_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     return FP8KV_OK;
 }
 
-int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                enum fp8kv_domain domain, const uint32_t *boundaries,
-                const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
-                const struct fp8kv_sweep_options *opt, struct fp8kv_check *c)
+int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum fp8kv_domain domain,
+                const uint32_t *boundaries, const struct fp8kv_subject *subject,
+                struct fp8kv_codec_cfg cfg, const struct fp8kv_sweep_options *opt,
+                struct fp8kv_check *c)
 {
     double t0 = fp8kv_now();
     struct runs runs = {0};
@@ -454,7 +455,8 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     fp8kv_check_init(c, name, subject->name, p->name, detail);
     c->cases = total;
     uint32_t input[FP8KV_MAX_FAILURE_LINES];
-    uint8_t got[FP8KV_MAX_FAILURE_LINES], want[FP8KV_MAX_FAILURE_LINES], cls[FP8KV_MAX_FAILURE_LINES];
+    uint8_t got[FP8KV_MAX_FAILURE_LINES], want[FP8KV_MAX_FAILURE_LINES],
+        cls[FP8KV_MAX_FAILURE_LINES];
     for (int i = 0; i < s.nfirst; i++) {
         input[i] = s.first[i].input;
         got[i] = s.first[i].got;
@@ -465,8 +467,10 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     fp8kv_check_finish(c, fp8kv_now() - t0);
     if (status != 0) { /* the subject failed: whatever was judged, the check did not pass */
         c->passed = 0;
-        snprintf(c->detail, sizeof c->detail, "the subject failed (status %d) before the sweep "
-                 "ended", status);
+        snprintf(c->detail, sizeof c->detail,
+                 "the subject failed (status %d) before the sweep "
+                 "ended",
+                 status);
     }
     free(runs.v);
     return status;

@@ -8,18 +8,38 @@
  * binade 2^(2^exp_bits - 1 - bias) is 0.5 * 2^emax_mpfr. For e4m3fn the top binade holds 480
  * (the NaN pattern), so max_code, not emax, is the finite limit; for e4m3fnuz they agree. */
 const struct fp8kv_format fp8kv_formats[FP8KV_FORMAT_COUNT] = {
-    [FP8KV_E4M3FN] = {.id = FP8KV_E4M3FN, .name = "e4m3fn", .exp_bits = 4, .man_bits = 3,
-                      .bias = 7, .max_code = 0x7E, .nan_code = 0x7F, .nan_has_sign = 1,
-                      .has_negative_zero = 1, .emin_mpfr = -8, .emax_mpfr = 9,
-                      .max_value = 448.0, .min_normal = 0x1p-6},
-    [FP8KV_E4M3FNUZ] = {.id = FP8KV_E4M3FNUZ, .name = "e4m3fnuz", .exp_bits = 4, .man_bits = 3,
-                        .bias = 8, .max_code = 0x7F, .nan_code = 0x80, .nan_has_sign = 0,
-                        .has_negative_zero = 0, .emin_mpfr = -9, .emax_mpfr = 8,
-                        .max_value = 240.0, .min_normal = 0x1p-7},
+    [FP8KV_E4M3FN] = {.id = FP8KV_E4M3FN,
+                      .name = "e4m3fn",
+                      .exp_bits = 4,
+                      .man_bits = 3,
+                      .bias = 7,
+                      .max_code = 0x7E,
+                      .nan_code = 0x7F,
+                      .nan_has_sign = 1,
+                      .has_negative_zero = 1,
+                      .emin_mpfr = -8,
+                      .emax_mpfr = 9,
+                      .max_value = 448.0,
+                      .min_normal = 0x1p-6},
+    [FP8KV_E4M3FNUZ] = {.id = FP8KV_E4M3FNUZ,
+                        .name = "e4m3fnuz",
+                        .exp_bits = 4,
+                        .man_bits = 3,
+                        .bias = 8,
+                        .max_code = 0x7F,
+                        .nan_code = 0x80,
+                        .nan_has_sign = 0,
+                        .has_negative_zero = 0,
+                        .emin_mpfr = -9,
+                        .emax_mpfr = 8,
+                        .max_value = 240.0,
+                        .min_normal = 0x1p-7},
 };
 
-#define PROFILE(fmt, ovf, inf_, nm)                                                            \
-    {.name = nm, .format = &fp8kv_formats[fmt], .overflow = ovf, .inf = inf_}
+#define PROFILE(fmt, ovf, inf_, nm)                                                                \
+    {                                                                                              \
+        .name = nm, .format = &fp8kv_formats[fmt], .overflow = ovf, .inf = inf_                    \
+    }
 const struct fp8kv_profile fp8kv_profiles[] = {
     PROFILE(FP8KV_E4M3FN, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e4m3fn_satfinite"),
     PROFILE(FP8KV_E4M3FN, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_NAN, "e4m3fn_satfinite_infnan"),

@@ -47,7 +47,8 @@ static int is_arch_char(int c)
 
 int fp8kv_target_kind_of_name(const char *name)
 {
-    if (strncmp(name, "cpu", 3) == 0 && (name[3] == '\0' || (name[3] == '-' && all_of(name + 4, is_arch_char))))
+    if (strncmp(name, "cpu", 3) == 0 &&
+        (name[3] == '\0' || (name[3] == '-' && all_of(name + 4, is_arch_char))))
         return FP8KV_TARGET_CPU;
     if (strncmp(name, "sm_", 3) == 0 && all_of(name + 3, isdigit))
         return FP8KV_TARGET_HIP;

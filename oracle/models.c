@@ -156,7 +156,7 @@ uint32_t fp8kv_oracle_read(const struct fp8kv_format *f, enum fp8kv_read_model m
     if (model == FP8KV_READ_ROUNDED) {
         mpfr_init2(y, fp8kv_binfmt_f32.prec);
         mul_into(y, d, s, &fp8kv_binfmt_f32); /* RN32(decode(q) * s) */
-        bits = round_to_dtype(out, y);  /* then one more rounding for f16 / bf16 */
+        bits = round_to_dtype(out, y);        /* then one more rounding for f16 / bf16 */
     } else {
         mpfr_init2(y, 64); /* the product of 4- and 24-bit significands is exact in 64 bits */
         mpfr_mul(y, d, s, MPFR_RNDN);

@@ -170,7 +170,8 @@ int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_opti
             continue;
         }
         int k = 0;
-        while (k < count && !(strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0))
+        while (k < count &&
+               !(strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0))
             k++;
         if (k == count)
             return cli_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);

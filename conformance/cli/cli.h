@@ -11,8 +11,8 @@
 enum cli_exit {
     EXIT_CONFORMANT = 0,
     EXIT_NONCONFORMANT = 1,
-    EXIT_USAGE = 2,       /* bad arguments or bad input */
-    EXIT_UNAVAILABLE = 3, /* the target asked for is not there */
+    EXIT_USAGE = 2,          /* bad arguments or bad input */
+    EXIT_UNAVAILABLE = 3,    /* the target asked for is not there */
     EXIT_SUBJECT_FAILED = 4, /* the subject (a plugin) crashed or hung; the harness did not */
 };
 

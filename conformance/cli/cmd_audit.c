@@ -36,12 +36,20 @@ static const char audit_help[] =
     "      1 regressed, 2 bad arguments, vectors or plugin, 4 a plugin crashed or hung\n";
 
 enum {
-    OPT_BASELINE, OPT_CANDIDATE, OPT_PROFILE, OPT_INF, OPT_MODEL, OPT_NAN_CHECK, OPT_THREADS,
-    OPT_TIMEOUT, OPT_VECTORS, OPT_COUNT
+    OPT_BASELINE,
+    OPT_CANDIDATE,
+    OPT_PROFILE,
+    OPT_INF,
+    OPT_MODEL,
+    OPT_NAN_CHECK,
+    OPT_THREADS,
+    OPT_TIMEOUT,
+    OPT_VECTORS,
+    OPT_COUNT
 };
 static const struct cli_option options[OPT_COUNT] = {
-    {"baseline", 1}, {"candidate", 1}, {"profile", 1}, {"inf", 1},    {"model", 1},
-    {"nan-check", 1}, {"threads", 1},  {"timeout", 1}, {"vectors", 1}};
+    {"baseline", 1},  {"candidate", 1}, {"profile", 1}, {"inf", 1},    {"model", 1},
+    {"nan-check", 1}, {"threads", 1},   {"timeout", 1}, {"vectors", 1}};
 
 /* One side of the audit: a built-in codec or a plugin. */
 struct side {
@@ -65,8 +73,10 @@ static int open_side(const char *option, const char *arg, int threads, double ti
         const struct fp8kv_subject *e =
             fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, arg, FP8KV_CAP_ENCODE);
         if (!e)
-            return cli_usage_error("audit", "--%s: '%s' is neither a built-in codec (bits | frexp) "
-                                   "nor a plugin path (with a '/' or ending in .so)", option, arg);
+            return cli_usage_error("audit",
+                                   "--%s: '%s' is neither a built-in codec (bits | frexp) "
+                                   "nor a plugin path (with a '/' or ending in .so)",
+                                   option, arg);
         s->subject = *e;
         return 0;
     }
@@ -88,11 +98,13 @@ static int pick_profile(const struct cli_args *a, const struct side *sides, int 
     for (int k = 0; k < 2; k++) {
         if (!sides[k].plugin)
             continue;
-        const struct fp8kv_profile *mine = fp8kv_plugin_profile(sides[k].plugin,
-                                                                (enum fp8kv_inf_policy)inf);
+        const struct fp8kv_profile *mine =
+            fp8kv_plugin_profile(sides[k].plugin, (enum fp8kv_inf_policy)inf);
         if (p && p != mine)
-            return cli_usage_error("audit", "the plugins implement different profiles (%s, %s): "
-                                   "an audit compares one semantics", p->name, mine->name);
+            return cli_usage_error("audit",
+                                   "the plugins implement different profiles (%s, %s): "
+                                   "an audit compares one semantics",
+                                   p->name, mine->name);
         p = mine;
     }
     if (p && given && given != p)
@@ -168,9 +180,8 @@ int cmd_audit(int argc, char **argv)
         struct fp8kv_sweep_options opt = {.threads = threads, .progress = stderr};
         struct fp8kv_audit au;
         int status = fp8kv_audit_codecs(cli_vectors_dir(a.value[OPT_VECTORS]), p,
-                                        (enum fp8kv_nan_check)check,
-                                        (enum fp8kv_scale_model)model, &sides[0].subject,
-                                        &sides[1].subject, &opt, &au);
+                                        (enum fp8kv_nan_check)check, (enum fp8kv_scale_model)model,
+                                        &sides[0].subject, &sides[1].subject, &opt, &au);
         if (status != 0) {
             rc = cli_subject_error("audit", status);
         } else {

@@ -37,8 +37,19 @@ static const char bench_help[] =
     "exit: 0 measured (a sweep that found mismatches still exits 1), 2 bad arguments,\n"
     "      3 target unavailable\n";
 
-enum { OPT_VECTORS, OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE, OPT_TARGET, OPT_DEVICE,
-       OPT_QUICK, OPT_PLUGIN, OPT_ONLY, OPT_COUNT };
+enum {
+    OPT_VECTORS,
+    OPT_THREADS,
+    OPT_PROFILE,
+    OPT_NO_RUN,
+    OPT_BASELINE,
+    OPT_TARGET,
+    OPT_DEVICE,
+    OPT_QUICK,
+    OPT_PLUGIN,
+    OPT_ONLY,
+    OPT_COUNT
+};
 static const struct cli_option options[OPT_COUNT] = {
     {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0}, {"baseline", 0},
     {"target", 1},  {"device", 1},  {"quick", 0},   {"plugin", 1}, {"only", 1}};
@@ -130,8 +141,8 @@ static int bench_stream(const struct fp8kv_profile *p, const uint32_t *bounds)
     waitpid(pid, &status, 0);
     if (rc == 0)
         printf("verify-stream f32 through a pipe: %.3f s for 2^32 codes, %.2f GB/s, mismatches "
-               "%llu\n", c.seconds, 4294967296.0 / c.seconds / 1e9,
-               (unsigned long long)c.mismatches);
+               "%llu\n",
+               c.seconds, 4294967296.0 / c.seconds / 1e9, (unsigned long long)c.mismatches);
     return rc;
 }
 
@@ -211,8 +222,9 @@ static int bench_encoders(struct bench *b, struct fp8kv_plugin *plugin, const ch
     if (rc != 0)
         return cli_subject_error("bench", rc);
     printf("sweep f32 plugin %s (%s): %.3f s for 2^32 inputs, %.2f x the built-in bits "
-           "sweep, mismatches %llu\n", plugin_path, c.subject, c.seconds,
-           c.seconds / bits_seconds, (unsigned long long)c.mismatches);
+           "sweep, mismatches %llu\n",
+           plugin_path, c.subject, c.seconds, c.seconds / bits_seconds,
+           (unsigned long long)c.mismatches);
     return 0;
 }
 
@@ -230,8 +242,7 @@ static int bench_baseline(struct bench *b)
     struct fp8kv_check c;
     if (bench_sweep(b, &s, &b->opt, &c) != 0)
         return cli_input_error("bench");
-    printf("baseline: bits judged per input by table lookup: %.3f s for 2^32 inputs\n",
-           c.seconds);
+    printf("baseline: bits judged per input by table lookup: %.3f s for 2^32 inputs\n", c.seconds);
     return 0;
 }
 
@@ -278,8 +289,8 @@ int cmd_bench(int argc, char **argv)
         return EXIT_USAGE;
     const char *dir = cli_vectors_dir(a.value[OPT_VECTORS]);
     const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
-    struct bench b = {.p = fp8kv_profile_by_name(profile_name), .opt = {.threads = threads},
-                      .all_clean = 1};
+    struct bench b = {
+        .p = fp8kv_profile_by_name(profile_name), .opt = {.threads = threads}, .all_clean = 1};
     if (!b.p)
         return cli_usage_error("bench", "--profile: no profile '%s'", profile_name);
     uint32_t *bounds = fp8kv_load_boundaries(dir, b.p);

@@ -59,13 +59,26 @@ struct calc_options {
 };
 
 /* Option table indices; encode and decode each accept a subset. */
-enum { OPT_FORMAT, OPT_OVERFLOW, OPT_INF, OPT_MODEL, OPT_SCALE, OPT_INPUT_DTYPE, OPT_OUTPUT_DTYPE,
-       OPT_READ_MODEL, OPT_COUNT };
+enum {
+    OPT_FORMAT,
+    OPT_OVERFLOW,
+    OPT_INF,
+    OPT_MODEL,
+    OPT_SCALE,
+    OPT_INPUT_DTYPE,
+    OPT_OUTPUT_DTYPE,
+    OPT_READ_MODEL,
+    OPT_COUNT
+};
 static const struct cli_option calc_options_table[OPT_COUNT] = {
-    [OPT_FORMAT] = {"format", 1},           [OPT_OVERFLOW] = {"overflow", 1},
-    [OPT_INF] = {"inf", 1},                 [OPT_MODEL] = {"model", 1},
-    [OPT_SCALE] = {"scale", 1},             [OPT_INPUT_DTYPE] = {"input-dtype", 1},
-    [OPT_OUTPUT_DTYPE] = {"output-dtype", 1}, [OPT_READ_MODEL] = {"read-model", 1},
+    [OPT_FORMAT] = {"format", 1},
+    [OPT_OVERFLOW] = {"overflow", 1},
+    [OPT_INF] = {"inf", 1},
+    [OPT_MODEL] = {"model", 1},
+    [OPT_SCALE] = {"scale", 1},
+    [OPT_INPUT_DTYPE] = {"input-dtype", 1},
+    [OPT_OUTPUT_DTYPE] = {"output-dtype", 1},
+    [OPT_READ_MODEL] = {"read-model", 1},
 };
 
 /* choice: the index of an option's value in names (default 0 when absent), or -1 after a

@@ -23,11 +23,20 @@ static const char report_help[] =
     "  --flags TEXT            the compile flags\n"
     "  --reason TEXT           why it was not executed (default: no such device here)\n"
     "  --out DIR               reports root (default reports)\n"
-    "  --vectors DIR           golden vectors, for the vector-set hash (default: $FP8KV_VECTORS, ./vectors, or the installed set)\n"
+    "  --vectors DIR           golden vectors, for the vector-set hash (default: $FP8KV_VECTORS, "
+    "./vectors, or the installed set)\n"
     "exit: 0 written, 2 bad arguments or an unwritable report\n";
 
-enum { OPT_COMPILED_ONLY, OPT_PATHS, OPT_COMPILER, OPT_FLAGS, OPT_REASON, OPT_OUT, OPT_VECTORS,
-       OPT_COUNT };
+enum {
+    OPT_COMPILED_ONLY,
+    OPT_PATHS,
+    OPT_COMPILER,
+    OPT_FLAGS,
+    OPT_REASON,
+    OPT_OUT,
+    OPT_VECTORS,
+    OPT_COUNT
+};
 static const struct cli_option options[OPT_COUNT] = {
     {"compiled-only", 1}, {"paths", 1}, {"compiler", 1}, {"flags", 1},
     {"reason", 1},        {"out", 1},   {"vectors", 1}};
@@ -43,9 +52,11 @@ int cmd_report(int argc, char **argv)
         return cli_usage_error("report", "--compiled-only TARGET is required (the only kind of "
                                          "report this command writes)");
     if (fp8kv_target_kind_of_name(target) != FP8KV_TARGET_HIP ||
-        strlen(target) >= sizeof ((struct fp8kv_target_info *)0)->target)
-        return cli_usage_error("report", "--compiled-only: '%s' is not a GPU target name (sm_NN "
-                               "or gfxNNN)", target);
+        strlen(target) >= sizeof((struct fp8kv_target_info *)0)->target)
+        return cli_usage_error("report",
+                               "--compiled-only: '%s' is not a GPU target name (sm_NN "
+                               "or gfxNNN)",
+                               target);
     if (!a.value[OPT_PATHS] || !*a.value[OPT_PATHS])
         return cli_usage_error("report", "--paths: say what was compiled for %s", target);
 

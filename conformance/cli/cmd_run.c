@@ -31,11 +31,19 @@ static const char run_help[] =
     "  --junit DIR     Criterion JUnit XML files to copy into the report folder\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
 
-enum { OPT_TARGET, OPT_OUT, OPT_VECTORS, OPT_PROFILE, OPT_THREADS, OPT_JUNIT, OPT_DEVICE,
-       OPT_COUNT };
-static const struct cli_option options[OPT_COUNT] = {
-    {"target", 1},  {"out", 1},   {"vectors", 1}, {"profile", 1},
-    {"threads", 1}, {"junit", 1}, {"device", 1}};
+enum {
+    OPT_TARGET,
+    OPT_OUT,
+    OPT_VECTORS,
+    OPT_PROFILE,
+    OPT_THREADS,
+    OPT_JUNIT,
+    OPT_DEVICE,
+    OPT_COUNT
+};
+static const struct cli_option options[OPT_COUNT] = {{"target", 1},  {"out", 1},     {"vectors", 1},
+                                                     {"profile", 1}, {"threads", 1}, {"junit", 1},
+                                                     {"device", 1}};
 
 int cmd_run(int argc, char **argv)
 {

@@ -41,12 +41,21 @@ static const char sweep_help[] =
     "      or hung (the input range in flight is named)\n";
 
 enum {
-    OPT_CODEC, OPT_PROFILE, OPT_DOMAIN, OPT_PLUGIN, OPT_MODEL, OPT_INF, OPT_TIMEOUT, OPT_NAN_CHECK,
-    OPT_THREADS, OPT_VECTORS, OPT_COUNT
+    OPT_CODEC,
+    OPT_PROFILE,
+    OPT_DOMAIN,
+    OPT_PLUGIN,
+    OPT_MODEL,
+    OPT_INF,
+    OPT_TIMEOUT,
+    OPT_NAN_CHECK,
+    OPT_THREADS,
+    OPT_VECTORS,
+    OPT_COUNT
 };
 static const struct cli_option options[OPT_COUNT] = {
-    {"codec", 1}, {"profile", 1},   {"domain", 1},    {"plugin", 1},  {"model", 1},
-    {"inf", 1},   {"timeout", 1},   {"nan-check", 1}, {"threads", 1}, {"vectors", 1}};
+    {"codec", 1}, {"profile", 1}, {"domain", 1},    {"plugin", 1},  {"model", 1},
+    {"inf", 1},   {"timeout", 1}, {"nan-check", 1}, {"threads", 1}, {"vectors", 1}};
 
 void cli_print_classes(const struct fp8kv_check *c)
 {
@@ -76,8 +85,8 @@ struct sweep_common {
 
 static int sweep_codec(const struct cli_args *a, const struct sweep_common *k)
 {
-    const struct fp8kv_subject *enc = fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count,
-                                                         a->value[OPT_CODEC], FP8KV_CAP_ENCODE);
+    const struct fp8kv_subject *enc = fp8kv_subject_find(
+        fp8kv_cpu_subjects, fp8kv_cpu_subject_count, a->value[OPT_CODEC], FP8KV_CAP_ENCODE);
     if (!enc)
         return cli_usage_error("sweep", "--codec: no built-in codec '%s' (bits | frexp)",
                                a->value[OPT_CODEC]);
@@ -108,19 +117,19 @@ static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
 {
     for (int o = OPT_PROFILE; o <= OPT_DOMAIN; o++)
         if (a->value[o])
-            return cli_usage_error("sweep", "--%s is for --codec; a plugin's profile comes from "
-                                   "its descriptor and --inf", options[o].name);
+            return cli_usage_error("sweep",
+                                   "--%s is for --codec; a plugin's profile comes from "
+                                   "its descriptor and --inf",
+                                   options[o].name);
     int model = FP8KV_MODEL_F32_DIV, inf = FP8KV_INF_CLAMP;
     double timeout = 30.0;
-    if (a->value[OPT_MODEL] &&
-        (model = cli_parse_choice("sweep", "model", a->value[OPT_MODEL], fp8kv_model_names,
-                                  FP8KV_MODEL_COUNT)) < 0)
+    if (a->value[OPT_MODEL] && (model = cli_parse_choice("sweep", "model", a->value[OPT_MODEL],
+                                                         fp8kv_model_names, FP8KV_MODEL_COUNT)) < 0)
         return EXIT_USAGE;
     if (fp8kv_kernel_model_check((enum fp8kv_scale_model)model) != 0)
         return cli_usage_error("sweep", "--model: %s", fp8kv_last_error());
-    if (a->value[OPT_INF] &&
-        (inf = cli_parse_choice("sweep", "inf", a->value[OPT_INF], fp8kv_inf_names,
-                                FP8KV_INF_COUNT)) < 0)
+    if (a->value[OPT_INF] && (inf = cli_parse_choice("sweep", "inf", a->value[OPT_INF],
+                                                     fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
         return EXIT_USAGE;
     if (a->value[OPT_TIMEOUT] &&
         cli_parse_seconds("sweep", "timeout", a->value[OPT_TIMEOUT], &timeout) != 0)
@@ -131,10 +140,11 @@ static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
     int rc = fp8kv_plugin_open(a->value[OPT_PLUGIN], threads, timeout, &pl);
     if (rc != 0)
         return cli_subject_error("sweep", rc);
-    struct fp8kv_plugin_sweep_options o = {
-        .vectors_dir = k->dir, .model = (enum fp8kv_scale_model)model,
-        .check = (enum fp8kv_nan_check)k->check, .inf = (enum fp8kv_inf_policy)inf,
-        .sweep = {.threads = threads, .progress = stderr}};
+    struct fp8kv_plugin_sweep_options o = {.vectors_dir = k->dir,
+                                           .model = (enum fp8kv_scale_model)model,
+                                           .check = (enum fp8kv_nan_check)k->check,
+                                           .inf = (enum fp8kv_inf_policy)inf,
+                                           .sweep = {.threads = threads, .progress = stderr}};
     struct fp8kv_plugin_verdict v;
     rc = fp8kv_plugin_sweep(pl, &o, &v);
     fp8kv_plugin_close(pl);

@@ -34,8 +34,18 @@ static const char verify_stream_help[] =
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, or a stream of the wrong\n"
     "      length (too short or too long: the byte count is named)\n";
 
-enum { OPT_SWEEP, OPT_PROFILE, OPT_FORMAT, OPT_OVERFLOW, OPT_INF, OPT_NAN_CHECK, OPT_NAME,
-       OPT_JSON, OPT_VECTORS, OPT_COUNT };
+enum {
+    OPT_SWEEP,
+    OPT_PROFILE,
+    OPT_FORMAT,
+    OPT_OVERFLOW,
+    OPT_INF,
+    OPT_NAN_CHECK,
+    OPT_NAME,
+    OPT_JSON,
+    OPT_VECTORS,
+    OPT_COUNT
+};
 static const struct cli_option options[OPT_COUNT] = {
     {"sweep", 1},     {"profile", 1}, {"format", 1}, {"overflow", 1}, {"inf", 1},
     {"nan-check", 1}, {"name", 1},    {"json", 1},   {"vectors", 1}};

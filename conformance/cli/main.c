@@ -9,8 +9,9 @@
 static int cmd_no_oracle(int argc, char **argv)
 {
     (void)argc;
-    fprintf(stderr, "fp8kv %s: not built with the oracle (configure with FP8KV_WITH_ORACLE=ON, "
-                    "which needs the MPFR and GMP headers)\n",
+    fprintf(stderr,
+            "fp8kv %s: not built with the oracle (configure with FP8KV_WITH_ORACLE=ON, "
+            "which needs the MPFR and GMP headers)\n",
             argv[0]);
     return EXIT_USAGE;
 }

@@ -1,8 +1,7 @@
 /* codec_plugin.c — the CPU subjects `bits` and `decode-bits` (fp8kv/subject.h) as a
- * codec plugin (fp8kv/plugin.h): the same code, to measure what the plugin path costs; and, built with
- * PLUGIN_FAULT set, the faulty plugins the tests feed to `fp8kv sweep --plugin`:
- *   crash       dereferences NULL on meeting the input 1.0
- *   hang        sleeps forever on meeting the input 1.0
+ * codec plugin (fp8kv/plugin.h): the same code, to measure what the plugin path costs; and, built
+ * with PLUGIN_FAULT set, the faulty plugins the tests feed to `fp8kv sweep --plugin`: crash
+ * dereferences NULL on meeting the input 1.0 hang        sleeps forever on meeting the input 1.0
  *   exit        calls exit(7) while loading
  *   abi2        says ABI version 2
  *   no_symbol   exports no fp8kv_codec_v1
@@ -61,12 +60,9 @@ static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)
 }
 
 static const struct fp8kv_codec_v1 codec = {
-    PLUGIN_FAULT == FAULT_ABI2 ? 2 : FP8KV_CODEC_ABI_VERSION,
-    "bits-plugin",
-    PLUGIN_FAULT == FAULT_BAD_FORMAT ? "e5m2" : "e4m3fn",
-    "satfinite",
-    PLUGIN_FAULT == FAULT_NULL_ENCODE ? NULL : encode_f32,
-    decode_f32,
+    PLUGIN_FAULT == FAULT_ABI2 ? 2 : FP8KV_CODEC_ABI_VERSION, "bits-plugin",
+    PLUGIN_FAULT == FAULT_BAD_FORMAT ? "e5m2" : "e4m3fn",     "satfinite",
+    PLUGIN_FAULT == FAULT_NULL_ENCODE ? NULL : encode_f32,    decode_f32,
 };
 
 #if PLUGIN_FAULT == FAULT_EXIT

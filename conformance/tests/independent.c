@@ -93,7 +93,7 @@ float indep_f16_to_f32(uint16_t bits)
 #error "independent.c needs _Float16 or x86 F16C for the RN16 step"
 #endif
 
-/* ---- the formats, from docs/DESIGN.md §1 -------------------------------------------------------- */
+/* ---- the formats, from docs/DESIGN.md §1 ----------------------------------------------------- */
 
 static const struct indep_format formats[FP8KV_FORMAT_COUNT] = {
     [FP8KV_E4M3FN] =

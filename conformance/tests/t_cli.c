@@ -65,9 +65,8 @@ Test(cli, bad_input_exit_2_with_message)
 
 Test(cli, help_everywhere)
 {
-    static const char *const commands[] = {"encode", "decode", "gen",   "verify",
-                                           "sweep",  "run",    "bench", "verify-stream",
-                                           "audit"};
+    static const char *const commands[] = {"encode", "decode", "gen",           "verify", "sweep",
+                                           "run",    "bench",  "verify-stream", "audit"};
     char cmd[256], out[8192];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         snprintf(cmd, sizeof cmd, FP8KV " %s --help", commands[i]);
@@ -81,8 +80,8 @@ Test(cli, help_everywhere)
 Test(cli, verify_committed_vectors)
 {
     char out[4096];
-    cr_assert_eq(run(FP8KV " verify --vectors " FP8KV_SOURCE_DIR "/vectors 2>&1", out, sizeof out), 0,
-                 "%s", out);
+    cr_assert_eq(run(FP8KV " verify --vectors " FP8KV_SOURCE_DIR "/vectors 2>&1", out, sizeof out),
+                 0, "%s", out);
     cr_assert_eq(run(FP8KV " verify --vectors /nonexistent/fp8kv 2>&1", out, sizeof out), 2);
     cr_assert(strstr(out, "/nonexistent/fp8kv"), "message names the directory: %s", out);
 }

@@ -43,12 +43,12 @@ static inline float c_frexpf(float a, int *e)
     return a == 0.0f ? a : m;
 }
 
-/* defect 1 of docs/DESIGN.md §1.4: an engine "mirror" codec on frexpf/ldexpf/nearbyintf with no ±0 guard.
- * Its normal path writes the exponent field e - 1 + bias and the mantissa field
- * nearbyint(16 m) - 8 (the significand 2m in [1, 2) less its hidden bit, in eighths). A zero
- * has frexpf(±0) = (±0, 0), so it takes the normal path with field bias - 1 and mantissa -8,
- * and (field << 3) | -8 is 0xF8 in a byte, whatever the sign and the format. The specials and
- * the overflow are handled right (by fp8kv_codec_finish): only the zero is wrong. */
+/* defect 1 of docs/DESIGN.md §1.4: an engine "mirror" codec on frexpf/ldexpf/nearbyintf with no ±0
+ * guard. Its normal path writes the exponent field e - 1 + bias and the mantissa field nearbyint(16
+ * m) - 8 (the significand 2m in [1, 2) less its hidden bit, in eighths). A zero has frexpf(±0) =
+ * (±0, 0), so it takes the normal path with field bias - 1 and mantissa -8, and (field << 3) | -8
+ * is 0xF8 in a byte, whatever the sign and the format. The specials and the overflow are handled
+ * right (by fp8kv_codec_finish): only the zero is wrong. */
 static uint8_t frexp_no_zero_guard(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
@@ -68,9 +68,10 @@ static uint8_t frexp_no_zero_guard(struct fp8kv_codec_cfg c, uint32_t x)
     return special ? finished : (uint8_t)((int)sign | code);
 }
 
-/* defect 2 of docs/DESIGN.md §1.4 (AMD amd_hip_fp8.h software path): overflow is judged on the input, before
- * rounding: |x| > max gives the overflow code, so under the nan rule (448, 464] becomes NaN
- * although it rounds to 448. Under satfinite the overflow code is ±max, the right byte. */
+/* defect 2 of docs/DESIGN.md §1.4 (AMD amd_hip_fp8.h software path): overflow is judged on the
+ * input, before rounding: |x| > max gives the overflow code, so under the nan rule (448, 464]
+ * becomes NaN although it rounds to 448. Under satfinite the overflow code is ±max, the right byte.
+ */
 static uint8_t overflow_before_rounding(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
@@ -80,9 +81,9 @@ static uint8_t overflow_before_rounding(struct fp8kv_codec_cfg c, uint32_t x)
     return too_big ? fp8kv_codec_finish(c, sign, mag, max_code + 1u) : fp8kv_encode_bits(c, x);
 }
 
-/* defect 3 of docs/DESIGN.md §1.4 (AMD amd_hip_fp8.h software path): "Inf or NaN" is one test, taken before
- * the saturation logic, and gives the NaN code: ±Inf is NaN even under satfinite with the
- * clamp policy (CUDA and ONNX give ±max). */
+/* defect 3 of docs/DESIGN.md §1.4 (AMD amd_hip_fp8.h software path): "Inf or NaN" is one test,
+ * taken before the saturation logic, and gives the NaN code: ±Inf is NaN even under satfinite with
+ * the clamp policy (CUDA and ONNX give ±max). */
 static uint8_t inf_to_nan_under_satfinite(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
@@ -90,34 +91,34 @@ static uint8_t inf_to_nan_under_satfinite(struct fp8kv_codec_cfg c, uint32_t x)
     return mag >= 0x7F800000u ? nan : fp8kv_encode_bits(c, x);
 }
 
-/* defect 6 of docs/DESIGN.md §1.4 (CUDA cuda_fp8.hpp software path, sm_90 hardware): every NaN becomes the
- * positive NaN code 0x7F; the sign of a negative NaN is lost. */
+/* defect 6 of docs/DESIGN.md §1.4 (CUDA cuda_fp8.hpp software path, sm_90 hardware): every NaN
+ * becomes the positive NaN code 0x7F; the sign of a negative NaN is lost. */
 static uint8_t negative_nan_loses_sign(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t mag = x & 0x7FFFFFFFu;
     return mag > 0x7F800000u ? 0x7Fu : fp8kv_encode_bits(c, x);
 }
 
-/* defect 14 of docs/DESIGN.md §1.4 (triton on gfx1201): f32 -> fp8 goes through f16, encode(RN16(x)): an x
- * just off an e4m3 midpoint rounds onto it in f16, and the tie then goes to even, which may
- * be the wrong side. */
+/* defect 14 of docs/DESIGN.md §1.4 (triton on gfx1201): f32 -> fp8 goes through f16,
+ * encode(RN16(x)): an x just off an e4m3 midpoint rounds onto it in f16, and the tie then goes to
+ * even, which may be the wrong side. */
 static uint8_t double_rounding_through_f16(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const float h = fp8kv_f16_to_f32(fp8kv_f32_to_f16_rne(fp8kv_f32_from_bits(x)));
     return fp8kv_encode_bits(c, fp8kv_f32_bits(h));
 }
 
-/* defect 16 of docs/DESIGN.md §1.4 (subnormal paths under DAZ/FTZ): f32 denormal inputs are flushed to +0
- * before the conversion, so a negative denormal loses its sign: 0x00, not 0x80 (e4m3fn). */
+/* defect 16 of docs/DESIGN.md §1.4 (subnormal paths under DAZ/FTZ): f32 denormal inputs are flushed
+ * to +0 before the conversion, so a negative denormal loses its sign: 0x00, not 0x80 (e4m3fn). */
 static uint8_t ftz_denormal_inputs(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t mag = x & 0x7FFFFFFFu;
     return fp8kv_encode_bits(c, mag != 0 && mag < 0x00800000u ? 0u : x);
 }
 
-/* defect 17 of docs/DESIGN.md §1.4 (sglang's software E4M3, among others): ties round half up in magnitude
- * (half away from zero) instead of to even: a plain half is added below the kept bits, with
- * no "- 1 + lsb". 1.0625 -> 0x39 instead of 0x38; 2^-10 -> 0x01 instead of 0x00. */
+/* defect 17 of docs/DESIGN.md §1.4 (sglang's software E4M3, among others): ties round half up in
+ * magnitude (half away from zero) instead of to even: a plain half is added below the kept bits,
+ * with no "- 1 + lsb". 1.0625 -> 0x39 instead of 0x38; 2^-10 -> 0x01 instead of 0x00. */
 static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
@@ -137,7 +138,8 @@ static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
  * file is built with -fno-trapping-math (tests/CMakeLists.txt; no FP trap is ever enabled, so
  * no result changes): without them most loops do not vectorize, and the suite's 2^32-input
  * sweeps of the broken encoders take two to four times as long. */
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) &&                            \
+    !defined(__SANITIZE_ADDRESS__)
 #define HOT_LOOP __attribute__((target_clones("avx2", "default")))
 #else
 #define HOT_LOOP
@@ -147,15 +149,15 @@ static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
  * The configuration arrives by value (a copy read through a pointer would be reloaded after
  * every store to q, a uint8_t that may alias it, and keep the loop from vectorizing). The
  * sweep always passes scale 1. */
-#define ARRAY_SUBJECT(fn)                                                                        \
-    HOT_LOOP static int fn##_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x,       \
-                                   size_t n, float s, uint8_t *q)                                \
-    {                                                                                            \
-        (void)ctx;                                                                               \
-        (void)s;                                                                                 \
-        for (size_t i = 0; i < n; i++)                                                           \
-            q[i] = fn(cfg, fp8kv_f32_bits(x[i]));                                                \
-        return 0;                                                                                \
+#define ARRAY_SUBJECT(fn)                                                                          \
+    HOT_LOOP static int fn##_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x,          \
+                                   size_t n, float s, uint8_t *q)                                  \
+    {                                                                                              \
+        (void)ctx;                                                                                 \
+        (void)s;                                                                                   \
+        for (size_t i = 0; i < n; i++)                                                             \
+            q[i] = fn(cfg, fp8kv_f32_bits(x[i]));                                                  \
+        return 0;                                                                                  \
     }
 ARRAY_SUBJECT(frexp_no_zero_guard)
 ARRAY_SUBJECT(overflow_before_rounding)
@@ -192,8 +194,8 @@ static void log_check(const struct fp8kv_check *c)
 }
 
 /* sweep_f32: the exhaustive f32 sweep of an array encoder under the profile's codec cfg. */
-static void sweep_f32(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                      const char *name, array_encode encode, struct fp8kv_check *c)
+static void sweep_f32(const struct fp8kv_profile *p, enum fp8kv_nan_check check, const char *name,
+                      array_encode encode, struct fp8kv_check *c)
 {
     uint32_t *b = fp8kv_load_boundaries(VECTORS, p);
     cr_assert_not_null(b, "%s: %s", p->name, fp8kv_last_error());
@@ -243,9 +245,8 @@ static void expect_caught(const struct fp8kv_check *c, enum fp8kv_class named, u
     for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
         total += c->class_mismatches[k];
         if (only && !(allowed & CLASS(k)))
-            cr_assert_eq(c->class_mismatches[k], 0, "%s: %llu mismatches in class %s",
-                         c->subject, (unsigned long long)c->class_mismatches[k],
-                         fp8kv_class_names[k]);
+            cr_assert_eq(c->class_mismatches[k], 0, "%s: %llu mismatches in class %s", c->subject,
+                         (unsigned long long)c->class_mismatches[k], fp8kv_class_names[k]);
     }
     cr_assert_eq(total, c->mismatches, "the class counts do not add up");
     cr_assert_eq(c->failure_lines, c->mismatches < FP8KV_MAX_FAILURE_LINES
@@ -307,8 +308,8 @@ Test(defects, row2_overflow_before_rounding)
 {
     const struct fp8kv_profile *p = profile_named("e4m3fn_nan");
     struct fp8kv_check c;
-    sweep_f32(p, FP8KV_NAN_CHECK_STRICT, "overflow_before_rounding",
-              overflow_before_rounding_array, &c);
+    sweep_f32(p, FP8KV_NAN_CHECK_STRICT, "overflow_before_rounding", overflow_before_rounding_array,
+              &c);
     /* (448, 464) is normal, 464 itself the tie of 448 and 480: both signs */
     expect_caught(&c, FP8KV_CLASS_NORMAL, CLASS(FP8KV_CLASS_NORMAL) | CLASS(FP8KV_CLASS_TIE), 1);
     const uint64_t below_464 = 0x43E80000u - 0x43E00000u - 1u; /* f32 strictly in (448, 464) */
@@ -381,8 +382,8 @@ Test(defects, row14_double_rounding_through_f16)
     /* every failure line: x is not a midpoint, RN16(x) is one, and the code is RN16(x)'s */
     for (int i = 0; i < c.failure_lines; i++) {
         const struct failure_line f = parse_line(c.failures[i]);
-        const uint32_t h = fp8kv_f32_bits(
-            fp8kv_f16_to_f32(fp8kv_f32_to_f16_rne(fp8kv_f32_from_bits(f.input))));
+        const uint32_t h =
+            fp8kv_f32_bits(fp8kv_f16_to_f32(fp8kv_f32_to_f16_rne(fp8kv_f32_from_bits(f.input))));
         cr_assert_neq(h, f.input, "%s", c.failures[i]);
         cr_assert_eq(fp8kv_classify_f32(p->format, h), FP8KV_CLASS_TIE, "%s: RN16 is 0x%08x",
                      c.failures[i], h);

@@ -65,7 +65,7 @@ static const struct fp8kv_profile *first_claimed(const struct fp8kv_subject *s)
     return NULL;
 }
 
-/* ---- KV paths ------------------------------------------------------------------------------------ */
+/* ---- KV paths -------------------------------------------------------------------------------- */
 
 Test(gpu, kv_kernels_pass_every_golden_case_of_every_profile)
 {
@@ -82,7 +82,7 @@ Test(gpu, kv_kernels_pass_every_golden_case_of_every_profile)
     cr_assert_eq(fp8kv_gpu_error_count(), errors, "%s", fp8kv_gpu_last_error());
 }
 
-/* ---- codecs and decoders ---------------------------------------------------------------------------- */
+/* ---- codecs and decoders --------------------------------------------------------------------- */
 
 Test(gpu, configurable_codecs_pass_every_vector_set_strictly)
 {
@@ -90,7 +90,8 @@ Test(gpu, configurable_codecs_pass_every_vector_set_strictly)
     static const int ids[] = {FP8KV_GPU_CODEC_BITS, FP8KV_GPU_CODEC_FREXP};
     for (size_t k = 0; k < 2; k++) {
         cr_assert(fp8kv_gpu_codec_available(ids[k]));
-        const struct fp8kv_subject *s = gpu_subject(fp8kv_gpu_codecs[ids[k]].name, FP8KV_CAP_ENCODE);
+        const struct fp8kv_subject *s =
+            gpu_subject(fp8kv_gpu_codecs[ids[k]].name, FP8KV_CAP_ENCODE);
         for (int i = 0; i < fp8kv_profile_count; i++) {
             struct fp8kv_results r = {0};
             cr_assert(fp8kv_subject_implements(s, &fp8kv_profiles[i]));
@@ -111,8 +112,7 @@ Test(gpu, vendor_codecs_pass_their_profiles_by_nan_class)
         if (!info->vendor || !fp8kv_gpu_codec_available(c))
             continue;
         const struct fp8kv_subject *s = gpu_subject(info->name, FP8KV_CAP_ENCODE);
-        cr_assert(s->flags & FP8KV_SUBJECT_VENDOR, "%s is not marked a vendor conversion",
-                  s->name);
+        cr_assert(s->flags & FP8KV_SUBJECT_VENDOR, "%s is not marked a vendor conversion", s->name);
         const struct fp8kv_profile *p = first_claimed(s);
         struct fp8kv_results r = {0};
         cr_assert_eq(fp8kv_check_encoder_vectors(VECTORS, p, FP8KV_NAN_CHECK_CLASS, s, &r), 0, "%s",
@@ -128,7 +128,8 @@ Test(gpu, decoders_pass_the_decode_and_read_sets)
     for (int d = 0; d < FP8KV_GPU_DECODER_COUNT; d++)
         for (int i = 0; i < fp8kv_profile_count; i++) {
             struct fp8kv_results r = {0};
-            const struct fp8kv_subject *s = gpu_subject(fp8kv_gpu_decoder_names[d], FP8KV_CAP_DECODE);
+            const struct fp8kv_subject *s =
+                gpu_subject(fp8kv_gpu_decoder_names[d], FP8KV_CAP_DECODE);
             cr_assert_eq(fp8kv_check_decoder_vectors(VECTORS, &fp8kv_profiles[i], s, &r), 0, "%s",
                          fp8kv_last_error());
             expect_all_pass(&r, 0);
@@ -136,7 +137,7 @@ Test(gpu, decoders_pass_the_decode_and_read_sets)
         }
 }
 
-/* ---- sweeps ---------------------------------------------------------------------------------------- */
+/* ---- sweeps ---------------------------------------------------------------------------------- */
 
 /* The run table of a domain, from the judge; *out malloc'd. */
 static size_t device_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
@@ -168,15 +169,13 @@ Test(gpu, short_sweeps_of_the_bits_codec_are_clean)
             /* f32: the first 2^24 patterns and the 2^24 around 1.0 are covered by two limits */
             struct fp8kv_sweep_result res;
             const uint64_t limit = d == FP8KV_DOMAIN_F32 ? 1ull << 26 : 0;
-            cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS,
-                                         fp8kv_profile_cfg(p),
+            cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, fp8kv_profile_cfg(p),
                                          (enum fp8kv_domain)d, runs, n, limit, &res),
                          0, "%s", fp8kv_gpu_last_error());
             cr_assert_eq(res.cases, d == FP8KV_DOMAIN_F32 ? limit : 65536u);
-            cr_assert_eq(total_of(&res), 0, "%s %s: %llu mismatches, first 0x%08x => %02x",
-                         p->name, fp8kv_sweep_domain_names[d],
-                         (unsigned long long)total_of(&res), res.failure_input[0],
-                         res.failure_got[0]);
+            cr_assert_eq(total_of(&res), 0, "%s %s: %llu mismatches, first 0x%08x => %02x", p->name,
+                         fp8kv_sweep_domain_names[d], (unsigned long long)total_of(&res),
+                         res.failure_input[0], res.failure_got[0]);
             cr_assert_eq(res.failures, 0);
             free(runs);
         }
@@ -210,8 +209,7 @@ static void planted(uint32_t at, uint64_t limit)
                  (unsigned long long)start, (unsigned long long)end,
                  (unsigned long long)total_of(&res));
     cr_assert_eq(res.class_mismatches[runs[k].cls], end - start);
-    const uint64_t lines = end - start < FP8KV_SWEEP_FAILURES ? end - start
-                                                                  : FP8KV_SWEEP_FAILURES;
+    const uint64_t lines = end - start < FP8KV_SWEEP_FAILURES ? end - start : FP8KV_SWEEP_FAILURES;
     cr_assert_eq((uint64_t)res.failures, lines);
     for (int i = 0; i < res.failures; i++) {
         cr_assert_eq(res.failure_input[i], start + (uint64_t)i, "line %d: 0x%08x", i,
@@ -220,8 +218,8 @@ static void planted(uint32_t at, uint64_t limit)
         cr_assert_eq(res.failure_got[i], runs[k].value ^ 0x01u);
     }
     /* deterministic: the same answer again */
-    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, limit, &again),
-                 0);
+    cr_assert_eq(
+        fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, limit, &again), 0);
     cr_assert_eq(memcmp(again.failure_input, res.failure_input, sizeof res.failure_input), 0);
     cr_assert_eq(again.failures, res.failures);
     free(runs);
@@ -246,7 +244,7 @@ Test(gpu, sweep_finds_the_first_failures_among_millions)
     planted(0x00400000u, 1ull << 27); /* the f32 denormals: millions of failures, refined */
 }
 
-/* ---- the whole run, one profile ------------------------------------------------------------------------ */
+/* ---- the whole run, one profile -------------------------------------------------------------- */
 
 Test(gpu, run_is_conformant_and_shows_the_nan_sign_of_vendor_conversions)
 {
@@ -271,7 +269,8 @@ Test(gpu, run_is_conformant_and_shows_the_nan_sign_of_vendor_conversions)
                          "%s %s: mismatches on inputs other than NaN", c->name, c->subject);
         shown += c->mismatches > 0;
     }
-    /* on NVIDIA every vendor conversion gives 0x7F for -NaN (defect 6 of docs/DESIGN.md §1.4): it must show */
+    /* on NVIDIA every vendor conversion gives 0x7F for -NaN (defect 6 of docs/DESIGN.md §1.4): it
+     * must show */
     if (fp8kv_gpu_codec_available(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE))
         cr_assert_gt(shown, 0, "the -NaN sign difference does not show under strict");
     fp8kv_results_free(&r);

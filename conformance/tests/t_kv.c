@@ -56,11 +56,11 @@ static int gather_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_c
                  scale, out, dst);
 }
 
-static int attention_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                        const float *query, int num_q_heads, const uint8_t *key_cache,
-                        const uint8_t *value_cache, const int32_t *block_table,
-                        int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                        float k_scale, float v_scale, float softmax_scale, float *out)
+static int attention_of(void *ctx, struct fp8kv_codec_cfg cfg,
+                        const struct fp8kv_cache_shape *shape, const float *query, int num_q_heads,
+                        const uint8_t *key_cache, const uint8_t *value_cache,
+                        const int32_t *block_table, int max_blocks_per_seq, const int32_t *seq_lens,
+                        int num_seqs, float k_scale, float v_scale, float softmax_scale, float *out)
 {
     return ((const struct kv_paths *)ctx)
         ->attention(cfg, shape, query, num_q_heads, key_cache, value_cache, block_table,
@@ -70,9 +70,9 @@ static int attention_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8k
 /* The CPU target's own KV subject, from its subject table. */
 static const struct fp8kv_subject *cpu_reference(void)
 {
-    const struct fp8kv_subject *s = fp8kv_subject_find(
-        fp8kv_cpu_subjects, fp8kv_cpu_subject_count, "cpu-reference",
-        FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION);
+    const struct fp8kv_subject *s =
+        fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, "cpu-reference",
+                           FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION);
     cr_assert_not_null(s, "the CPU subject table has no cpu-reference KV subject");
     return s;
 }
@@ -95,8 +95,7 @@ static void run_kv(const struct fp8kv_profile *p, const struct kv_paths *paths,
 {
     memset(r, 0, sizeof *r);
     const struct fp8kv_subject subject = subject_of(paths);
-    cr_assert_eq(fp8kv_check_kv(VECTORS, p, &subject, r), 0, "%s: %s", p->name,
-                 fp8kv_last_error());
+    cr_assert_eq(fp8kv_check_kv(VECTORS, p, &subject, r), 0, "%s: %s", p->name, fp8kv_last_error());
     cr_assert_geq(r->count, MIN_CASES * CHECKS_PER_CASE, "%s: only %zu checks", p->name, r->count);
     cr_assert_eq(r->count % CHECKS_PER_CASE, 0);
 }
@@ -169,9 +168,9 @@ Test(kv, cpu_reference_passes_every_case_of_every_profile)
 /* A store that sends padding (-1) to the last slot of the cache, as a Python-style negative
  * index would. */
 static int store_padding_at_end(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                                 enum fp8kv_kv_dtype in, const void *key, const void *value,
-                                 int num_tokens, const int64_t *slot_mapping, float k_scale,
-                                 float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+                                enum fp8kv_kv_dtype in, const void *key, const void *value,
+                                int num_tokens, const int64_t *slot_mapping, float k_scale,
+                                float v_scale, uint8_t *key_cache, uint8_t *value_cache)
 {
     int64_t *slots = malloc((size_t)num_tokens * sizeof *slots + 1);
     cr_assert_not_null(slots);
@@ -187,7 +186,7 @@ static int store_padding_at_end(struct fp8kv_codec_cfg cfg, const struct fp8kv_c
 Test(kv, padding_written_fails_only_the_store)
 {
     const struct kv_paths broken = {"padding-at-end", store_padding_at_end,
-                                          fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
+                                    fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
     for (size_t k = 0; k < r.count; k++) {
@@ -212,13 +211,13 @@ static uint16_t f16_toward_zero(float y)
 
 /* A read that truncates to f16/bf16 instead of rounding to nearest even. */
 static int gather_truncating(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                              int is_key, const uint8_t *cache, const int32_t *block_table,
-                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                              float scale, enum fp8kv_kv_dtype out, void *dst)
+                             int is_key, const uint8_t *cache, const int32_t *block_table,
+                             int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                             float scale, enum fp8kv_kv_dtype out, void *dst)
 {
     if (out == FP8KV_KV_F32) {
-        return fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table,
-                                        max_blocks_per_seq, seq_lens, num_seqs, scale, out, dst);
+        return fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table, max_blocks_per_seq,
+                                        seq_lens, num_seqs, scale, out, dst);
     }
     size_t n = 0;
     for (int i = 0; i < num_seqs; i++)
@@ -237,7 +236,7 @@ static int gather_truncating(struct fp8kv_codec_cfg cfg, const struct fp8kv_cach
 Test(kv, truncating_reads_fail_only_the_16_bit_reads)
 {
     const struct kv_paths broken = {"truncating-read", fp8kv_cpu_reshape_and_cache,
-                                          gather_truncating, fp8kv_cpu_paged_attention};
+                                    gather_truncating, fp8kv_cpu_paged_attention};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
     for (size_t k = 0; k < r.count; k++) {
@@ -260,9 +259,9 @@ static struct fp8kv_cache_shape as_nhd(const struct fp8kv_cache_shape *shape)
 }
 
 static int store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                      const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
-                      uint8_t *value_cache)
+                     enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                     uint8_t *value_cache)
 {
     const struct fp8kv_cache_shape s = as_nhd(shape);
     fp8kv_cpu_reshape_and_cache(cfg, &s, in, key, value, num_tokens, slot_mapping, k_scale, v_scale,
@@ -270,10 +269,10 @@ static int store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     return 0;
 }
 
-static int gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                       int is_key, const uint8_t *cache, const int32_t *block_table,
-                       int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
-                       enum fp8kv_kv_dtype out, void *dst)
+static int gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape, int is_key,
+                      const uint8_t *cache, const int32_t *block_table, int max_blocks_per_seq,
+                      const int32_t *seq_lens, int num_seqs, float scale, enum fp8kv_kv_dtype out,
+                      void *dst)
 {
     const struct fp8kv_cache_shape s = as_nhd(shape);
     fp8kv_cpu_gather_dequant(cfg, &s, is_key, cache, block_table, max_blocks_per_seq, seq_lens,
@@ -282,10 +281,10 @@ static int gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape
 }
 
 static int attention_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                          const float *query, int num_q_heads, const uint8_t *key_cache,
-                          const uint8_t *value_cache, const int32_t *block_table,
-                          int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                          float k_scale, float v_scale, float softmax_scale, float *out)
+                         const float *query, int num_q_heads, const uint8_t *key_cache,
+                         const uint8_t *value_cache, const int32_t *block_table,
+                         int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                         float k_scale, float v_scale, float softmax_scale, float *out)
 {
     const struct fp8kv_cache_shape s = as_nhd(shape);
     fp8kv_cpu_paged_attention(cfg, &s, query, num_q_heads, key_cache, value_cache, block_table,
@@ -308,12 +307,11 @@ Test(kv, wrong_layout_fails_every_split_x_check)
 
 /* Attention that maps q head qh to kv head qh % num_heads (instead of qh / group): right for
  * MHA, wrong for GQA. Built from the reference by running each group slice as MHA. */
-static int attention_modulo_heads(struct fp8kv_codec_cfg cfg,
-                                   const struct fp8kv_cache_shape *shape, const float *query,
-                                   int num_q_heads, const uint8_t *key_cache,
-                                   const uint8_t *value_cache, const int32_t *block_table,
-                                   int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                                   float k_scale, float v_scale, float softmax_scale, float *out)
+static int attention_modulo_heads(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                                  const float *query, int num_q_heads, const uint8_t *key_cache,
+                                  const uint8_t *value_cache, const int32_t *block_table,
+                                  int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                                  float k_scale, float v_scale, float softmax_scale, float *out)
 {
     const size_t H = (size_t)shape->num_heads, D = (size_t)shape->head_size;
     const size_t slice = (size_t)num_seqs * H * D;
@@ -336,7 +334,7 @@ static int attention_modulo_heads(struct fp8kv_codec_cfg cfg,
 Test(kv, wrong_gqa_mapping_fails_only_gqa_attention)
 {
     const struct kv_paths broken = {"gqa-modulo", fp8kv_cpu_reshape_and_cache,
-                                          fp8kv_cpu_gather_dequant, attention_modulo_heads};
+                                    fp8kv_cpu_gather_dequant, attention_modulo_heads};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
     int failed = 0;
@@ -353,10 +351,10 @@ Test(kv, wrong_gqa_mapping_fails_only_gqa_attention)
 /* Attention whose outputs are rounded to bf16: about 2^-9 relative error, far above the
  * 1e-10 NMSE threshold, though every output is "close". */
 static int attention_bf16_out(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                               const float *query, int num_q_heads, const uint8_t *key_cache,
-                               const uint8_t *value_cache, const int32_t *block_table,
-                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                               float k_scale, float v_scale, float softmax_scale, float *out)
+                              const float *query, int num_q_heads, const uint8_t *key_cache,
+                              const uint8_t *value_cache, const int32_t *block_table,
+                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                              float k_scale, float v_scale, float softmax_scale, float *out)
 {
     fp8kv_cpu_paged_attention(cfg, shape, query, num_q_heads, key_cache, value_cache, block_table,
                               max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale,
@@ -370,7 +368,7 @@ static int attention_bf16_out(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
 Test(kv, low_precision_attention_fails_the_nmse_threshold)
 {
     const struct kv_paths broken = {"bf16-attention", fp8kv_cpu_reshape_and_cache,
-                                          fp8kv_cpu_gather_dequant, attention_bf16_out};
+                                    fp8kv_cpu_gather_dequant, attention_bf16_out};
     struct fp8kv_results r;
     run_kv(&fp8kv_profiles[0], &broken, &r);
     for (size_t k = 0; k < r.count; k++) {
@@ -386,10 +384,10 @@ Test(kv, low_precision_attention_fails_the_nmse_threshold)
 /* Stores under the reciprocal and f16 models differ from f32_div on some of the midpoint
  * inputs: the store check tells the models apart, and only it fails. */
 static int store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model,
-                        const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in,
-                        const void *key, const void *value, int num_tokens,
-                        const int64_t *slot_mapping, float k_scale, float v_scale,
-                        uint8_t *key_cache, uint8_t *value_cache)
+                       const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in,
+                       const void *key, const void *value, int num_tokens,
+                       const int64_t *slot_mapping, float k_scale, float v_scale,
+                       uint8_t *key_cache, uint8_t *value_cache)
 {
     cfg.model = model;
     fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale,
@@ -398,9 +396,9 @@ static int store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model,
 }
 
 static int store_recip(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                        enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                        const int64_t *slot_mapping, float k_scale, float v_scale,
-                        uint8_t *key_cache, uint8_t *value_cache)
+                       enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                       const int64_t *slot_mapping, float k_scale, float v_scale,
+                       uint8_t *key_cache, uint8_t *value_cache)
 {
     store_model(cfg, FP8KV_CODEC_F32_MUL_RECIP, shape, in, key, value, num_tokens, slot_mapping,
                 k_scale, v_scale, key_cache, value_cache);
@@ -408,9 +406,9 @@ static int store_recip(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
 }
 
 static int store_f16(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                      const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
-                      uint8_t *value_cache)
+                     enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                     uint8_t *value_cache)
 {
     store_model(cfg, FP8KV_CODEC_F16_DIV, shape, in, key, value, num_tokens, slot_mapping, k_scale,
                 v_scale, key_cache, value_cache);
@@ -444,9 +442,9 @@ Test(kv, other_scale_models_fail_the_store)
 /* A store that rounds ties away from zero: RNE, then one code up in magnitude where the
  * quotient sat exactly on the midpoint and RNE went toward zero. */
 static int store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                            enum fp8kv_kv_dtype in, const void *key, const void *value,
-                            int num_tokens, const int64_t *slot_mapping, float k_scale,
-                            float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+                           enum fp8kv_kv_dtype in, const void *key, const void *value,
+                           int num_tokens, const int64_t *slot_mapping, float k_scale,
+                           float v_scale, uint8_t *key_cache, uint8_t *value_cache)
 {
     fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale,
                                 v_scale, key_cache, value_cache);
@@ -481,8 +479,8 @@ static int store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_
 
 Test(kv, ties_away_store_fails_only_the_store)
 {
-    const struct kv_paths broken = {"ties-away-store", store_ties_away,
-                                          fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
+    const struct kv_paths broken = {"ties-away-store", store_ties_away, fp8kv_cpu_gather_dequant,
+                                    fp8kv_cpu_paged_attention};
     for (int i = 0; i < fp8kv_profile_count; i++) {
         struct fp8kv_results r;
         run_kv(&fp8kv_profiles[i], &broken, &r);

@@ -146,15 +146,13 @@ Test(npy, round_trip_signed_integers)
     const char *path = in_tmp("i4.npy");
     cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_I32, 1, s1, v32), 0, "%s", fp8kv_last_error());
     struct fp8kv_npy a;
-    cr_assert_eq(fp8kv_npy_read_expect(path, FP8KV_NPY_I32, 1, 5, &a), 0, "%s",
-                 fp8kv_last_error());
+    cr_assert_eq(fp8kv_npy_read_expect(path, FP8KV_NPY_I32, 1, 5, &a), 0, "%s", fp8kv_last_error());
     for (int i = 0; i < 5; i++)
         cr_assert_eq(((const int32_t *)a.data)[i], v32[i]);
     fp8kv_npy_free(&a);
     path = in_tmp("i8.npy");
     cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_I64, 2, s2, v64), 0, "%s", fp8kv_last_error());
-    cr_assert_eq(fp8kv_npy_read_expect(path, FP8KV_NPY_I64, 2, 2, &a), 0, "%s",
-                 fp8kv_last_error());
+    cr_assert_eq(fp8kv_npy_read_expect(path, FP8KV_NPY_I64, 2, 2, &a), 0, "%s", fp8kv_last_error());
     cr_assert_eq(a.shape[1], 3);
     cr_assert_eq(memcmp(a.data, v64, sizeof v64), 0);
     fp8kv_npy_free(&a);

@@ -78,7 +78,8 @@ Test(oracle, check_roundtrip_every_code)
     for (int i = 0; i < fp8kv_profile_count; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         for (int q = 0; q < 256; q++) {
-            uint8_t got = fp8kv_oracle_encode_f32(p, fp8kv_oracle_decode_f32(p->format, (uint8_t)q));
+            uint8_t got =
+                fp8kv_oracle_encode_f32(p, fp8kv_oracle_decode_f32(p->format, (uint8_t)q));
             cr_assert_eq(got, q, "%s: encode(decode(0x%02x)) = 0x%02x", p->name, q, got);
         }
     }
@@ -95,10 +96,14 @@ Test(oracle, check_defects_exact_values)
     cr_assert_eq(fp8kv_oracle_encode_f32(sat, 0x3C700000u), 0x08, "carry into the normal range");
     cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x3p-10f)), 0x02, "subnormal tie, even");
     cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x5p-10f)), 0x02, "subnormal tie, even");
-    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(1.0625f)), 0x38, "defect 17 of docs/DESIGN.md §1.4");
-    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x1p-10f)), 0x00, "defect 17 of docs/DESIGN.md §1.4");
-    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(470.0f)), 0x7E, "defect 10 of docs/DESIGN.md §1.4");
-    cr_assert_eq(fp8kv_oracle_encode_f32(nan, bits_of(470.0f)), 0x7F, "defect 10 of docs/DESIGN.md §1.4");
+    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(1.0625f)), 0x38,
+                 "defect 17 of docs/DESIGN.md §1.4");
+    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(0x1p-10f)), 0x00,
+                 "defect 17 of docs/DESIGN.md §1.4");
+    cr_assert_eq(fp8kv_oracle_encode_f32(sat, bits_of(470.0f)), 0x7E,
+                 "defect 10 of docs/DESIGN.md §1.4");
+    cr_assert_eq(fp8kv_oracle_encode_f32(nan, bits_of(470.0f)), 0x7F,
+                 "defect 10 of docs/DESIGN.md §1.4");
     cr_assert_eq(fp8kv_oracle_encode_f32(profile("e4m3fnuz_satfinite"), bits_of(248.0f)), 0x7F);
     cr_assert_eq(fp8kv_oracle_encode_f32(profile("e4m3fnuz_nan"), bits_of(248.0f)), 0x80,
                  "248 ties to the even 256, which overflows");

@@ -108,7 +108,7 @@ Test(plugin, the_bits_codec_as_a_plugin_is_conformant_on_every_set)
     plugin_verdict(PLUGIN("fp8kv_bits_plugin"), &v);
     cr_assert(v.conformant);
     cr_assert_eq(v.mismatches, 0);
-    static const char *const sets[] = {"sweep-f32", "edges", "all-f16", "all-bf16",
+    static const char *const sets[] = {"sweep-f32",     "edges",  "all-f16", "all-bf16",
                                        "scale-f32_div", "decode", "read-f32"};
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
         int found = 0;

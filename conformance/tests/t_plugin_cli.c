@@ -27,30 +27,35 @@ static const char *last_line(void)
 
 Test(plugin_cli, a_clean_plugin_is_conformant)
 {
-    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_bits_plugin") VECTORS, out,
-                          sizeof out), 0, "%s", out);
+    cr_assert_eq(
+        test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_bits_plugin") VECTORS, out, sizeof out), 0,
+        "%s", out);
     cr_assert(strstr(out, "matches on the scale pairs: f32_div"), "%s", out);
-    cr_assert_str_eq(last_line(),
-                     "bits-plugin e4m3fn_satfinite: inputs=4295182306 mismatches=0 "
-                     "verdict=conformant");
+    cr_assert_str_eq(last_line(), "bits-plugin e4m3fn_satfinite: inputs=4295182306 mismatches=0 "
+                                  "verdict=conformant");
 }
 
 Test(plugin_cli, a_faulty_plugin_is_nonconformant)
 {
-    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_wrong_tie") VECTORS, out,
-                          sizeof out), 1, "%s", out);
+    cr_assert_eq(
+        test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_wrong_tie") VECTORS, out, sizeof out),
+        1, "%s", out);
     cr_assert(strstr(out, "0x43e80000 => 7f  expected 7e  tie"), "%s", out);
     cr_assert(strstr(last_line(), "verdict=nonconformant"), "%s", out);
 }
 
 Test(plugin_cli, crash_and_hang_exit_4_with_the_harness_intact)
 {
-    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_crash") VECTORS " 2>&1",
-                          out, sizeof out), 4, "%s", out);
+    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_crash") VECTORS " 2>&1", out,
+                          sizeof out),
+                 4, "%s", out);
     cr_assert(strstr(out, "1048576 inputs 0x3f800000 .. 0x3f8fffff") &&
-              strstr(out, "the harness is intact"), "%s", out);
-    cr_assert_eq(test_run(FP8KV " sweep --timeout 1 --plugin" PLUGIN("fp8kv_plugin_hang")
-                          VECTORS " 2>&1", out, sizeof out), 4, "%s", out);
+                  strstr(out, "the harness is intact"),
+              "%s", out);
+    cr_assert_eq(test_run(FP8KV " sweep --timeout 1 --plugin" PLUGIN("fp8kv_plugin_hang") VECTORS
+                          " 2>&1",
+                          out, sizeof out),
+                 4, "%s", out);
     cr_assert(strstr(out, "hung: no answer within 1 s") && strstr(out, "0x3f800000"), "%s", out);
 }
 
@@ -82,41 +87,54 @@ Test(plugin_cli, bad_plugins_and_arguments_exit_2)
 Test(plugin_cli, verify_stream_judges_a_pipe)
 {
     cr_assert_eq(test_run(F16_GOLDEN " | " FP8KV " verify-stream --sweep f16 --name golden" VECTORS,
-                          out, sizeof out), 0, "%s", out);
+                          out, sizeof out),
+                 0, "%s", out);
     cr_assert_str_eq(last_line(), "golden e4m3fn_satfinite: inputs=65536 mismatches=0 "
                                   "verdict=conformant");
     cr_assert_eq(test_run(F16_GOLDEN " | " FP8KV " verify-stream --sweep f16 --format e4m3fn "
-                          "--overflow satfinite --inf clamp" VECTORS, out, sizeof out), 0, "%s",
-                 out);
+                                     "--overflow satfinite --inf clamp" VECTORS,
+                          out, sizeof out),
+                 0, "%s", out);
     /* one byte changed: input 0x3c00 (1.0) gives 0x39 instead of 0x38 */
     cr_assert_eq(test_run("(" F16_GOLDEN " | head -c 15360; printf '\\071'; " F16_GOLDEN
                           " | tail -c 50175) | " FP8KV " verify-stream --sweep f16" VECTORS,
-                          out, sizeof out), 1, "%s", out);
+                          out, sizeof out),
+                 1, "%s", out);
     cr_assert(strstr(out, "0x3c00 => 39  expected 38  normal"), "%s", out);
     cr_assert(strstr(last_line(), "mismatches=1 verdict=nonconformant"), "%s", out);
     /* too short, too long */
-    cr_assert_eq(test_run(F16_GOLDEN " | head -c 1000 | " FP8KV " verify-stream --sweep f16"
-                          VECTORS " 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(test_run(F16_GOLDEN " | head -c 1000 | " FP8KV " verify-stream --sweep f16" VECTORS
+                                     " 2>&1",
+                          out, sizeof out),
+                 2, "%s", out);
     cr_assert(strstr(out, "ended after 1000 bytes"), "%s", out);
-    cr_assert_eq(test_run("(" F16_GOLDEN "; printf x) | " FP8KV " verify-stream --sweep f16"
-                          VECTORS " 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(test_run("(" F16_GOLDEN "; printf x) | " FP8KV " verify-stream --sweep f16" VECTORS
+                          " 2>&1",
+                          out, sizeof out),
+                 2, "%s", out);
     cr_assert(strstr(out, "1 bytes more"), "%s", out);
 }
 
 Test(plugin_cli, audit_finds_the_change_and_who_is_right)
 {
-    cr_assert_eq(test_run(FP8KV " audit --baseline bits --candidate frexp" VECTORS, out,
-                          sizeof out), 0, "%s", out);
-    cr_assert(strstr(last_line(), "changed=0 ") && strstr(last_line(), "verdict=identical"),
-              "%s", out);
-    cr_assert_eq(test_run(FP8KV " audit --baseline bits --candidate" PLUGIN("fp8kv_plugin_wrong_tie")
-                          VECTORS, out, sizeof out), 1, "%s", out);
+    cr_assert_eq(
+        test_run(FP8KV " audit --baseline bits --candidate frexp" VECTORS, out, sizeof out), 0,
+        "%s", out);
+    cr_assert(strstr(last_line(), "changed=0 ") && strstr(last_line(), "verdict=identical"), "%s",
+              out);
+    cr_assert_eq(test_run(FP8KV " audit --baseline bits --candidate" PLUGIN(
+                              "fp8kv_plugin_wrong_tie") VECTORS,
+                          out, sizeof out),
+                 1, "%s", out);
     cr_assert(strstr(out, "0x43e80000 => baseline 7e  candidate 7f  expected 7e  tie  "
-                          "(baseline right)"), "%s", out);
+                          "(baseline right)"),
+              "%s", out);
     cr_assert(strstr(last_line(), "baseline_right=") && strstr(last_line(), "verdict=regressed"),
               "%s", out);
     /* the other way round the change is a fix */
-    cr_assert_eq(test_run(FP8KV " audit --candidate bits --baseline" PLUGIN("fp8kv_plugin_wrong_tie")
-                          VECTORS, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(test_run(FP8KV " audit --candidate bits --baseline" PLUGIN(
+                              "fp8kv_plugin_wrong_tie") VECTORS,
+                          out, sizeof out),
+                 0, "%s", out);
     cr_assert(strstr(last_line(), "verdict=improved"), "%s", out);
 }

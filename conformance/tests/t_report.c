@@ -49,10 +49,8 @@ static void one_check(struct fp8kv_results *r, int mismatches, int gated)
 
 static struct fp8kv_report_meta meta_for(const struct fp8kv_target_info *t)
 {
-    struct fp8kv_report_meta m = {.target = t,
-                                  .vectors_dir = FP8KV_SOURCE_DIR "/vectors",
-                                  .profiles = "all",
-                                  .seconds = 1.0};
+    struct fp8kv_report_meta m = {
+        .target = t, .vectors_dir = FP8KV_SOURCE_DIR "/vectors", .profiles = "all", .seconds = 1.0};
     return m;
 }
 

@@ -8,7 +8,8 @@
  * The engine itself: its failure lines come in input order and are the same for any number
  * of threads, even when later chunks finish first; `limit` restricts the inputs; a subject's
  * negative status is returned; a bad boundary table is refused with a message naming the
- * file; and the table-driven expected code agrees with the hand-known values of docs/DESIGN.md §1.4. */
+ * file; and the table-driven expected code agrees with the hand-known values of docs/DESIGN.md
+ * §1.4. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
@@ -61,7 +62,7 @@ static uint32_t bits_at(const float *x, size_t i)
     return fp8kv_f32_bits(x[i]);
 }
 
-/* ---- exhaustive: every profile x every built-in encoder x every domain ------------------------- */
+/* ---- exhaustive: every profile x every built-in encoder x every domain ----------------------- */
 
 /* The encoding subjects of the CPU target's table, in table order, into out (at most max);
  * their number. */
@@ -122,8 +123,8 @@ ParameterizedTest(struct sweep_case *sc, sweep, exhaustive)
     struct fp8kv_check c;
     int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, enc, fp8kv_profile_cfg(p), NULL, &c);
     free(b);
-    cr_assert_eq(rc, 0, "%s %s %s: status %d: %s", enc->name, p->name,
-                 fp8kv_sweep_domain_names[d], rc, fp8kv_last_error());
+    cr_assert_eq(rc, 0, "%s %s %s: status %d: %s", enc->name, p->name, fp8kv_sweep_domain_names[d],
+                 rc, fp8kv_last_error());
     if (c.mismatches)
         print_check(&c);
     const uint64_t want_cases = d == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;
@@ -154,7 +155,7 @@ Test(sweep, sweep_cases_cover_every_profile_and_encoder)
     cpu_encoder("frexp");
 }
 
-/* ---- the expected code: the boundary table against values known by hand (docs/DESIGN.md §1.4) ---------- */
+/* ---- the expected code: the boundary table against the values of docs/DESIGN.md §1.4 ---- */
 
 Test(sweep, expected_codes_of_known_values)
 {
@@ -163,21 +164,21 @@ Test(sweep, expected_codes_of_known_values)
         uint32_t x;
         uint8_t want;
     } known[] = {
-        {"e4m3fn_satfinite", 0x43E80000u, 0x7E},  /* 464: the tie of 448 and 480 goes even */
-        {"e4m3fn_nan", 0x43E80000u, 0x7E},        /* ... under both overflow rules */
-        {"e4m3fn_satfinite", 0x43E80001u, 0x7E},  /* just above: overflow, saturated */
-        {"e4m3fn_nan", 0x43E80001u, 0x7F},        /* ... or NaN */
-        {"e4m3fn_nan", 0xC3E80001u, 0xFF},        /* the NaN keeps the sign */
-        {"e4m3fn_satfinite", 0x3C700000u, 0x08},  /* 15 * 2^-10: carry into the normal range */
-        {"e4m3fn_satfinite", 0x3B400000u, 0x02},  /* 3 * 2^-10: subnormal tie, to even */
-        {"e4m3fn_satfinite", 0x3BA00000u, 0x02},  /* 5 * 2^-10: subnormal tie, to even */
-        {"e4m3fn_satfinite", 0x3A800000u, 0x00},  /* 2^-10: the tie of 0 and 2^-9 */
-        {"e4m3fn_satfinite", 0xBA800000u, 0x80},  /* -2^-10: -0 */
-        {"e4m3fn_satfinite", 0x3F880000u, 0x38},  /* 1.0625: tie, to even */
-        {"e4m3fn_satfinite", 0x80000001u, 0x80},  /* the smallest negative denormal: -0 */
-        {"e4m3fn_satfinite", 0x7F800000u, 0x7E},  /* +Inf clamps */
+        {"e4m3fn_satfinite", 0x43E80000u, 0x7E}, /* 464: the tie of 448 and 480 goes even */
+        {"e4m3fn_nan", 0x43E80000u, 0x7E},       /* ... under both overflow rules */
+        {"e4m3fn_satfinite", 0x43E80001u, 0x7E}, /* just above: overflow, saturated */
+        {"e4m3fn_nan", 0x43E80001u, 0x7F},       /* ... or NaN */
+        {"e4m3fn_nan", 0xC3E80001u, 0xFF},       /* the NaN keeps the sign */
+        {"e4m3fn_satfinite", 0x3C700000u, 0x08}, /* 15 * 2^-10: carry into the normal range */
+        {"e4m3fn_satfinite", 0x3B400000u, 0x02}, /* 3 * 2^-10: subnormal tie, to even */
+        {"e4m3fn_satfinite", 0x3BA00000u, 0x02}, /* 5 * 2^-10: subnormal tie, to even */
+        {"e4m3fn_satfinite", 0x3A800000u, 0x00}, /* 2^-10: the tie of 0 and 2^-9 */
+        {"e4m3fn_satfinite", 0xBA800000u, 0x80}, /* -2^-10: -0 */
+        {"e4m3fn_satfinite", 0x3F880000u, 0x38}, /* 1.0625: tie, to even */
+        {"e4m3fn_satfinite", 0x80000001u, 0x80}, /* the smallest negative denormal: -0 */
+        {"e4m3fn_satfinite", 0x7F800000u, 0x7E}, /* +Inf clamps */
         {"e4m3fn_satfinite_infnan", 0xFF800000u, 0xFF}, /* -Inf is -NaN */
-        {"e4m3fn_satfinite", 0xFFC00000u, 0xFF},  /* -NaN */
+        {"e4m3fn_satfinite", 0xFFC00000u, 0xFF},        /* -NaN */
         {"e4m3fnuz_satfinite", 0x43780000u, 0x7F}, /* 248: tie of 240 and 256, even overflows */
         {"e4m3fnuz_nan", 0x43780000u, 0x80},
         {"e4m3fnuz_satfinite", 0x80000001u, 0x00}, /* no -0 in fnuz */
@@ -193,7 +194,7 @@ Test(sweep, expected_codes_of_known_values)
     }
 }
 
-/* ---- the NaN check ------------------------------------------------------------------------------ */
+/* ---- the NaN check --------------------------------------------------------------------------- */
 
 /* A subject that is the integer codec except on NaN inputs, which all get the code nan_out. */
 struct nan_writer {
@@ -201,8 +202,8 @@ struct nan_writer {
     uint8_t nan_out;
 };
 
-static int encode_nan_writer(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
-                             uint8_t *q)
+static int encode_nan_writer(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
+                             float s, uint8_t *q)
 {
     (void)cfg;
     const struct nan_writer *w = ctx;
@@ -228,13 +229,15 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
             const enum fp8kv_domain dom = (enum fp8kv_domain)d;
             const uint64_t nans = d == FP8KV_DOMAIN_F16 ? 1023 : 127; /* per sign */
             struct nan_writer w = {fp8kv_profile_cfg(p), 0};
-            struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "nan-writer", .ctx = &w,
-                                                  .encode = encode_nan_writer};
+            struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE,
+                                            .claim = FP8KV_CLAIM_ALL,
+                                            .name = "nan-writer",
+                                            .ctx = &w,
+                                            .encode = encode_nan_writer};
             for (int check = 0; check < FP8KV_NAN_CHECK_COUNT; check++) {
                 const enum fp8kv_nan_check chk = (enum fp8kv_nan_check)check;
                 /* the right NaN of each sign: passes either check */
-                cr_assert_eq(
-                    fp8kv_sweep(p, chk, dom, b, cpu_encoder("bits"), w.cfg, NULL, &c), 0);
+                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, cpu_encoder("bits"), w.cfg, NULL, &c), 0);
                 if (!c.passed)
                     print_check(&c);
                 cr_assert(c.passed, "%s %s, nan check %s: the correct codec fails: %s", p->name,
@@ -244,18 +247,20 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
                 /* the positive (or only) NaN code for every NaN: class accepts it; strict
                  * rejects the negative NaNs where the format has a signed NaN */
                 w.nan_out = fp8kv_nan_code(f, 0);
-                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, fp8kv_profile_cfg(p), NULL, &c), 0);
+                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, fp8kv_profile_cfg(p), NULL, &c),
+                             0);
                 const uint64_t want = chk == FP8KV_NAN_CHECK_STRICT && f->nan_has_sign ? nans : 0;
                 cr_assert_eq(c.mismatches, want,
-                             "%s %s, nan check %s, every NaN to %02x: %llu mismatches: %s",
-                             p->name, fp8kv_sweep_domain_names[d], fp8kv_nan_check_names[check],
-                             w.nan_out, (unsigned long long)c.mismatches,
+                             "%s %s, nan check %s, every NaN to %02x: %llu mismatches: %s", p->name,
+                             fp8kv_sweep_domain_names[d], fp8kv_nan_check_names[check], w.nan_out,
+                             (unsigned long long)c.mismatches,
                              c.failure_lines ? c.failures[0] : "");
                 cr_assert_eq(c.class_mismatches[FP8KV_CLASS_NAN], want);
 
                 /* a finite code for a NaN: rejected by both */
                 w.nan_out = f->max_code;
-                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, fp8kv_profile_cfg(p), NULL, &c), 0);
+                cr_assert_eq(fp8kv_sweep(p, chk, dom, b, &subject, fp8kv_profile_cfg(p), NULL, &c),
+                             0);
                 cr_assert_eq(c.mismatches, 2 * nans, "%s %s, nan check %s, every NaN to %02x",
                              p->name, fp8kv_sweep_domain_names[d], fp8kv_nan_check_names[check],
                              w.nan_out);
@@ -266,7 +271,7 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
     }
 }
 
-/* ---- failure lines: input order, and the same for any number of threads ----------------------- */
+/* ---- failure lines: input order, and the same for any number of threads ---------------------- */
 
 /* A broken subject: the integer codec, but every input whose low 16 bits are 0x1234 gets its
  * code's low bit flipped, so each 2^16-input chunk holds exactly one failure. The first chunks
@@ -275,8 +280,8 @@ Test(sweep, nan_check_class_accepts_any_nan_code)
 #define BROKEN_LOW_BITS 0x1234u
 #define SLOW_CHUNKS 8u
 
-static int encode_flip_one_per_chunk(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
-                                     uint8_t *q)
+static int encode_flip_one_per_chunk(void *ctx, struct fp8kv_codec_cfg cfg, const float *x,
+                                     size_t n, float s, uint8_t *q)
 {
     (void)ctx;
     (void)s;
@@ -294,11 +299,13 @@ static int encode_flip_one_per_chunk(void *ctx, struct fp8kv_codec_cfg cfg, cons
 static void sweep_broken(const struct fp8kv_profile *p, const uint32_t *b, int threads,
                          uint64_t limit, struct fp8kv_check *c)
 {
-    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL,
+    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE,
+                                    .claim = FP8KV_CLAIM_ALL,
                                     .name = "flip-one-per-chunk",
                                     .encode = encode_flip_one_per_chunk};
     struct fp8kv_sweep_options opt = {.threads = threads, .limit = limit};
-    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b, &subject, fp8kv_profile_cfg(p), &opt, c);
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b, &subject,
+                         fp8kv_profile_cfg(p), &opt, c);
     cr_assert_eq(rc, 0, "threads %d: status %d: %s", threads, rc, fp8kv_last_error());
 }
 
@@ -327,9 +334,9 @@ Test(sweep, failure_lines_in_input_order_and_deterministic)
     for (int i = 0; i < first.failure_lines; i++) {
         unsigned input = 0, got = 0, want = 0;
         char cls[32];
-        cr_assert_eq(sscanf(first.failures[i], "0x%x => %x expected %x %31s", &input, &got,
-                            &want, cls),
-                     4, "line %d: %s", i, first.failures[i]);
+        cr_assert_eq(
+            sscanf(first.failures[i], "0x%x => %x expected %x %31s", &input, &got, &want, cls), 4,
+            "line %d: %s", i, first.failures[i]);
         cr_assert(i == 0 || input > previous, "line %d out of order: %s", i, first.failures[i]);
         cr_assert_eq(input, ((uint32_t)i << 16) | BROKEN_LOW_BITS, "line %d: %s", i,
                      first.failures[i]);
@@ -356,7 +363,7 @@ Test(sweep, failure_lines_in_input_order_and_deterministic)
     free(b);
 }
 
-/* ---- limit -------------------------------------------------------------------------------------- */
+/* ---- limit ----------------------------------------------------------------------------------- */
 
 /* A subject that records how many inputs it saw and the largest input pattern. */
 struct counting {
@@ -384,15 +391,17 @@ static int encode_counting(void *ctx, struct fp8kv_codec_cfg cfg, const float *x
     return 0;
 }
 
-static void sweep_counting(const struct fp8kv_profile *p, const uint32_t *b,
-                           enum fp8kv_domain d, uint64_t limit, struct counting *k,
-                           struct fp8kv_check *c)
+static void sweep_counting(const struct fp8kv_profile *p, const uint32_t *b, enum fp8kv_domain d,
+                           uint64_t limit, struct counting *k, struct fp8kv_check *c)
 {
     k->cfg = fp8kv_profile_cfg(p);
     atomic_init(&k->seen, 0);
     atomic_init(&k->max_bits, 0);
-    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "counting", .ctx = k,
-                                          .encode = encode_counting};
+    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE,
+                                    .claim = FP8KV_CLAIM_ALL,
+                                    .name = "counting",
+                                    .ctx = k,
+                                    .encode = encode_counting};
     struct fp8kv_sweep_options opt = {.threads = 2, .limit = limit};
     int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, &subject, fp8kv_profile_cfg(p), &opt, c);
     cr_assert_eq(rc, 0, "status %d: %s", rc, fp8kv_last_error());
@@ -434,7 +443,7 @@ Test(sweep, limit_restricts_cases)
     free(b);
 }
 
-/* ---- a failing subject ------------------------------------------------------------------------ */
+/* ---- a failing subject ----------------------------------------------------------------------- */
 
 /* A subject that fails with status -7 on the chunk whose first input has the bits fail_at. */
 #define SUBJECT_STATUS (-7)
@@ -465,24 +474,32 @@ Test(sweep, subject_status_is_returned)
     struct fp8kv_check c;
     for (int single = 0; single <= 1; single++)
         for (int threads = 1; threads <= 2; threads++) {
-            struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "failing", .ctx = &f,
-                                                  .encode = encode_failing,
-                                                  .flags = single ? FP8KV_SUBJECT_SINGLE_THREADED : 0u};
+            struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE,
+                                            .claim = FP8KV_CLAIM_ALL,
+                                            .name = "failing",
+                                            .ctx = &f,
+                                            .encode = encode_failing,
+                                            .flags = single ? FP8KV_SUBJECT_SINGLE_THREADED : 0u};
             struct fp8kv_sweep_options opt = {.threads = threads, .limit = 1ull << 22};
-            int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b, &subject, fp8kv_profile_cfg(p), &opt,
-                                 &c);
+            int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32, b, &subject,
+                                 fp8kv_profile_cfg(p), &opt, &c);
             cr_assert_eq(rc, SUBJECT_STATUS, "single_threaded %d, threads %d: status %d", single,
                          threads, rc);
         }
     /* the f16 domain is one chunk, starting at +0 */
     f.fail_at = 0;
-    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE, .claim = FP8KV_CLAIM_ALL, .name = "failing", .ctx = &f, .encode = encode_failing};
-    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F16, b, &subject, fp8kv_profile_cfg(p), NULL, &c);
+    struct fp8kv_subject subject = {.caps = FP8KV_CAP_ENCODE,
+                                    .claim = FP8KV_CLAIM_ALL,
+                                    .name = "failing",
+                                    .ctx = &f,
+                                    .encode = encode_failing};
+    int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F16, b, &subject,
+                         fp8kv_profile_cfg(p), NULL, &c);
     cr_assert_eq(rc, SUBJECT_STATUS, "f16: status %d", rc);
     free(b);
 }
 
-/* ---- fp8kv_load_boundaries refuses a bad table ------------------------------------------------ */
+/* ---- fp8kv_load_boundaries refuses a bad table ----------------------------------------------- */
 
 static char tmp_dir[64];
 
@@ -501,8 +518,7 @@ static void write_table(const struct fp8kv_profile *p, const uint32_t *t, size_t
     mkdir(dir, 0700);
     fp8kv_vector_path(path, size, tmp_dir, p, "boundaries.npy");
     const size_t shape[1] = {n};
-    cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_U32, 1, shape, t), 0, "%s",
-                 fp8kv_last_error());
+    cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_U32, 1, shape, t), 0, "%s", fp8kv_last_error());
 }
 
 static void remove_table(const struct fp8kv_profile *p)

@@ -32,8 +32,8 @@ static int encode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, s
     return 0;
 }
 
-static int decode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
-                          float s, float *y)
+static int decode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
+                        float *y)
 {
     const struct fp8kv_codec_v1 *codec = ctx;
     (void)cfg;
@@ -103,7 +103,9 @@ int main(int argc, char **argv)
         int gate = gates(c);
         printf("%-14s %-44.44s cases=%llu mismatches=%llu %s\n", c->name, c->detail,
                (unsigned long long)c->cases, (unsigned long long)c->mismatches,
-               !gate ? "(not gated)" : c->passed ? "ok" : "FAILED");
+               !gate       ? "(not gated)"
+               : c->passed ? "ok"
+                           : "FAILED");
         for (int k = 0; k < c->failure_lines && gate; k++)
             printf("  %s\n", c->failures[k]);
         if (gate) {

@@ -10,15 +10,16 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/subject.h"
 
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) &&                            \
+    !defined(__SANITIZE_ADDRESS__)
 #define HOT_LOOP __attribute__((target_clones("avx2", "default")))
 #else
 #define HOT_LOOP
 #endif
 
 HOT_LOOP
-static int encode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
-                             uint8_t *q)
+static int encode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
+                             float s, uint8_t *q)
 {
     (void)ctx;
     if (s == 1.0f && cfg.model != FP8KV_CODEC_F16_DIV) {
@@ -32,8 +33,8 @@ static int encode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const float 
 }
 
 HOT_LOOP
-static int encode_frexp_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
-                              uint8_t *q)
+static int encode_frexp_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
+                              float s, uint8_t *q)
 {
     (void)ctx;
     if (s == 1.0f && cfg.model != FP8KV_CODEC_F16_DIV) {
@@ -46,8 +47,8 @@ static int encode_frexp_array(void *ctx, struct fp8kv_codec_cfg cfg, const float
     return FP8KV_OK;
 }
 
-static int decode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
-                             float *y)
+static int decode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
+                             float s, float *y)
 {
     (void)ctx;
     for (size_t i = 0; i < n; i++)
@@ -55,8 +56,8 @@ static int decode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_
     return FP8KV_OK;
 }
 
-static int decode_table_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
-                              float *y)
+static int decode_table_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
+                              float s, float *y)
 {
     (void)ctx;
     float table[256];
@@ -66,12 +67,12 @@ static int decode_table_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8
     return FP8KV_OK;
 }
 
-/* ---- the KV-cache paths as subject entry points ------------------------------------------------ */
+/* ---- the KV-cache paths as subject entry points ---------------------------------------------- */
 
 static int store_cpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                     const int64_t *slot_mapping, float k_scale, float v_scale,
-                     uint8_t *key_cache, uint8_t *value_cache)
+                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                     uint8_t *value_cache)
 {
     (void)ctx;
     return fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping,
@@ -89,8 +90,8 @@ static int gather_cpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_
 }
 
 static int attention_cpu(void *ctx, struct fp8kv_codec_cfg cfg,
-                         const struct fp8kv_cache_shape *shape, const float *query,
-                         int num_q_heads, const uint8_t *key_cache, const uint8_t *value_cache,
+                         const struct fp8kv_cache_shape *shape, const float *query, int num_q_heads,
+                         const uint8_t *key_cache, const uint8_t *value_cache,
                          const int32_t *block_table, int max_blocks_per_seq,
                          const int32_t *seq_lens, int num_seqs, float k_scale, float v_scale,
                          float softmax_scale, float *out)
@@ -101,7 +102,7 @@ static int attention_cpu(void *ctx, struct fp8kv_codec_cfg cfg,
                                      v_scale, softmax_scale, out);
 }
 
-/* ---- the table ------------------------------------------------------------------------------------ */
+/* ---- the table ------------------------------------------------------------------------------- */
 
 const struct fp8kv_subject fp8kv_cpu_subjects[] = {
     {.name = "bits",

@@ -36,12 +36,12 @@ static int decode_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, s
     return device_status(fp8kv_gpu_decode(*(const int *)ctx, cfg, q, n, s, y));
 }
 
-/* ---- the KV kernels --------------------------------------------------------------------------- */
+/* ---- the KV kernels -------------------------------------------------------------------------- */
 
 static int store_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                     const int64_t *slot_mapping, float k_scale, float v_scale,
-                     uint8_t *key_cache, uint8_t *value_cache)
+                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                     uint8_t *value_cache)
 {
     (void)ctx;
     return device_status(fp8kv_gpu_reshape_and_cache(FP8KV_GPU_CODEC_BITS, cfg, shape, in, key,
@@ -61,20 +61,19 @@ static int gather_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_
 }
 
 static int attention_gpu(void *ctx, struct fp8kv_codec_cfg cfg,
-                         const struct fp8kv_cache_shape *shape, const float *query,
-                         int num_q_heads, const uint8_t *key_cache, const uint8_t *value_cache,
+                         const struct fp8kv_cache_shape *shape, const float *query, int num_q_heads,
+                         const uint8_t *key_cache, const uint8_t *value_cache,
                          const int32_t *block_table, int max_blocks_per_seq,
                          const int32_t *seq_lens, int num_seqs, float k_scale, float v_scale,
                          float softmax_scale, float *out)
 {
     (void)ctx;
-    return device_status(fp8kv_gpu_paged_attention(cfg, shape, query, num_q_heads, key_cache,
-                                                   value_cache, block_table, max_blocks_per_seq,
-                                                   seq_lens, num_seqs, k_scale, v_scale,
-                                                   softmax_scale, 0, out));
+    return device_status(fp8kv_gpu_paged_attention(
+        cfg, shape, query, num_q_heads, key_cache, value_cache, block_table, max_blocks_per_seq,
+        seq_lens, num_seqs, k_scale, v_scale, softmax_scale, 0, out));
 }
 
-/* ---- the table ---------------------------------------------------------------------------------- */
+/* ---- the table ------------------------------------------------------------------------------- */
 
 static struct fp8kv_subject table[FP8KV_GPU_CODEC_COUNT + FP8KV_GPU_DECODER_COUNT + 1];
 

@@ -18,16 +18,17 @@
 
 /* add_array: writes <profile>/<name> (rows, or rows x cols when cols > 0) and records it;
  * does nothing when rc already holds an error, so calls chain. */
-static int add_array(int rc, struct fp8kv_manifest *m, const struct fp8kv_profile *p, const char *set,
-                     const char *name, const char *description, enum fp8kv_npy_dtype dtype,
-                     size_t rows, size_t cols, const void *data)
+static int add_array(int rc, struct fp8kv_manifest *m, const struct fp8kv_profile *p,
+                     const char *set, const char *name, const char *description,
+                     enum fp8kv_npy_dtype dtype, size_t rows, size_t cols, const void *data)
 {
     if (rc != 0)
         return rc;
     char path[256];
     snprintf(path, sizeof path, "%s/%s", p->name, name);
     size_t shape[2] = {rows, cols};
-    return fp8kv_manifest_add_npy(m, p->name, set, path, description, dtype, cols ? 2 : 1, shape, data);
+    return fp8kv_manifest_add_npy(m, p->name, set, path, description, dtype, cols ? 2 : 1, shape,
+                                  data);
 }
 
 /* decode table, round trip, boundaries: the per-code sets. */
@@ -96,7 +97,7 @@ static int gen_edges(struct fp8kv_manifest *m, const struct fp8kv_profile *p)
         char path[256];
         snprintf(path, sizeof path, "%s/edges.txt", p->name);
         rc = fp8kv_manifest_add_text(m, p->name, "edges", path,
-                               "the edge vectors as hex text, TestFloat style", text, len);
+                                     "the edge vectors as hex text, TestFloat style", text, len);
     }
     free(text);
     free(cls);

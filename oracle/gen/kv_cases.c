@@ -42,8 +42,8 @@ struct case_def {
 
 /* Every case has partially filled blocks, out-of-order block tables, padding tokens (the
  * first token is always one), non-power-of-two scales with k_scale != v_scale, overflowing
- * inputs and fp8 midpoints times the scale. The last cache slot is never written (a kernel that sends slot
- * -1 to the end of the cache is caught). */
+ * inputs and fp8 midpoints times the scale. The last cache slot is never written (a kernel that
+ * sends slot -1 to the end of the cache is caught). */
 static const struct case_def cases[] = {
     /* NHD, f32, odd head count (3), MHA */
     {LAYOUT_NHD, FP8KV_DTYPE_F32, 4, 3, 8, 3, 3, {7, 2, 5}, 3, 2, 0.05f, 0.0123f, 0.35355339f},

@@ -17,8 +17,9 @@
 
 #define MANIFEST_SCHEMA_VERSION 1
 
-static struct fp8kv_manifest_entry *new_entry(struct fp8kv_manifest *m, const char *profile, const char *set,
-                                        const char *path, const char *description)
+static struct fp8kv_manifest_entry *new_entry(struct fp8kv_manifest *m, const char *profile,
+                                              const char *set, const char *path,
+                                              const char *description)
 {
     if (m->count == m->capacity) {
         size_t cap = m->capacity ? 2 * m->capacity : 64;
@@ -60,9 +61,9 @@ static char *prepare_path(struct fp8kv_manifest *m, const char *path)
     return full;
 }
 
-int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
-                     const char *description, enum fp8kv_npy_dtype dtype, int ndim,
-                     const size_t *shape, const void *data)
+int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const char *set,
+                           const char *path, const char *description, enum fp8kv_npy_dtype dtype,
+                           int ndim, const size_t *shape, const void *data)
 {
     char *full = prepare_path(m, path);
     if (!full)
@@ -82,8 +83,8 @@ int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const 
     return FP8KV_OK;
 }
 
-int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
-                      const char *description, const char *text, size_t len)
+int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set,
+                            const char *path, const char *description, const char *text, size_t len)
 {
     char *full = prepare_path(m, path);
     if (!full)
@@ -119,8 +120,7 @@ static json_t *profiles_json(void)
 static json_t *entry_json(const struct fp8kv_manifest_entry *e, const char *sha, long long bytes)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I}", "path", e->path, "set", e->set,
-                          "description", e->description, "sha256", sha, "bytes",
-                          (json_int_t)bytes);
+                          "description", e->description, "sha256", sha, "bytes", (json_int_t)bytes);
     json_object_set_new(o, "profile", e->profile ? json_string(e->profile) : json_null());
     if (e->is_npy) {
         json_t *shape = json_array();
@@ -150,10 +150,10 @@ int fp8kv_manifest_finish(struct fp8kv_manifest *m, const char *generator_versio
 {
     struct sum_line *sums = calloc(m->count + 1, sizeof *sums);
     json_t *files = json_array();
-    json_t *root = json_pack("{s:i, s:s, s:s, s:s, s:s}", "schema_version",
-                             MANIFEST_SCHEMA_VERSION, "generator", "fp8kv", "generator_version",
-                             generator_version, "mpfr_version", fp8kv_oracle_mpfr_version(),
-                             "gmp_version", fp8kv_oracle_gmp_version());
+    json_t *root =
+        json_pack("{s:i, s:s, s:s, s:s, s:s}", "schema_version", MANIFEST_SCHEMA_VERSION,
+                  "generator", "fp8kv", "generator_version", generator_version, "mpfr_version",
+                  fp8kv_oracle_mpfr_version(), "gmp_version", fp8kv_oracle_gmp_version());
     int rc = sums && files && root ? FP8KV_OK : fp8kv_fail("out of memory");
     for (size_t i = 0; i < m->count && rc == 0; i++) {
         const struct fp8kv_manifest_entry *e = &m->entries[i];
@@ -199,11 +199,12 @@ int fp8kv_manifest_finish(struct fp8kv_manifest *m, const char *generator_versio
         char *out = malloc(cap + 1);
         rc = out ? FP8KV_OK : fp8kv_fail("out of memory");
         for (size_t i = 0; i <= m->count && rc == 0; i++)
-            len += (size_t)snprintf(out + len, cap + 1 - len, "%s  %s\n", sums[i].sha,
-                                    sums[i].path);
+            len +=
+                (size_t)snprintf(out + len, cap + 1 - len, "%s  %s\n", sums[i].sha, sums[i].path);
         char *sums_path = fp8kv_path_join(m->dir, "SHA256SUMS");
         if (rc == 0)
-            rc = sums_path ? fp8kv_write_file_atomic(sums_path, out, len) : fp8kv_fail("out of memory");
+            rc = sums_path ? fp8kv_write_file_atomic(sums_path, out, len)
+                           : fp8kv_fail("out of memory");
         free(sums_path);
         free(out);
     }

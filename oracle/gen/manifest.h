@@ -7,7 +7,7 @@
 #include "fp8kv/npy.h"
 
 struct fp8kv_manifest_entry {
-    char *path;        /* relative to the vector directory */
+    char *path;          /* relative to the vector directory */
     const char *profile; /* NULL for files that belong to no profile */
     const char *set;
     char *description;
@@ -24,13 +24,14 @@ struct fp8kv_manifest {
 };
 
 /* fp8kv_manifest_add_npy: writes dir/path as .npy and records it. 0 or FP8KV_ERR. */
-int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
-                     const char *description, enum fp8kv_npy_dtype dtype, int ndim,
-                     const size_t *shape, const void *data);
+int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const char *set,
+                           const char *path, const char *description, enum fp8kv_npy_dtype dtype,
+                           int ndim, const size_t *shape, const void *data);
 
 /* fp8kv_manifest_add_text: writes dir/path (atomically) with len bytes of text and records it. */
-int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set, const char *path,
-                      const char *description, const char *text, size_t len);
+int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set,
+                            const char *path, const char *description, const char *text,
+                            size_t len);
 
 /* fp8kv_manifest_finish: hashes every recorded file and writes MANIFEST.json and SHA256SUMS. */
 int fp8kv_manifest_finish(struct fp8kv_manifest *m, const char *generator_version);

@@ -6,14 +6,14 @@
 #include "fp8kv/oracle.h"
 #include "sets.h"
 
-/* powers of two; the scales of defects 7-9 of docs/DESIGN.md §1.4 (0.1f, 3.0f) and 1.7f; typical KV scales
- * (amax / 448); very small and very large; two f32-denormal scales. */
+/* powers of two; the scales of defects 7-9 of docs/DESIGN.md §1.4 (0.1f, 3.0f) and 1.7f; typical KV
+ * scales (amax / 448); very small and very large; two f32-denormal scales. */
 const uint32_t fp8kv_gen_scales[] = {
-    0x3F800000, /* 1 */         0x3F000000, /* 0.5 */      0x40000000, /* 2 */
-    0x3B800000, /* 2^-8 */      0x43800000, /* 2^8 */      0x3DCCCCCD, /* 0.1f */
-    0x3FD9999A, /* 1.7f */      0x40400000, /* 3.0f */     0x3C4985F0, /* 0.0123f */
-    0x3F333333, /* 0.7f */      0x0DA24260, /* 1e-30f */   0x7149F2CA, /* 1e30f */
-    0x00002000, /* 2^-136 */    0x00123456, /* denormal */
+    0x3F800000, /* 1 */ 0x3F000000,      /* 0.5 */ 0x40000000,    /* 2 */
+    0x3B800000, /* 2^-8 */ 0x43800000,   /* 2^8 */ 0x3DCCCCCD,    /* 0.1f */
+    0x3FD9999A, /* 1.7f */ 0x40400000,   /* 3.0f */ 0x3C4985F0,   /* 0.0123f */
+    0x3F333333, /* 0.7f */ 0x0DA24260,   /* 1e-30f */ 0x7149F2CA, /* 1e30f */
+    0x00002000, /* 2^-136 */ 0x00123456,                          /* denormal */
 };
 const size_t fp8kv_gen_scale_count = sizeof fp8kv_gen_scales / sizeof fp8kv_gen_scales[0];
 
@@ -85,8 +85,8 @@ static uint32_t random_quotient(uint64_t *state)
 
 static int specials_for(struct fp8kv_u32vec *out, enum fp8kv_dtype dtype)
 {
-    static const uint32_t f32[] = {0x00000000, 0x7F800000, 0x7FC00000, 0x3F800000,
-                                   0x00000001, 0x7F7FFFFF};
+    static const uint32_t f32[] = {0x00000000, 0x7F800000, 0x7FC00000,
+                                   0x3F800000, 0x00000001, 0x7F7FFFFF};
     static const uint32_t f16[] = {0x0000, 0x7C00, 0x7E00, 0x3C00, 0x0001, 0x7BFF};
     static const uint32_t bf16[] = {0x0000, 0x7F80, 0x7FC0, 0x3F80, 0x0001, 0x7F7F};
     const uint32_t *list = dtype == FP8KV_DTYPE_F32 ? f32 : dtype == FP8KV_DTYPE_F16 ? f16 : bf16;

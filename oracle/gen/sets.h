@@ -43,7 +43,8 @@ struct fp8kv_scale_pairs {
 
 /* fp8kv_scale_pair_inputs: for every scale and input dtype: inputs whose quotient lies on or within
  * two ulps of an fp8 midpoint of f (both signs), deterministic pseudo-random inputs, special
- * values, and the defects 7-9 of docs/DESIGN.md §1.4 pairs; sorted and unique within each (scale, dtype). */
+ * values, and the defects 7-9 of docs/DESIGN.md §1.4 pairs; sorted and unique within each (scale,
+ * dtype). */
 int fp8kv_scale_pair_inputs(const struct fp8kv_format *f, struct fp8kv_scale_pairs *out);
 
 /* fp8kv_scale_pairs_free: releases the storage. */

@@ -20,12 +20,13 @@ enum { FP8KV_AUDIT_EXAMPLES = 12 };
 
 /* One input set of an audit. */
 struct fp8kv_audit_set {
-    char name[32];   /* "f32", "f16", "bf16", "scale-f32_div" */
+    char name[32]; /* "f32", "f16", "bf16", "scale-f32_div" */
     uint64_t inputs, changed;
     uint64_t changed_by_class[FP8KV_CLASS_COUNT];
     uint64_t baseline_right, candidate_right, both_right, neither_right; /* of the changed */
     int examples;
-    char example[FP8KV_AUDIT_EXAMPLES][128]; /* "input => baseline bb  candidate cc  expected ee  class  (who is right)" */
+    char example[FP8KV_AUDIT_EXAMPLES][128]; /* "input => baseline bb  candidate cc  expected ee
+                                                class  (who is right)" */
 };
 
 struct fp8kv_audit {
@@ -39,11 +40,10 @@ struct fp8kv_audit {
  * dir), NaN check `check`, with the pairs judged under `model` (cfg passed to the subjects is
  * fp8kv_model_cfg(p, model): exact is refused). Returns 0, FP8KV_ERR (vectors, memory, model),
  * or a subject's negative status (FP8KV_ERR_SUBJECT: a plugin crashed or hung). */
-int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p,
-                       enum fp8kv_nan_check check, enum fp8kv_scale_model model,
-                       const struct fp8kv_subject *baseline,
-                       const struct fp8kv_subject *candidate,
-                       const struct fp8kv_sweep_options *opt, struct fp8kv_audit *out);
+int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                       enum fp8kv_scale_model model, const struct fp8kv_subject *baseline,
+                       const struct fp8kv_subject *candidate, const struct fp8kv_sweep_options *opt,
+                       struct fp8kv_audit *out);
 
 /* fp8kv_audit_verdict: "identical" (nothing changed), "improved" (the candidate agrees with
  * the oracle on every changed input) or "regressed" (somewhere it changed, it does not). */

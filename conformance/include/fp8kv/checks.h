@@ -31,7 +31,7 @@ struct fp8kv_check {
     char profile[48]; /* profile name, or "" */
     char detail[160]; /* the vector set, nan check, layout, dtype ... in words */
     uint64_t cases, mismatches;
-    uint64_t class_cases[FP8KV_CLASS_COUNT];      /* per input class, where classes apply */
+    uint64_t class_cases[FP8KV_CLASS_COUNT]; /* per input class, where classes apply */
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];
     int has_classes;
     int has_nmse;
@@ -101,7 +101,7 @@ struct fp8kv_codec_cfg fp8kv_profile_cfg(const struct fp8kv_profile *p);
 /* fp8kv_subject_implements: whether subject s claims profile p. */
 int fp8kv_subject_implements(const struct fp8kv_subject *s, const struct fp8kv_profile *p);
 
-/* ---- codec checks against the golden vectors (codec_checks.c) --------------------------------- */
+/* ---- codec checks against the golden vectors (codec_checks.c) -------------------------------- */
 
 /* fp8kv_load_vector_file: reads <dir>/<profile>/<file> as a 1-D (cols == 0) or 2-D array of
  * dtype; when rows is not 0 its first dimension must be rows, when cols is not 0 its second
@@ -122,14 +122,14 @@ int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec
 int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check check, uint32_t x,
                             uint32_t s, uint8_t got, uint8_t want);
 
-/* fp8kv_check_encoder_vectors: byte identity of an encoding subject (FP8KV_CAP_ENCODE) against the golden sets of profile
- * p: edges (scale 1, per-class counts), all f16 and all bf16 inputs (scale 1), and the store-
- * with-scale pairs under each of f32_div, f32_mul_recip and f16_div (one check each; the
- * exact model is no kernel's). NaNs judged by check. Appends one check per set. Returns 0,
- * the subject's negative status, or FP8KV_ERR when a vector file cannot be read (named). */
+/* fp8kv_check_encoder_vectors: byte identity of an encoding subject (FP8KV_CAP_ENCODE) against the
+ * golden sets of profile p: edges (scale 1, per-class counts), all f16 and all bf16 inputs (scale
+ * 1), and the store- with-scale pairs under each of f32_div, f32_mul_recip and f16_div (one check
+ * each; the exact model is no kernel's). NaNs judged by check. Appends one check per set. Returns
+ * 0, the subject's negative status, or FP8KV_ERR when a vector file cannot be read (named). */
 int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
-                                enum fp8kv_nan_check check,
-                                const struct fp8kv_subject *subject, struct fp8kv_results *out);
+                                enum fp8kv_nan_check check, const struct fp8kv_subject *subject,
+                                struct fp8kv_results *out);
 
 /* fp8kv_check_decoder_vectors: a decoding subject (FP8KV_CAP_DECODE) against decode.npy (every
  * code; NaN by class) and the read set: f32 output bit-identical to read_f32.npy with NMSE

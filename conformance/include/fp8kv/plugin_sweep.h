@@ -23,7 +23,7 @@ struct fp8kv_plugin_sweep_options {
     const char *vectors_dir;
     enum fp8kv_scale_model model; /* the scale model the scale pairs are gated under */
     enum fp8kv_nan_check check;
-    enum fp8kv_inf_policy inf;    /* what +-Inf gives under satfinite */
+    enum fp8kv_inf_policy inf;        /* what +-Inf gives under satfinite */
     struct fp8kv_sweep_options sweep; /* threads (<= the plugin's workers), progress, limit */
 };
 

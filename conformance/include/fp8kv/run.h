@@ -13,21 +13,21 @@ extern "C" {
 #endif
 
 struct fp8kv_run_options {
-    const char *vectors_dir;   /* golden vectors (default "vectors") */
-    const char *profile;       /* one profile by name, or NULL for all */
-    int threads;               /* OpenMP threads for the sweeps; 0: all cores */
-    FILE *log;                 /* one line per check as it finishes; NULL: quiet */
-    FILE *progress;            /* sweep progress bars (shown only on a terminal); NULL: none */
+    const char *vectors_dir; /* golden vectors (default "vectors") */
+    const char *profile;     /* one profile by name, or NULL for all */
+    int threads;             /* OpenMP threads for the sweeps; 0: all cores */
+    FILE *log;               /* one line per check as it finishes; NULL: quiet */
+    FILE *progress;          /* sweep progress bars (shown only on a terminal); NULL: none */
 };
 
 /* What a report says about where it ran. */
 struct fp8kv_target_info {
-    char target[32];    /* "cpu-x86_64", "sm_90", "gfx942" */
+    char target[32]; /* "cpu-x86_64", "sm_90", "gfx942" */
     char device[160];
     char runtime[160];
     char compiler[160];
     char flags[640];
-    int executed;       /* 0: compiled only, or unavailable: the report says "not run" */
+    int executed; /* 0: compiled only, or unavailable: the report says "not run" */
     char not_run_reason[160];
     char compiled[256]; /* what was built for it (GPU: the device codec paths), or "" */
 };
@@ -87,9 +87,9 @@ int fp8kv_gpu_target_open(int device, struct fp8kv_target *t);
 struct fp8kv_report_meta {
     const struct fp8kv_target_info *target;
     const char *vectors_dir;
-    const char *profiles;   /* "all" or a profile name */
-    double seconds;         /* the run's wall time */
-    const char *junit_dir;  /* Criterion JUnit XML to copy into the report folder; NULL: none */
+    const char *profiles;  /* "all" or a profile name */
+    double seconds;        /* the run's wall time */
+    const char *junit_dir; /* Criterion JUnit XML to copy into the report folder; NULL: none */
 };
 
 /* fp8kv_write_sweep_json: one sweep's verdict as a JSON object at path (atomically): name

@@ -25,23 +25,23 @@ extern "C" {
 extern const char *const fp8kv_sweep_domain_names[FP8KV_DOMAIN_COUNT];
 
 struct fp8kv_sweep_options {
-    int threads;      /* 0: OpenMP's default */
-    FILE *progress;   /* a progress bar goes here when it is a terminal; NULL: none */
-    uint64_t limit;   /* 0: the whole domain; else only the first `limit` inputs (tests) */
+    int threads;    /* 0: OpenMP's default */
+    FILE *progress; /* a progress bar goes here when it is a terminal; NULL: none */
+    uint64_t limit; /* 0: the whole domain; else only the first `limit` inputs (tests) */
 };
 
 /* fp8kv_sweep: runs every input of the domain (in increasing bit-pattern order, widened to
  * f32 for f16/bf16) through the encoding subject at scale 1 with configuration cfg (the
  * subject's encode may be called from several threads at once unless its flags say
- * FP8KV_SUBJECT_SINGLE_THREADED or FP8KV_SUBJECT_IN_ORDER) and judges each code against the boundary
- * table of p's format (boundaries: fp8kv_boundary_count entries, from boundaries.npy) under
- * the NaN check. Fills c: cases, mismatches per input class, the first failures in input
+ * FP8KV_SUBJECT_SINGLE_THREADED or FP8KV_SUBJECT_IN_ORDER) and judges each code against the
+ * boundary table of p's format (boundaries: fp8kv_boundary_count entries, from boundaries.npy)
+ * under the NaN check. Fills c: cases, mismatches per input class, the first failures in input
  * order as "0x<input> => <got>  expected <want>  <class>", passed. Returns 0, or the
  * subject's negative status, or FP8KV_ERR (out of memory, bad table). */
-int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                enum fp8kv_domain domain, const uint32_t *boundaries,
-                const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
-                const struct fp8kv_sweep_options *opt, struct fp8kv_check *c);
+int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum fp8kv_domain domain,
+                const uint32_t *boundaries, const struct fp8kv_subject *subject,
+                struct fp8kv_codec_cfg cfg, const struct fp8kv_sweep_options *opt,
+                struct fp8kv_check *c);
 
 /* A byte stream as a sweep subject: the codes for the canonical input order (byte i is the
  * code of the input whose bit pattern is i) read from fd, so any implementation, in any
@@ -108,8 +108,7 @@ uint64_t fp8kv_sweep_domain_size(enum fp8kv_domain domain);
  * at 0, increasing) for profile p, boundary table b and NaN check. *runs is malloc'd.
  * Returns the number of runs, or FP8KV_ERR. */
 long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                      enum fp8kv_domain domain, const uint32_t *b,
-                      struct fp8kv_sweep_run **runs);
+                      enum fp8kv_domain domain, const uint32_t *b, struct fp8kv_sweep_run **runs);
 
 /* fp8kv_sweep_run_of: the index of the run (of n, sorted by start) that holds input. */
 size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t input);

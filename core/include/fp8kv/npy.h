@@ -14,8 +14,16 @@
 extern "C" {
 #endif
 
-enum fp8kv_npy_dtype { FP8KV_NPY_U8, FP8KV_NPY_U16, FP8KV_NPY_U32, FP8KV_NPY_F32,
-                       FP8KV_NPY_F64, FP8KV_NPY_I32, FP8KV_NPY_I64, FP8KV_NPY_DTYPE_COUNT };
+enum fp8kv_npy_dtype {
+    FP8KV_NPY_U8,
+    FP8KV_NPY_U16,
+    FP8KV_NPY_U32,
+    FP8KV_NPY_F32,
+    FP8KV_NPY_F64,
+    FP8KV_NPY_I32,
+    FP8KV_NPY_I64,
+    FP8KV_NPY_DTYPE_COUNT
+};
 
 #define FP8KV_NPY_MAX_DIMS 2
 

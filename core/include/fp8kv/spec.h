@@ -34,8 +34,8 @@ struct fp8kv_format {
     int nan_has_sign;      /* 1: NaN keeps the sign (0x7F / 0xFF); 0: a single NaN code */
     int has_negative_zero; /* 1: 0x80 is -0; 0: zeros and underflows are 0x00 */
     int emin_mpfr, emax_mpfr;
-    double max_value;      /* 448 / 240 */
-    double min_normal;     /* 2^-6 / 2^-7 */
+    double max_value;  /* 448 / 240 */
+    double min_normal; /* 2^-6 / 2^-7 */
 };
 
 /* ---- profiles: a format plus the rules that change bytes -------------------------------- */
@@ -77,9 +77,9 @@ enum fp8kv_class {
     FP8KV_CLASS_F32_DENORMAL,
     FP8KV_CLASS_E4M3_SUBNORMAL, /* below the fp8 normal range (incl. what rounds to 0) */
     FP8KV_CLASS_NORMAL,
-    FP8KV_CLASS_TIE,            /* exactly a midpoint of two adjacent fp8 values (or of max
-                                   and the first unrepresentable value) */
-    FP8KV_CLASS_OVERFLOW,       /* above the overflow midpoint */
+    FP8KV_CLASS_TIE,      /* exactly a midpoint of two adjacent fp8 values (or of max
+                             and the first unrepresentable value) */
+    FP8KV_CLASS_OVERFLOW, /* above the overflow midpoint */
     FP8KV_CLASS_INF,
     FP8KV_CLASS_NAN,
     FP8KV_CLASS_COUNT

@@ -26,10 +26,10 @@ extern "C" {
 
 #define FP8KV_CODEC_ABI_VERSION 1
 struct fp8kv_codec_v1 {
-    uint32_t abi_version;     /* FP8KV_CODEC_ABI_VERSION */
+    uint32_t abi_version; /* FP8KV_CODEC_ABI_VERSION */
     const char *name;
-    const char *format;       /* "e4m3fn" | "e4m3fnuz" */
-    const char *overflow;     /* "satfinite" | "nan" */
+    const char *format;   /* "e4m3fn" | "e4m3fnuz" */
+    const char *overflow; /* "satfinite" | "nan" */
     /* store: q[i] = the plugin's encoding of x[i] / scale */
     void (*encode_f32)(const float *x, size_t n, float scale, uint8_t *q);
     /* read: y[i] = the plugin's decoding of q[i] times scale; may be NULL */

@@ -61,7 +61,10 @@ struct fp8kv_claim {
 };
 
 /* FP8KV_CLAIM_ALL: follows the configuration in every choice (the built-in codecs). */
-#define FP8KV_CLAIM_ALL {FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY}
+#define FP8KV_CLAIM_ALL                                                                            \
+    {                                                                                              \
+        FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY                                          \
+    }
 
 /* fp8kv_claim_covers: whether a subject claiming c implements configuration cfg (inf_to_nan
  * is not asked under NaN-on-overflow, where Inf is NaN anyway). */
@@ -106,11 +109,11 @@ struct fp8kv_subject {
     const char *description; /* in words, for reports and --help */
     unsigned caps;           /* enum fp8kv_capability bits */
     enum fp8kv_memory memory;
-    unsigned flags;          /* enum fp8kv_subject_flag bits */
+    unsigned flags; /* enum fp8kv_subject_flag bits */
     struct fp8kv_claim claim;
-    void *ctx;               /* handed to every entry point */
-    size_t chunk;            /* inputs per encode call in sweeps (0: the sweep's default); a
-                                subject in another process wants large calls */
+    void *ctx;    /* handed to every entry point */
+    size_t chunk; /* inputs per encode call in sweeps (0: the sweep's default); a
+                     subject in another process wants large calls */
 
     /* q[i] = the code of x[i] stored at scale s under cfg (cfg.model: the scale model) */
     int (*encode)(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
@@ -130,9 +133,9 @@ struct fp8kv_subject {
                   enum fp8kv_kv_dtype out, void *dst);
     int (*attention)(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                      const float *query, int num_q_heads, const uint8_t *key_cache,
-                     const uint8_t *value_cache, const int32_t *block_table,
-                     int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float k_scale,
-                     float v_scale, float softmax_scale, float *out);
+                     const uint8_t *value_cache, const int32_t *block_table, int max_blocks_per_seq,
+                     const int32_t *seq_lens, int num_seqs, float k_scale, float v_scale,
+                     float softmax_scale, float *out);
     /* every input of the domain at scale 1 through the encoder, each code judged against runs
        (nruns entries, starts increasing from 0) */
     int (*sweep)(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,

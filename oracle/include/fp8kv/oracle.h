@@ -11,8 +11,8 @@
  * NaN conventions (MPFR has no NaN sign): a NaN input x, or else a NaN scale s, keeps its sign
  * into the fp8 NaN (where the format has signed NaNs); an invalid operation (0/0, Inf*0)
  * gives a positive NaN. IEEE 754 leaves that last sign open (x86 makes the negative default
- * NaN, CUDA the positive one), so the checks compare such NaNs by class. Read outputs for NaN give the canonical quiet NaN of the output dtype
- * with the sign of the code.
+ * NaN, CUDA the positive one), so the checks compare such NaNs by class. Read outputs for NaN give
+ * the canonical quiet NaN of the output dtype with the sign of the code.
  */
 #ifndef FP8KV_ORACLE_H
 #define FP8KV_ORACLE_H
