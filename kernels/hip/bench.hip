@@ -52,7 +52,7 @@ __global__ void fill_cache(uint8_t *fp8, uint16_t *bf16, size_t n, uint64_t seed
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         uint8_t code = (uint8_t)mix(seed * 0x100000001B3ull + i);
-        if ((code & 0x7Fu) == 0x7Fu)
+        if (fp8kv_format_is_nan_code(FP8KV_CODEC_E4M3FN, code))
             code ^= 0x01u; /* no NaN: 0x7F -> 0x7E */
         fp8[i] = code;
         if (bf16) /* e4m3 values are exact in bf16 */

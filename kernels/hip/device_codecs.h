@@ -215,15 +215,18 @@ __device__ __forceinline__ float store_quotient(struct fp8kv_codec_cfg cfg, floa
 
 /* decode_fast: fp8kv_decode_bits without branches. The 7 magnitude bits placed at bit 20 of an
  * f32 form 2^(e - 127) * 1.m for a normal code and the f32 denormal m * 2^-129 for a
- * subnormal one; multiplying by 2^(127 - bias) (exact, a power of two, no FTZ) gives the value
- * in both cases. NaN codes give sign | 0x7FC00000, as fp8kv_decode_bits. */
+ * subnormal one; multiplying by 2^(127 - bias) (fp8kv_decode_unit: exact, a power of
+ * two, no FTZ) gives the value in both cases. NaN codes give sign | 0x7FC00000, as
+ * fp8kv_decode_bits. fnuz: the format is e4m3fnuz (else e4m3fn). */
 __device__ __forceinline__ float decode_fast(int fnuz, uint32_t code)
 {
     const uint32_t sign = (code & 0x80u) << 24, mag = code & 0x7Fu;
-    const float unit = fnuz ? 0x1p119f : 0x1p120f;
+    const float unit = fnuz ? fp8kv_decode_unit(fp8kv_format_bias(FP8KV_CODEC_E4M3FNUZ))
+                            : fp8kv_decode_unit(fp8kv_format_bias(FP8KV_CODEC_E4M3FN));
     const float v = __uint_as_float(mag << 20) * unit;
-    const bool nan = fnuz ? code == 0x80u : mag == 0x7Fu;
-    return __uint_as_float(nan ? (sign | 0x7FC00000u) : (__float_as_uint(v) | sign));
+    const bool nan = fnuz ? fp8kv_format_is_nan_code(FP8KV_CODEC_E4M3FNUZ, code)
+                          : fp8kv_format_is_nan_code(FP8KV_CODEC_E4M3FN, code);
+    return __uint_as_float((nan ? 0x7FC00000u : __float_as_uint(v)) | sign);
 }
 
 /* dequant: RN32(decode(code) * scale), a NaN code's NaN passed through (not multiplied: see

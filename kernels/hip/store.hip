@@ -290,7 +290,6 @@ void launch_model(int vec, unsigned blocks, int codec, struct fp8kv_codec_cfg cf
 /* The fast path's constants for cfg and the two scales (see fast_store). */
 fast_store fast_store_of(struct fp8kv_codec_cfg cfg, float ks, float vs)
 {
-    const bool fnuz = cfg.format == FP8KV_CODEC_E4M3FNUZ;
     /* |s| in [2^-60, 2^60]: the f32_div shortcut's range; mul_recip needs none */
     const auto in_range = [&](float s) {
         const float a = fabsf(s);
@@ -301,9 +300,10 @@ fast_store fast_store_of(struct fp8kv_codec_cfg cfg, float ks, float vs)
     f.on_v = in_range(vs);
     f.r_k = 1.0f / ks;
     f.r_v = 1.0f / vs;
-    f.lo = fnuz ? 0x1p-7f : 0x1p-6f; /* min normal */
-    f.hi = fnuz ? 240.0f : 448.0f;    /* max finite */
-    const uint32_t rebias = (uint32_t)(127 - fp8kv_codec_bias(cfg)) << 3;
+    const int bias = fp8kv_codec_bias(cfg);
+    f.lo = fp8kv_min_normal(bias);
+    f.hi = fp8kv_max_finite(bias, fp8kv_codec_max_code(cfg));
+    const uint32_t rebias = fp8kv_rebias(bias);
     const uint32_t half = cfg.model == FP8KV_CODEC_F32_DIV ? 0x80000u : 0x7FFFFu;
     f.k16 = (half - (rebias << 20)) << 4;
     return f;

@@ -53,15 +53,6 @@ struct fp8kv_codec_cfg {
     uint8_t model;      /* enum fp8kv_codec_model, for the stores */
 };
 
-/* Format constants, derived in one place. */
-FP8KV_HD int fp8kv_codec_bias(struct fp8kv_codec_cfg c)
-{
-    return c.format == FP8KV_CODEC_E4M3FNUZ ? 8 : 7;
-}
-FP8KV_HD uint32_t fp8kv_codec_max_code(struct fp8kv_codec_cfg c)
-{
-    return c.format == FP8KV_CODEC_E4M3FNUZ ? 0x7Fu : 0x7Eu;
-}
 /* ---- bit views ---------------------------------------------------------------------------- */
 
 FP8KV_HD uint32_t fp8kv_f32_bits(float f)
@@ -86,6 +77,79 @@ FP8KV_HD float fp8kv_f32_from_bits(uint32_t b)
 #endif
 }
 
+/* ---- format constants ---------------------------------------------------------------------- */
+
+/* The facts of the two formats, derived in one place for the codecs here and the device
+ * kernels. From the format: the exponent bias (7 for e4m3fn, 8 for e4m3fnuz) and the largest
+ * finite code (e4m3fn keeps S.1111.111 for NaN, so 0x7E; e4m3fnuz keeps only 0x80, the
+ * would-be -0, so all of 0x7F is finite); everything else from those two. format: enum
+ * fp8kv_codec_format; the fp8kv_codec_* forms take a configuration. Pure arithmetic and
+ * selects, so that the encoders' loops stay branch-free. */
+FP8KV_HD int fp8kv_format_bias(int format)
+{
+    return format == FP8KV_CODEC_E4M3FNUZ ? 8 : 7;
+}
+FP8KV_HD uint32_t fp8kv_format_max_code(int format)
+{
+    return 0x7Eu + (uint32_t)(format == FP8KV_CODEC_E4M3FNUZ); /* 0x7E, or 0x7F */
+}
+FP8KV_HD int fp8kv_codec_bias(struct fp8kv_codec_cfg c)
+{
+    return fp8kv_format_bias(c.format);
+}
+FP8KV_HD uint32_t fp8kv_codec_max_code(struct fp8kv_codec_cfg c)
+{
+    return fp8kv_format_max_code(c.format);
+}
+/* The NaN byte an encoder writes (with the input's sign where the format has one): the code
+ * after the largest finite one, 0x7F (e4m3fn) or 0x80 (e4m3fnuz). */
+FP8KV_HD uint32_t fp8kv_format_nan_byte(int format)
+{
+    return fp8kv_format_max_code(format) + 1u;
+}
+/* Whether a format with this NaN byte has a -0: not when the NaN byte is the sign bit alone. */
+FP8KV_HD int fp8kv_has_negative_zero(uint32_t nan_byte)
+{
+    return nan_byte != 0x80u;
+}
+/* Whether code is a NaN: in e4m3fnuz the NaN byte alone (the sign bit); in e4m3fn the NaN byte
+ * with either sign (0x7F and 0xFF). */
+FP8KV_HD int fp8kv_format_is_nan_code(int format, uint32_t code)
+{
+    return format == FP8KV_CODEC_E4M3FNUZ
+               ? code == fp8kv_format_nan_byte(FP8KV_CODEC_E4M3FNUZ)
+               : (code & 0x7Fu) == fp8kv_format_nan_byte(FP8KV_CODEC_E4M3FN);
+}
+/* From the bias: (127 - bias) << 3, what turns the exponent field of a code (bits 6..3) into
+ * an f32's exponent field at the same place (its bits 30..23 shifted right by 20), and back. */
+FP8KV_HD uint32_t fp8kv_rebias(int bias)
+{
+    return (uint32_t)(127 - bias) << 3;
+}
+/* The smallest normal value, 2^(1 - bias): 2^-6 (e4m3fn), 2^-7 (e4m3fnuz). */
+FP8KV_HD float fp8kv_min_normal(int bias)
+{
+    return fp8kv_f32_from_bits((uint32_t)(128 - bias) << 23);
+}
+/* The subnormal quantum, 2^(1 - bias - 3): 2^-9 (e4m3fn), 2^-10 (e4m3fnuz). */
+FP8KV_HD float fp8kv_subnormal_unit(int bias)
+{
+    return fp8kv_f32_from_bits((uint32_t)(125 - bias) << 23);
+}
+/* 2^(127 - bias), the decode unit: a code's 7 magnitude bits placed at bit 20 of an f32 read
+ * 2^(127 - bias) times too small, normal and subnormal codes alike (decode_fast of
+ * kernels/hip/device_codecs.h): 2^120 (e4m3fn), 2^119 (e4m3fnuz). */
+FP8KV_HD float fp8kv_decode_unit(int bias)
+{
+    return fp8kv_f32_from_bits((uint32_t)(254 - bias) << 23);
+}
+/* The largest finite value, the max code's fields placed into an f32 (as fp8kv_decode_bits
+ * places a normal code): 448 (e4m3fn), 240 (e4m3fnuz). */
+FP8KV_HD float fp8kv_max_finite(int bias, uint32_t max_code)
+{
+    return fp8kv_f32_from_bits((max_code + fp8kv_rebias(bias)) << 20);
+}
+
 /* fp8kv_codec_finish: the code of an input with sign bit sign (0 or 0x80) and f32 magnitude
  * bits mag, whose rounded finite magnitude code is code (any value above max_code meaning
  * overflow): applies the zero, overflow, Inf and NaN rules of c. Written with masks, not
@@ -93,10 +157,11 @@ FP8KV_HD float fp8kv_f32_from_bits(uint32_t b)
 FP8KV_HD uint8_t fp8kv_codec_finish(struct fp8kv_codec_cfg c, uint32_t sign, uint32_t mag,
                                     uint32_t code)
 {
-    /* the magnitude byte: per-configuration constants, selected per input */
-    const uint32_t fnuz = (uint32_t)(c.format == FP8KV_CODEC_E4M3FNUZ);
-    const uint32_t max_code = 0x7Eu + fnuz;
-    const uint32_t nan_byte = 0x7Fu + fnuz; /* 0x7F, or 0x80 for e4m3fnuz */
+    /* per-configuration constants (selected per input below); the definitions' order and shape
+     * matter to the vectorizer here (measured: other spellings lose the frexp codec's loop) */
+    const uint32_t max_code = fp8kv_format_max_code(c.format);
+    const uint32_t nan_byte = fp8kv_format_nan_byte(c.format);
+    const uint32_t no_negative_zero = (uint32_t)!fp8kv_has_negative_zero(nan_byte);
     const uint32_t clamp_overflow = 0u - (uint32_t)(c.saturate != 0); /* masks, not branches */
     const uint32_t clamp_inf = clamp_overflow & (0u - (uint32_t)(c.inf_to_nan == 0));
     const uint32_t overflow_byte = (clamp_overflow & max_code) | (~clamp_overflow & nan_byte);
@@ -105,8 +170,9 @@ FP8KV_HD uint8_t fp8kv_codec_finish(struct fp8kv_codec_cfg c, uint32_t sign, uin
     out = code > max_code ? overflow_byte : out;
     out = mag == 0x7F800000u ? inf_byte : out;
     out = mag > 0x7F800000u ? nan_byte : out;
-    /* the sign: kept, except that e4m3fnuz has no -0 (its NaN 0x80 already has the bit) */
-    const uint32_t drop_sign = 0u - (fnuz & (uint32_t)(out == 0));
+    /* the sign: kept, except for a zero where the format has no -0 (e4m3fnuz, whose NaN 0x80
+     * already has the bit) */
+    const uint32_t drop_sign = 0u - (no_negative_zero & (uint32_t)(out == 0));
     return (uint8_t)(out | (sign & ~drop_sign));
 }
 
@@ -123,12 +189,12 @@ FP8KV_HD uint8_t fp8kv_encode_bits(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
     const uint32_t bias = (uint32_t)fp8kv_codec_bias(c);
-    const uint32_t min_normal = (128u - bias) << 23; /* f32 bits of 2^(1 - bias) */
+    const uint32_t min_normal = fp8kv_f32_bits(fp8kv_min_normal((int)bias));
     const int is_normal = mag >= min_normal;
 
     /* normal: round at bit 20, then rebias the exponent field from 127 to bias */
     const uint32_t rounded = mag + 0x7FFFFu + ((mag >> 20) & 1u);
-    const uint32_t normal_code = (rounded >> 20) - ((127u - bias) << 3);
+    const uint32_t normal_code = (rounded >> 20) - fp8kv_rebias((int)bias);
 
     /* subnormal: value = sig * 2^(e - 150) (f32 denormals: e = 1, no hidden bit); in fp8
      * subnormal units 2^(-bias - 2) that is sig >> (148 - bias - e); past 25 it is 0 */
@@ -149,10 +215,14 @@ FP8KV_HD uint8_t fp8kv_encode_bits(struct fp8kv_codec_cfg c, uint32_t x)
 
 /* fp8kv_frexpf, fp8kv_ldexpf, fp8kv_nearbyintf: frexpf, ldexpf and nearbyintf (default
  * rounding mode). On the device they are the CUDA/HIP math functions. On the host they are
- * exact branch-free equivalents of the C library's (t_codecs checks them against libm), so
- * that array loops over the codec vectorize: glibc's nearbyintf saves and restores the
- * floating-point environment on every call, which alone made an exhaustive sweep of this
- * codec twenty times slower than one of the integer codec. */
+ * branch-free equivalents of the C library's for the arguments the codec passes, so that array
+ * loops over the codec vectorize: glibc's nearbyintf saves and restores the floating-point
+ * environment on every call, which alone made an exhaustive sweep of this codec twenty times
+ * slower than one of the integer codec. They are checked through the codec, not one by one:
+ * t_sweep's exhaustive suite runs fp8kv_encode_frexp over all 2^32 f32 and all 2^16 f16 and
+ * bf16 inputs under every profile and compares each code with the certified boundary tables
+ * (vectors/), byte for byte; only fp8kv_frexpf is compared with libm's frexpf directly, at a
+ * few probes (t_defects' row1_frexp_no_zero_guard). */
 #ifdef FP8KV_DEVICE_COMPILE
 FP8KV_HD float fp8kv_frexpf(float a, int *e)
 {
@@ -233,12 +303,12 @@ FP8KV_HD float fp8kv_decode_bits(struct fp8kv_codec_cfg c, uint8_t code)
 {
     const uint32_t sign = (uint32_t)(code & 0x80u) << 24, mag = code & 0x7Fu;
     const int bias = fp8kv_codec_bias(c);
-    if (c.format == FP8KV_CODEC_E4M3FNUZ ? code == 0x80u : mag == 0x7Fu)
+    if (fp8kv_format_is_nan_code(c.format, code))
         return fp8kv_f32_from_bits(sign | 0x7FC00000u);
     if (mag >= 8u) /* normal */
-        return fp8kv_f32_from_bits(sign | ((mag + ((uint32_t)(127 - bias) << 3)) << 20));
+        return fp8kv_f32_from_bits(sign | ((mag + fp8kv_rebias(bias)) << 20));
     /* subnormal: mag * 2^(-bias - 2); the power of two is a normal f32 */
-    const float unit = fp8kv_f32_from_bits((uint32_t)(127 - bias - 2) << 23);
+    const float unit = fp8kv_subnormal_unit(bias);
     return fp8kv_f32_from_bits(sign | fp8kv_f32_bits((float)mag * unit));
 }
 
