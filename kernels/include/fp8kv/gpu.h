@@ -212,6 +212,22 @@ int fp8kv_gpu_bench_attention(int cache_fp8, int num_seqs, int seq_len, int num_
                               int num_q_heads, int head_size, int block_size, int iterations,
                               struct fp8kv_gpu_timing *t, double *out_checksum);
 
+/* ---- the attention plan -------------------------------------------------------------------- */
+
+/* fp8kv_gpu_attention_plan: the name of the configuration fp8kv_gpu_paged_attention (cache_fp8
+ * = 1) or the benchmark's bf16 baseline (cache_fp8 = 0) runs for these arguments, computed by
+ * the plan its launcher uses: the pass-1 kernel ("nhd128-staged": the NHD head-128 fast path;
+ * "split-k": the general kernel, with its elements per lane), the q heads per thread block and
+ * the partition, e.g. "nhd128-staged gb4 partition 1536", "split-k vec8 gb2 partition 256";
+ * "none (no sequences)" for num_seqs 0. max_seq_len: the longest sequence; partition as
+ * fp8kv_gpu_paged_attention's (0: the default). Writes at most size bytes (a terminated
+ * string) to name. Needs the open device (the default partition of the fast path depends on
+ * its occupancy). Returns 0, or a negative status with a message (an unusable shape, as the
+ * launcher reports it). */
+int fp8kv_gpu_attention_plan(int cache_fp8, struct fp8kv_codec_cfg cfg,
+                             const struct fp8kv_cache_shape *shape, int num_q_heads, int num_seqs,
+                             int max_seq_len, int partition, char *name, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

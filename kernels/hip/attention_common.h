@@ -1,0 +1,212 @@
+/* attention_common.h — what the paged-attention files share (attention.hip: the plan and the
+ * launcher; attention_split.hip: the general split-K kernel and the combining pass;
+ * attention_staged.hip: the NHD head-128 fast path): the kernel parameters, the launch
+ * constants, the device helpers both kernels use (copies into shared memory, the cache element
+ * types, block-table lookups) and the kernels' entry points. Internal: not part of
+ * fp8kv/gpu.h.
+ *
+ * The cache element type is a template parameter of both kernels: the same kernel reads a
+ * bf16 cache for the benchmark's baseline. Accumulation is f32 with explicit fmaf (the files
+ * are built without contraction; the fused multiply-adds are deliberate). NaN semantics
+ * follow the CPU reference: a NaN score never becomes the maximum and makes its head's output
+ * NaN through the sum. */
+#ifndef FP8KV_HIP_ATTENTION_COMMON_H
+#define FP8KV_HIP_ATTENTION_COMMON_H
+
+#include "common.h"
+
+#include <math.h>
+
+namespace fp8kv_gpu
+{
+namespace attn
+{
+
+/* the split-K kernel (attention_split.hip) */
+constexpr int THREADS = 128;
+constexpr int STAGES = 3; /* shared-memory stages: STAGES - 1 in flight while one is consumed */
+constexpr int UNROLL = 4; /* tokens per group and stage (2 and 8 measured slower on the H200) */
+/* the NHD fast path (attention_staged.hip) */
+constexpr int FAST_THREADS = 128, FAST_WARPS = FAST_THREADS / 32;
+constexpr int FD = 128;              /* the head size of the fast path */
+constexpr int STAGED_MIN_BLOCKS = 3; /* blocks per multiprocessor its registers are budgeted for */
+
+struct attn_params {
+    struct fp8kv_cache_shape shape;
+    int fnuz;
+    const float *query;
+    int num_q_heads, group, qchunks;
+    const uint8_t *key_cache, *value_cache; /* bytes; elements of the cache type */
+    const int32_t *block_table;
+    int max_blocks;
+    const int32_t *seq_lens;
+    float q_scale; /* softmax_scale * log2(e) * k_scale, applied to the query */
+    float v_scale; /* applied to the partition's output */
+    int bs_shift;  /* log2(block_size) when a power of two, else -1 */
+    int partition, max_partitions, tpt;
+    int interleave;  /* a lane's 16-byte units are k * TPT + lane (else lane * NU + k) */
+    int chunk_bytes; /* > 0: rows are copied in chunks of this many bytes (NHD, see launch) */
+    int chunk_shift; /* log2(chunks per row) in that case */
+    int row_bytes;   /* shared bytes per K or V row: head_size elements, rounded up to 16 */
+    int table_words; /* shared words for a partition's block-table entries (a multiple of 4) */
+    float *part_out, *part_max, *part_sum;
+};
+
+/* A pass-1 kernel. */
+typedef void (*kernel_fn)(attn_params);
+
+/* The kernels, by their template arguments (the instantiations live in the kernels' files):
+ * split_kernel: vec 8 or 1 elements per lane, gb 4, 2 or 1 q heads per block;
+ * staged_kernel: gb 4, 2 or 1. */
+kernel_fn split_kernel(int cache_bf16, int vec, int gb);
+kernel_fn staged_kernel(int cache_bf16, int fnuz, int gb);
+
+/* Pass 2 (attention_split.hip): out from the partitions' outputs, maxima and sums; a status. */
+int launch_combine(const attn_params &p, int num_seqs, float *d_out);
+
+/* ---- copies into shared memory ------------------------------------------------------------ */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__HIPCC__)
+#define FP8KV_CP_ASYNC 1
+#endif
+
+/* cp_async: n bytes (4, 8 or 16, both addresses aligned to n) from global src to shared dst,
+ * completed by wait_copies; a plain copy where there is no cp.async. */
+__device__ __forceinline__ void cp_async(void *dst, const void *src, int n)
+{
+#ifdef FP8KV_CP_ASYNC
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    if (n == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+    else if (n == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src));
+#else
+    if (n == 16)
+        *static_cast<uint4 *>(dst) = *static_cast<const uint4 *>(src);
+    else if (n == 8)
+        *static_cast<uint2 *>(dst) = *static_cast<const uint2 *>(src);
+    else
+        *static_cast<uint32_t *>(dst) = *static_cast<const uint32_t *>(src);
+#endif
+}
+__device__ __forceinline__ void commit_copies()
+{
+#ifdef FP8KV_CP_ASYNC
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+/* waits until at most N committed groups of this thread are pending */
+template <int N> __device__ __forceinline__ void wait_copies()
+{
+#ifdef FP8KV_CP_ASYNC
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+/* ---- cache element types ------------------------------------------------------------------- */
+
+#ifdef FP8KV_ARCH_NV_SM89_PLUS
+/* Four e4m3fn codes (low byte first) to f32, exactly: cvt.rn.f16x2.e4m3x2 on each half of the
+ * word, then f16 -> f32. */
+__device__ __forceinline__ void e4m3x4_to_f32(uint32_t codes, float *out)
+{
+    uint32_t lo, hi;
+    asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
+        "cvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
+        : "=r"(lo), "=r"(hi)
+        : "r"(codes));
+    asm("{\n\t.reg .b16 a, b, c, d;\n\tmov.b32 {a, b}, %4;\n\tmov.b32 {c, d}, %5;\n\t"
+        "cvt.f32.f16 %0, a;\n\tcvt.f32.f16 %1, b;\n\tcvt.f32.f16 %2, c;\n\tcvt.f32.f16 %3, d;\n\t}"
+        : "=f"(out[0]), "=f"(out[1]), "=f"(out[2]), "=f"(out[3])
+        : "r"(lo), "r"(hi));
+}
+#endif
+
+/* An fp8 cache: decode(code), exactly (the scale is applied elsewhere). */
+struct fp8_cache {
+    static constexpr int size = 1;
+    template <int N>
+    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float *out)
+    {
+#ifdef FP8KV_ARCH_NV_SM89_PLUS
+        if (N % 4 == 0 && !fnuz) {
+#pragma unroll
+            for (int k = 0; k < N; k += 4) {
+                uint32_t w;
+                memcpy(&w, raw + k, 4);
+                e4m3x4_to_f32(w, out + k);
+            }
+            return;
+        }
+#endif
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            out[k] = decode_fast(fnuz, raw[k]);
+    }
+};
+
+/* A bf16 cache (the benchmark's baseline): the bits moved to the top of an f32. */
+struct bf16_cache {
+    static constexpr int size = 2;
+    template <int N>
+    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float *out)
+    {
+        (void)fnuz;
+        if constexpr (N % 2 == 0) {
+#pragma unroll
+            for (int k = 0; k < N; k += 2) {
+                uint32_t w;
+                memcpy(&w, raw + 2 * k, 4);
+                out[k] = __uint_as_float(w << 16);
+                out[k + 1] = __uint_as_float(w & 0xFFFF0000u);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                out[k] = fp8kv_bf16_to_f32((uint16_t)(raw[2 * k] | raw[2 * k + 1] << 8));
+        }
+    }
+};
+
+/* ---- the block table ------------------------------------------------------------------------ */
+
+/* The block of token position t, and t's position in it. */
+__device__ __forceinline__ int block_index(const attn_params &p, int t)
+{
+    return p.bs_shift >= 0 ? t >> p.bs_shift : t / p.shape.block_size;
+}
+__device__ __forceinline__ int block_pos(const attn_params &p, int t)
+{
+    return p.bs_shift >= 0 ? t & (p.shape.block_size - 1) : t % p.shape.block_size;
+}
+
+/* Copies the nblocks block-table entries of sequence seq from first_block on into blocks
+ * (shared memory), so that a token's slot costs no global round trip; NT threads. */
+template <int NT>
+__device__ __forceinline__ void load_block_table(const attn_params &p, int seq, int first_block,
+                                                 int nblocks, int32_t *blocks)
+{
+    for (int i = threadIdx.x; i < nblocks; i += NT)
+        blocks[i] = p.block_table[(size_t)seq * p.max_blocks + first_block + i];
+}
+
+/* Writes a partition's result for q head q0 + g, dimension d, where pass 2 reads it: the
+ * unnormalized output A (times v_scale), and the maximum M and sum Lsum once per head. */
+__device__ __forceinline__ void store_partition(const attn_params &p, int D, int seq, int q0,
+                                                int part, int g, int d, float A, float M,
+                                                float Lsum)
+{
+    const size_t row = ((size_t)seq * p.num_q_heads + q0 + g) * p.max_partitions + part;
+    p.part_out[row * D + d] = A * p.v_scale;
+    if (d == 0) {
+        p.part_max[row] = M;
+        p.part_sum[row] = Lsum;
+    }
+}
+
+} // namespace attn
+} // namespace fp8kv_gpu
+
+#endif
