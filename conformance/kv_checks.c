@@ -252,6 +252,24 @@ static void describe(const struct kv_case *c, const char *what, char *buf, size_
              (double)c->v_scale, what);
 }
 
+/* Appends "; kernel: <plan>" to detail when the subject says how it runs attention for these
+ * arguments (a GPU launcher's configuration), so that the report records which one ran. */
+static void append_attention_plan(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                                  const struct fp8kv_cache_shape *shape, int num_q_heads,
+                                  const int32_t *seq_lens, int num_seqs, char *detail, size_t size)
+{
+    int longest = 0;
+    for (int i = 0; i < num_seqs; i++)
+        longest = seq_lens[i] > longest ? seq_lens[i] : longest;
+    char plan[64];
+    if (!subject->attention_plan ||
+        subject->attention_plan(subject->ctx, cfg, shape, num_q_heads, num_seqs, longest, plan,
+                                sizeof plan) != 0)
+        return;
+    const size_t used = strlen(detail);
+    snprintf(detail + used, size - used, "; kernel: %s", plan);
+}
+
 /* ---- store ----------------------------------------------------------------------------------- */
 
 static void compare_cache(struct fp8kv_check *chk, const struct kv_case *c, int is_key,
@@ -415,6 +433,8 @@ static int check_attention(const struct kv_case *c, const struct fp8kv_profile *
     struct fp8kv_check chk;
     char detail[160];
     describe(c, "NMSE vs 128-bit reference", detail, sizeof detail);
+    append_attention_plan(subject, cfg, &c->shape, c->num_q_heads, c->seq_lens.data, c->num_seqs,
+                          detail, sizeof detail);
     fp8kv_check_init(&chk, "kv-attention", subject->name, p->name, detail);
     const double *ref = c->attention.data;
     chk.cases = n;
@@ -727,15 +747,13 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
                                                lc.k_scale, lc.v_scale, lc.softmax_scale, y));
     }
     if (rc == 0) {
-        char plan[64] = "", detail[160];
-        if (subject->attention_plan)
-            subject->attention_plan(subject->ctx, cfg, &lc.shape, q_heads, LONG_SEQS, long_lens[0],
-                                    plan, sizeof plan);
+        char detail[160];
         snprintf(detail, sizeof detail,
                  "%s, %d x %d heads (q %d), block %d, lengths 3000/777/1/0, random codes, NMSE vs "
-                 "double reference%s%s",
-                 layout_names[layout], LONG_KV_HEADS, LONG_HEAD, q_heads, LONG_BLOCK,
-                 *plan ? "; kernel: " : "", plan);
+                 "double reference",
+                 layout_names[layout], LONG_KV_HEADS, LONG_HEAD, q_heads, LONG_BLOCK);
+        append_attention_plan(subject, cfg, &lc.shape, q_heads, long_lens, LONG_SEQS, detail,
+                              sizeof detail);
         struct fp8kv_check c;
         fp8kv_check_init(&c, "kv-attention-long", subject->name, p->name, detail);
         c.cases = lc.qn;

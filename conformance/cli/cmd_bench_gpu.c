@@ -76,7 +76,7 @@ static void print_timing(const char *key, const struct fp8kv_gpu_timing *t)
 
 static int gpu_failed(const char *what)
 {
-    fprintf(stderr, "fp8kv bench: %s: %s\n", what, fp8kv_gpu_last_error());
+    fprintf(stderr, "fp8kv bench: %s: %s\n", what, fp8kv_last_error());
     return EXIT_USAGE;
 }
 
@@ -87,26 +87,17 @@ static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bou
     const struct fp8kv_gpu_codec *info = &fp8kv_gpu_codecs[c];
     const enum fp8kv_nan_check check = info->vendor ? FP8KV_NAN_CHECK_CLASS : FP8KV_NAN_CHECK_STRICT;
     struct fp8kv_sweep_run *runs = NULL;
-    const long n = fp8kv_sweep_runs(p, check, FP8KV_SWEEP_F32, bounds, &runs);
+    const long n = fp8kv_sweep_runs(p, check, FP8KV_DOMAIN_F32, bounds, &runs);
     if (n < 0)
         return cli_input_error("bench");
-    struct fp8kv_gpu_sweep_run *dev = malloc((size_t)n * sizeof *dev);
-    if (!dev) {
-        free(runs);
-        return cli_input_error("bench");
-    }
-    for (long i = 0; i < n; i++)
-        dev[i] = (struct fp8kv_gpu_sweep_run){runs[i].start, runs[i].mask, runs[i].value,
-                                              runs[i].cls, 0};
+    struct fp8kv_sweep_result res;
+    const int rc =
+        fp8kv_gpu_sweep(c, fp8kv_profile_cfg(p), FP8KV_DOMAIN_F32, runs, (size_t)n, 0, &res);
     free(runs);
-    struct fp8kv_gpu_sweep_result res;
-    const int rc = fp8kv_gpu_sweep(c, fp8kv_cfg_of_profile(p, FP8KV_MODEL_F32_DIV), FP8KV_GPU_DOMAIN_F32,
-                                   dev, (size_t)n, 0, &res);
-    free(dev);
     if (rc != 0)
         return gpu_failed(info->name);
     unsigned long long mismatches = 0;
-    for (int k = 0; k < FP8KV_GPU_SWEEP_CLASSES; k++)
+    for (int k = 0; k < FP8KV_SWEEP_CLASSES; k++)
         mismatches += res.class_mismatches[k];
     *clean &= mismatches == 0;
     printf("sweep f32 %-20s %-18s nan %-6s: 2^32 inputs in %.2f ms kernel (%.2f ms with copies "
@@ -193,14 +184,16 @@ sweeps:;
     for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
         if (!fp8kv_gpu_codec_available(c))
             continue;
-        const struct fp8kv_gpu_codec *codec = &fp8kv_gpu_codecs[c];
-        char first[48] = "e4m3fn_satfinite";
-        if (!codec->follows_cfg)
-            sscanf(codec->claims, "%47s", first);
-        const struct fp8kv_profile *p = fp8kv_profile_by_name(first);
-        uint32_t *bounds = p ? fp8kv_load_boundaries(vectors_dir, p) : NULL;
+        /* the first profile of the table the codec claims */
+        const struct fp8kv_profile *p = NULL;
+        for (int i = 0; i < fp8kv_profile_count && !p; i++)
+            if (fp8kv_claim_covers(fp8kv_gpu_codecs[c].claim, fp8kv_profile_cfg(&fp8kv_profiles[i])))
+                p = &fp8kv_profiles[i];
+        if (!p)
+            return cli_usage_error("bench", "%s claims no profile", fp8kv_gpu_codecs[c].name);
+        uint32_t *bounds = fp8kv_load_boundaries(vectors_dir, p);
         if (!bounds)
-            return p ? cli_input_error("bench") : cli_usage_error("bench", "no profile %s", first);
+            return cli_input_error("bench");
         const int rc = sweep_codec(c, p, bounds, &clean);
         free(bounds);
         if (rc != EXIT_CONFORMANT)

@@ -79,7 +79,7 @@ Test(gpu, kv_kernels_pass_every_golden_case_of_every_profile)
         expect_all_pass(&r, 0);
         fp8kv_results_free(&r);
     }
-    cr_assert_eq(fp8kv_gpu_error_count(), errors, "%s", fp8kv_gpu_last_error());
+    cr_assert_eq(fp8kv_gpu_error_count(), errors, "%s", fp8kv_last_error());
 }
 
 /* ---- codecs and decoders --------------------------------------------------------------------- */
@@ -171,7 +171,7 @@ Test(gpu, short_sweeps_of_the_bits_codec_are_clean)
             const uint64_t limit = d == FP8KV_DOMAIN_F32 ? 1ull << 26 : 0;
             cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, fp8kv_profile_cfg(p),
                                          (enum fp8kv_domain)d, runs, n, limit, &res),
-                         0, "%s", fp8kv_gpu_last_error());
+                         0, "%s", fp8kv_last_error());
             cr_assert_eq(res.cases, d == FP8KV_DOMAIN_F32 ? limit : 65536u);
             cr_assert_eq(total_of(&res), 0, "%s %s: %llu mismatches, first 0x%08x => %02x", p->name,
                          fp8kv_sweep_domain_names[d], (unsigned long long)total_of(&res),
@@ -204,7 +204,7 @@ static void planted(uint32_t at, uint64_t limit)
     struct fp8kv_sweep_result res, again;
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, limit, &res),
-                 0, "%s", fp8kv_gpu_last_error());
+                 0, "%s", fp8kv_last_error());
     cr_assert_eq(total_of(&res), end - start, "run [0x%llx, 0x%llx): %llu failures",
                  (unsigned long long)start, (unsigned long long)end,
                  (unsigned long long)total_of(&res));

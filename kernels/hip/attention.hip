@@ -95,7 +95,7 @@ int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &s
     const long want = std::max(1L, slots / pairs);
     *partition =
         (int)std::min(8192L, std::max(256L, ((max_seq_len + want - 1) / want + 31) / 32 * 32));
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 /* The kernel and its per-kernel facts (no partition yet). */
@@ -120,7 +120,7 @@ int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
                   : split_kernel(cache_bf16, pl->vec, pl->gb);
     pl->threads = fast ? FAST_THREADS : THREADS;
     pl->row_bytes = (D * esize + 15) / 16 * 16;
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 /* The dynamic shared memory of the planned kernel: the block-table entries, then the staged
@@ -147,7 +147,7 @@ int plan_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &s
     *pl = attention_plan{};
     if (num_seqs <= 0 || num_q_heads <= 0) {
         snprintf(pl->name, sizeof pl->name, "none (no sequences)");
-        return FP8KV_GPU_OK;
+        return FP8KV_OK;
     }
     if (num_q_heads % shape.num_heads != 0)
         return FP8KV_FAIL("attention: %d q heads is not a multiple of %d kv heads", num_q_heads,
@@ -187,7 +187,7 @@ int plan_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &s
     else
         snprintf(pl->name, sizeof pl->name, "split-k vec%d gb%d partition %d", pl->vec, pl->gb,
                  partition);
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 /* The kernel parameters of a plan (the partitions' outputs not yet placed). */
@@ -344,5 +344,5 @@ extern "C" int fp8kv_gpu_attention_plan(int cache_fp8, struct fp8kv_codec_cfg cf
                              &pl)) != 0)
         return rc;
     snprintf(name, size, "%s", pl.name);
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }

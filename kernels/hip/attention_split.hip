@@ -385,7 +385,7 @@ int launch_combine(const attn_params &p, int num_seqs, float *d_out)
         p.seq_lens, p.num_q_heads, p.shape.head_size, p.partition, p.max_partitions, p.part_out,
         p.part_max, p.part_sum, d_out);
     FP8KV_GPU_CHECK_LAUNCH();
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 } // namespace attn

@@ -99,7 +99,7 @@ template <typename F> int time_median(int iterations, F fn, struct fp8kv_gpu_tim
     t->min_ms = ms.front();
     t->ms = ms[ms.size() / 2];
     t->gbps = t->bytes / (t->ms * 1e-3) / 1e9;
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 int bench_setup(const char *what, int iterations, struct fp8kv_gpu_timing *t)
@@ -110,7 +110,7 @@ int bench_setup(const char *what, int iterations, struct fp8kv_gpu_timing *t)
         return rc;
     if (iterations < 1)
         return FP8KV_FAIL("%s: %d iterations", what, iterations);
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 /* The cache of the store and gather benchmarks, filled by a store of random bf16 input. */
@@ -138,7 +138,7 @@ struct store_setup {
         fill_bf16<<<FILL_BLOCKS, FILL_THREADS>>>(key.as<uint16_t>(), elems, 1, 3.0f);
         fill_bf16<<<FILL_BLOCKS, FILL_THREADS>>>(value.as<uint16_t>(), elems, 2, 3.0f);
         FP8KV_GPU_CHECK_LAUNCH();
-        return FP8KV_GPU_OK;
+        return FP8KV_OK;
     }
     int store(int codec, int num_tokens)
     {
@@ -167,7 +167,7 @@ extern "C" int fp8kv_gpu_bench_copy(size_t bytes, int iterations, struct fp8kv_g
         iterations,
         [&]() -> int {
             FP8KV_GPU_CHECK(hipMemcpy(dst.ptr, src.ptr, bytes, hipMemcpyDeviceToDevice));
-            return FP8KV_GPU_OK;
+            return FP8KV_OK;
         },
         t);
 }

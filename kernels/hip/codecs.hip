@@ -31,7 +31,7 @@ extern "C" int fp8kv_gpu_encode(int codec, struct fp8kv_codec_cfg cfg, const flo
     if (!fp8kv_gpu_codec_available(codec))
         return FP8KV_FAIL("device codec %d is not compiled for this device", codec);
     if (n == 0)
-        return FP8KV_GPU_OK;
+        return FP8KV_OK;
     buffer d_x, d_q;
     if ((rc = d_x.upload(x, n * sizeof *x)) != 0 || (rc = d_q.alloc(n)) != 0)
         return rc;
@@ -87,7 +87,7 @@ extern "C" int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const u
     if (rc != 0)
         return rc;
     if (n == 0)
-        return FP8KV_GPU_OK;
+        return FP8KV_OK;
     buffer d_q, d_y;
     if ((rc = d_q.upload(q, n)) != 0 || (rc = d_y.alloc(n * sizeof *y)) != 0)
         return rc;

@@ -21,10 +21,11 @@ struct device_state {
 };
 extern device_state g_device;
 
-/* require_open: FP8KV_GPU_UNAVAILABLE with a message unless a device is open. */
+/* require_open: FP8KV_UNAVAILABLE with a message unless a device is open. */
 int require_open(const char *what);
 
-/* fail: records a message (no runtime error behind it) and returns FP8KV_GPU_ERR. */
+/* fail: records a message (no runtime error behind it: unusable arguments) and returns
+ * FP8KV_ERR. */
 int fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define FP8KV_FAIL(...) ::fp8kv_gpu::fail(__FILE__, __LINE__, __VA_ARGS__)
 
@@ -135,7 +136,7 @@ inline int vec_of(int head_size, int max_vec)
     return 1;
 }
 
-/* checks a cache shape and counts; FP8KV_GPU_ERR with a message when unusable. */
+/* checks a cache shape and counts; FP8KV_ERR with a message when unusable. */
 int check_shape(const struct fp8kv_cache_shape *shape, const char *what);
 
 /* Kernels of one file used by another (bench.hip). */

@@ -244,7 +244,7 @@ int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
                   int max_seq_len, float scale, int out, void *d_dst)
 {
     if (num_seqs <= 0 || max_seq_len <= 0)
-        return FP8KV_GPU_OK;
+        return FP8KV_OK;
     if (num_seqs > 65535)
         return FP8KV_FAIL("gather: %d sequences (at most 65535 per launch)", num_seqs);
     /* 8 codes a thread: its 16-byte store of f16/bf16 values and its neighbours' are one
@@ -279,7 +279,7 @@ int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     default: return FP8KV_FAIL("gather: unknown output dtype %d", out);
     }
     FP8KV_GPU_CHECK_LAUNCH();
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 } // namespace fp8kv_gpu

@@ -1,6 +1,7 @@
 /* runtime.hip — errors, devices, the probe of the compiled codec paths, the codec table, and
  * the buffer and timer helpers of common.h. */
 #include "common.h"
+#include "fp8kv/target.h"
 
 #include <atomic>
 #include <stdarg.h>
@@ -16,21 +17,22 @@
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
-static thread_local char last_error[512];
+/* Messages go through the core's one reporting function (fp8kv/diag.h: fp8kv_last_error); the
+ * device keeps only a count of its failures, for the per-profile health check of a run. */
 static std::atomic<unsigned long> error_count(0);
+
+/* The source path from kernels/hip/ on, for messages. */
+static const char *source_name(const char *file)
+{
+    const char *base = strstr(file, "kernels/hip/");
+    return base ? base : file;
+}
 
 extern "C" int fp8kv_gpu_fail_at(const char *file, int line, const char *what, const char *message)
 {
-    const char *base = strstr(file, "kernels/hip/");
-    snprintf(last_error, sizeof last_error, "%s:%d: %s: %s", base ? base : file, line, what,
-             message);
     error_count.fetch_add(1);
-    return FP8KV_GPU_ERR;
-}
-
-extern "C" const char *fp8kv_gpu_last_error(void)
-{
-    return last_error;
+    return fp8kv_status_fail(FP8KV_ERR_SUBJECT, "%s:%d: %s: %s", source_name(file), line, what,
+                             message);
 }
 
 extern "C" unsigned long fp8kv_gpu_error_count(void)
@@ -49,19 +51,17 @@ int fail(const char *file, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    const char *base = strstr(file, "kernels/hip/");
-    snprintf(last_error, sizeof last_error, "%s:%d: %s", base ? base : file, line, message);
     error_count.fetch_add(1);
-    return FP8KV_GPU_ERR;
+    return fp8kv_status_fail(FP8KV_ERR, "%s:%d: %s", source_name(file), line, message);
 }
 
 int require_open(const char *what)
 {
     if (g_device.open)
-        return FP8KV_GPU_OK;
-    snprintf(last_error, sizeof last_error, "%s: no GPU device is open (fp8kv_gpu_open)", what);
+        return FP8KV_OK;
     error_count.fetch_add(1);
-    return FP8KV_GPU_UNAVAILABLE;
+    return fp8kv_status_fail(FP8KV_UNAVAILABLE, "%s: no GPU device is open (fp8kv_gpu_open)",
+                             what);
 }
 
 buffer::~buffer()
@@ -78,7 +78,7 @@ int buffer::alloc(size_t n)
     }
     bytes = n ? n : 1;
     FP8KV_GPU_CHECK(hipMalloc(&ptr, bytes));
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 int buffer::upload(const void *host, size_t n)
@@ -88,7 +88,7 @@ int buffer::upload(const void *host, size_t n)
         return rc;
     if (n)
         FP8KV_GPU_CHECK(hipMemcpy(ptr, host, n, hipMemcpyHostToDevice));
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 int buffer::download(void *host, size_t n) const
@@ -97,7 +97,7 @@ int buffer::download(void *host, size_t n) const
         return FP8KV_FAIL("download of %zu bytes from a buffer of %zu", n, bytes);
     if (n)
         FP8KV_GPU_CHECK(hipMemcpy(host, ptr, n, hipMemcpyDeviceToHost));
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 timer::~timer()
@@ -115,7 +115,7 @@ int timer::start()
     if (!end)
         FP8KV_GPU_CHECK(hipEventCreate(&end));
     FP8KV_GPU_CHECK(hipEventRecord(begin, 0));
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 int timer::stop(double *ms)
@@ -125,7 +125,7 @@ int timer::stop(double *ms)
     FP8KV_GPU_CHECK(hipEventSynchronize(end));
     FP8KV_GPU_CHECK(hipEventElapsedTime(&elapsed, begin, end));
     *ms = (double)elapsed;
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 int check_shape(const struct fp8kv_cache_shape *s, const char *what)
@@ -137,7 +137,7 @@ int check_shape(const struct fp8kv_cache_shape *s, const char *what)
     if (s->layout == FP8KV_LAYOUT_SPLIT_X && s->head_size % FP8KV_SPLIT_X != 0)
         return FP8KV_FAIL("%s: split-x layout needs head_size %% 16 == 0 (head_size %d)", what,
                           s->head_size);
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 } // namespace fp8kv_gpu
@@ -146,29 +146,32 @@ using namespace fp8kv_gpu;
 
 /* ---- the codec table ------------------------------------------------------------------------- */
 
-/* name, description, follows_cfg, vendor, claims */
+/* name, description, vendor, claim {format, saturate, inf_to_nan} */
+#define ANY FP8KV_CLAIM_ANY
 extern "C" const struct fp8kv_gpu_codec fp8kv_gpu_codecs[FP8KV_GPU_CODEC_COUNT] = {
     {FP8KV_NAME_BITS, "fp8kv_encode_bits of codec.h (integer bit manipulation), on the device",
-     1, 0, ""},
+     0, {ANY, ANY, ANY}},
     {FP8KV_NAME_FREXP,
-     "fp8kv_encode_frexp of codec.h with the device's frexpf/ldexpf/nearbyintf", 1, 0, ""},
-    {FP8KV_NAME_PTX_CVT, "inline PTX cvt.rn.satfinite.e4m3x2.f32 (NVIDIA sm_89+ hardware)", 0,
-     1, "e4m3fn_satfinite"},
+     "fp8kv_encode_frexp of codec.h with the device's frexpf/ldexpf/nearbyintf", 0,
+     {ANY, ANY, ANY}},
+    {FP8KV_NAME_PTX_CVT, "inline PTX cvt.rn.satfinite.e4m3x2.f32 (NVIDIA sm_89+ hardware)", 1,
+     {FP8KV_CODEC_E4M3FN, 1, 0}},
     {FP8KV_NAME_CUDA_FP8_SATFINITE,
-     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) (hardware on sm_89+)", 0,
-     1, "e4m3fn_satfinite"},
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) (hardware on sm_89+)", 1,
+     {FP8KV_CODEC_E4M3FN, 1, 0}},
     {FP8KV_NAME_CUDA_FP8_NOSAT,
-     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3) (a software path)", 0, 1,
-     "e4m3fn_nan"},
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3) (a software path)", 1,
+     {FP8KV_CODEC_E4M3FN, 0, ANY}},
     {FP8KV_NAME_AMD_FNUZ,
      "__builtin_amdgcn_cvt_pk_fp8_f32 on gfx940-942, no clamp (FNUZ; claim unverified on "
      "hardware)",
-     0, 1, "e4m3fnuz_nan"},
+     1, {FP8KV_CODEC_E4M3FNUZ, 0, ANY}},
     {FP8KV_NAME_AMD_OCP,
      "__builtin_amdgcn_cvt_pk_fp8_f32 on gfx950/gfx12, no clamp (OCP; claim unverified on "
      "hardware)",
-     0, 1, "e4m3fn_nan"},
+     1, {FP8KV_CODEC_E4M3FN, 0, ANY}},
 };
+#undef ANY
 
 extern "C" int fp8kv_gpu_codec_by_name(const char *name)
 {
@@ -203,9 +206,11 @@ extern "C" int fp8kv_gpu_device_count(void)
     const hipError_t e = hipGetDeviceCount(&count);
     if (e != hipSuccess) {
         (void)hipGetLastError(); /* clear it: "no device" is an answer, not a failure */
-        snprintf(last_error, sizeof last_error, "no GPU: %s", hipGetErrorString(e));
+        fp8kv_status_fail(FP8KV_UNAVAILABLE, "no GPU: %s", hipGetErrorString(e));
         return 0;
     }
+    if (count == 0)
+        fp8kv_status_fail(FP8KV_UNAVAILABLE, "no GPU: the runtime sees no device");
     return count;
 }
 
@@ -236,19 +241,18 @@ static int device_target(int index, char *target, size_t tsize, char *name, size
     hipDeviceProp_t prop;
     FP8KV_GPU_CHECK(hipGetDeviceProperties(&prop, index));
     snprintf(name, nsize, "%.*s", (int)(nsize - 1), prop.name);
-    size_t n = strcspn(prop.gcnArchName, ":"); /* "gfx942:sramecc+:xnack-" -> "gfx942" */
-    snprintf(target, tsize, "%.*s", (int)(n < 24 ? n : 24), prop.gcnArchName);
+    fp8kv_target_name_amd(prop.gcnArchName, target, tsize);
 #else
     int major = 0, minor = 0;
     FP8KV_GPU_CHECK(hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, index));
     FP8KV_GPU_CHECK(hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, index));
-    snprintf(target, tsize, "sm_%d%d", major, minor);
+    fp8kv_target_name_nvidia(major, minor, target, tsize);
     /* cudaDeviceProp only for its name: CUDA 13 removed other fields ROCm's headers read */
     hipDeviceProp_t prop;
     FP8KV_GPU_CHECK(hipGetDeviceProperties(&prop, index));
     snprintf(name, nsize, "%.*s", (int)(nsize - 1), prop.name);
 #endif
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
@@ -257,11 +261,10 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
     g_device = device_state();
     const int count = fp8kv_gpu_device_count();
     if (count <= 0)
-        return FP8KV_GPU_UNAVAILABLE; /* the message says why */
-    if (index < 0 || index >= count) {
-        snprintf(last_error, sizeof last_error, "no GPU device %d (%d present)", index, count);
-        return FP8KV_GPU_UNAVAILABLE;
-    }
+        return FP8KV_UNAVAILABLE; /* the message says why */
+    if (index < 0 || index >= count)
+        return fp8kv_status_fail(FP8KV_UNAVAILABLE, "no GPU device %d (%d present)", index,
+                                 count);
     FP8KV_GPU_CHECK(hipSetDevice(index));
     info->index = index;
     int rc = device_target(index, info->target, sizeof info->target, info->name, sizeof info->name);
@@ -298,13 +301,11 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
     FP8KV_GPU_CHECK(hipMemset(mask.ptr, 0, sizeof(unsigned)));
     probe_kernel<<<1, 1>>>(mask.as<unsigned>());
     const hipError_t launch = hipGetLastError();
-    if (launch != hipSuccess) {
-        snprintf(last_error, sizeof last_error,
-                 "GPU %d (%s, %s): no kernel of this build runs on it: %s (build for its "
-                 "architecture)",
-                 index, info->name, info->target, hipGetErrorString(launch));
-        return FP8KV_GPU_UNAVAILABLE;
-    }
+    if (launch != hipSuccess)
+        return fp8kv_status_fail(FP8KV_UNAVAILABLE,
+                                 "GPU %d (%s, %s): no kernel of this build runs on it: %s (build "
+                                 "for its architecture)",
+                                 index, info->name, info->target, hipGetErrorString(launch));
     unsigned got = 0;
     rc = mask.download(&got, sizeof got);
     if (rc != 0)
@@ -322,5 +323,5 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
     g_device.multiprocessors = info->multiprocessors;
     g_device.max_shared_per_block = shared;
     g_device.codec_mask = info->codec_mask;
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }

@@ -340,7 +340,7 @@ int launch_in(int vec, int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv
     default: return FP8KV_FAIL("store: unknown scale model %d", cfg.model);
     }
     FP8KV_GPU_CHECK_LAUNCH();
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 template <int IN>
@@ -368,7 +368,7 @@ int launch_store(int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache
                  uint8_t *d_value_cache)
 {
     if (num_tokens <= 0)
-        return FP8KV_GPU_OK;
+        return FP8KV_OK;
     const int vec = vec_of(shape.head_size, 16);
     switch (in) {
     case FP8KV_KV_F32:

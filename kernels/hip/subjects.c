@@ -73,6 +73,15 @@ static int attention_gpu(void *ctx, struct fp8kv_codec_cfg cfg,
         seq_lens, num_seqs, k_scale, v_scale, softmax_scale, 0, out));
 }
 
+static int attention_plan_gpu(void *ctx, struct fp8kv_codec_cfg cfg,
+                              const struct fp8kv_cache_shape *shape, int num_q_heads, int num_seqs,
+                              int max_seq_len, char *buf, size_t size)
+{
+    (void)ctx;
+    return fp8kv_gpu_attention_plan(1, cfg, shape, num_q_heads, num_seqs, max_seq_len, 0, buf,
+                                    size);
+}
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 static struct fp8kv_subject table[FP8KV_GPU_CODEC_COUNT + FP8KV_GPU_DECODER_COUNT + 1];
@@ -120,6 +129,7 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
             .store = store_gpu,
             .gather = gather_gpu,
             .attention = attention_gpu,
+            .attention_plan = attention_plan_gpu,
         };
     *out = table;
     return n;

@@ -12,7 +12,7 @@
  * Reporting the lowest-index failures deterministically: a pass also captures up to CAPTURE
  * failures (in no particular order) and counts failures per bucket of 2^shift inputs. If all
  * failures were captured, the host sorts them. If not, the buckets say where the first
- * FP8KV_GPU_SWEEP_FAILURES failures lie: the buckets before the one that holds the last of
+ * FP8KV_SWEEP_FAILURES failures lie: the buckets before the one that holds the last of
  * them are swept again with capture (they hold fewer than that many failures), and that bucket
  * is split into finer buckets and swept again, down to single inputs if need be. The answer
  * depends only on the codec, never on the schedule.
@@ -35,7 +35,7 @@ constexpr unsigned BLOCKS_PER_SM = 8;
 
 struct sweep_args {
     struct fp8kv_codec_cfg cfg;
-    const struct fp8kv_gpu_sweep_run *runs;
+    const struct fp8kv_sweep_run *runs;
     uint32_t nruns;
     uint64_t lo, hi;       /* the inputs of this pass: [lo, hi) */
     uint64_t domain_end;   /* 2^32 or 2^16: where the last run ends */
@@ -49,15 +49,15 @@ struct sweep_args {
 };
 
 template <int DOMAIN> __device__ __forceinline__ float input_of(uint64_t i);
-template <> __device__ __forceinline__ float input_of<FP8KV_GPU_DOMAIN_F32>(uint64_t i)
+template <> __device__ __forceinline__ float input_of<FP8KV_DOMAIN_F32>(uint64_t i)
 {
     return __uint_as_float((uint32_t)i);
 }
-template <> __device__ __forceinline__ float input_of<FP8KV_GPU_DOMAIN_F16>(uint64_t i)
+template <> __device__ __forceinline__ float input_of<FP8KV_DOMAIN_F16>(uint64_t i)
 {
     return fp8kv_f16_to_f32((uint16_t)i);
 }
-template <> __device__ __forceinline__ float input_of<FP8KV_GPU_DOMAIN_BF16>(uint64_t i)
+template <> __device__ __forceinline__ float input_of<FP8KV_DOMAIN_BF16>(uint64_t i)
 {
     return __uint_as_float((uint32_t)i << 16);
 }
@@ -65,7 +65,7 @@ template <> __device__ __forceinline__ float input_of<FP8KV_GPU_DOMAIN_BF16>(uin
 __device__ __noinline__ void record(const sweep_args &a, uint64_t index, uint32_t got, uint32_t cls)
 {
     if (a.classes)
-        atomicAdd(&a.classes[cls & (FP8KV_GPU_SWEEP_CLASSES - 1)], 1ull);
+        atomicAdd(&a.classes[cls & (FP8KV_SWEEP_CLASSES - 1)], 1ull);
     if (a.buckets)
         atomicAdd(&a.buckets[(index - a.lo) >> a.shift], 1u);
     const uint32_t slot = atomicAdd(a.captured, 1u);
@@ -78,7 +78,7 @@ __device__ __noinline__ void record(const sweep_args &a, uint64_t index, uint32_
 template <int CODEC, int DOMAIN>
 __global__ void __launch_bounds__(THREADS) sweep_kernel(sweep_args a)
 {
-    extern __shared__ uint2 shared_runs[]; /* struct fp8kv_gpu_sweep_run is 8 bytes */
+    extern __shared__ uint2 shared_runs[]; /* struct fp8kv_sweep_run is 8 bytes */
     const bool in_shared = a.nruns <= SMEM_RUNS;
     if (in_shared) {
         const uint2 *src = reinterpret_cast<const uint2 *>(a.runs);
@@ -86,8 +86,8 @@ __global__ void __launch_bounds__(THREADS) sweep_kernel(sweep_args a)
             shared_runs[i] = src[i];
         __syncthreads();
     }
-    const struct fp8kv_gpu_sweep_run *runs =
-        in_shared ? reinterpret_cast<const struct fp8kv_gpu_sweep_run *>(shared_runs) : a.runs;
+    const struct fp8kv_sweep_run *runs =
+        in_shared ? reinterpret_cast<const struct fp8kv_sweep_run *>(shared_runs) : a.runs;
     const uint32_t nruns = a.nruns;
 
     const uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
@@ -149,9 +149,9 @@ sweep_kernel_fn kernel_of(int codec, int domain)
 {
     switch (codec * 3 + domain) {
 #define ENTRY(C)                                                                                   \
-    case C * 3 + FP8KV_GPU_DOMAIN_F32: return sweep_kernel<C, FP8KV_GPU_DOMAIN_F32>;              \
-    case C * 3 + FP8KV_GPU_DOMAIN_F16: return sweep_kernel<C, FP8KV_GPU_DOMAIN_F16>;              \
-    case C * 3 + FP8KV_GPU_DOMAIN_BF16: return sweep_kernel<C, FP8KV_GPU_DOMAIN_BF16>;
+    case C * 3 + FP8KV_DOMAIN_F32: return sweep_kernel<C, FP8KV_DOMAIN_F32>;              \
+    case C * 3 + FP8KV_DOMAIN_F16: return sweep_kernel<C, FP8KV_DOMAIN_F16>;              \
+    case C * 3 + FP8KV_DOMAIN_BF16: return sweep_kernel<C, FP8KV_DOMAIN_BF16>;
         FP8KV_FOR_EACH_CODEC(ENTRY)
 #undef ENTRY
     default: return nullptr;
@@ -200,7 +200,7 @@ int run_pass(sweep_kernel_fn kernel, sweep_args a, sweep_memory &mem, uint64_t l
     const uint64_t threads_needed = (count + span - 1) / span;
     a.span = span;
     const unsigned blocks = (unsigned)((threads_needed + THREADS - 1) / THREADS);
-    const size_t shared = a.nruns <= SMEM_RUNS ? a.nruns * sizeof(struct fp8kv_gpu_sweep_run) : 0;
+    const size_t shared = a.nruns <= SMEM_RUNS ? a.nruns * sizeof(struct fp8kv_sweep_run) : 0;
 
     timer tm;
     int rc = ms ? tm.start() : 0;
@@ -230,11 +230,11 @@ int run_pass(sweep_kernel_fn kernel, sweep_args a, sweep_memory &mem, uint64_t l
         if ((rc = mem.buckets.download(out->buckets.data(), BUCKETS * sizeof(uint32_t))) != 0)
             return rc;
     }
-    return FP8KV_GPU_OK;
+    return FP8KV_OK;
 }
 
 /* The run of input x on the host (for a failure's expected code and class). */
-const struct fp8kv_gpu_sweep_run &run_of(const struct fp8kv_gpu_sweep_run *runs, size_t nruns,
+const struct fp8kv_sweep_run &run_of(const struct fp8kv_sweep_run *runs, size_t nruns,
                                          uint32_t x)
 {
     size_t k = 0, above = nruns;
@@ -250,9 +250,9 @@ const struct fp8kv_gpu_sweep_run &run_of(const struct fp8kv_gpu_sweep_run *runs,
 
 } // namespace
 
-extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_gpu_domain domain,
-                               const struct fp8kv_gpu_sweep_run *runs, size_t nruns, uint64_t limit,
-                               struct fp8kv_gpu_sweep_result *out)
+extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
+                               const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t limit,
+                               struct fp8kv_sweep_result *out)
 {
     memset(out, 0, sizeof *out);
     int rc = require_open("fp8kv_gpu_sweep");
@@ -263,12 +263,12 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
     sweep_kernel_fn kernel = kernel_of(codec, (int)domain);
     if (!kernel)
         return FP8KV_FAIL("no sweep kernel for codec %d, domain %d", codec, (int)domain);
-    const uint64_t domain_end = domain == FP8KV_GPU_DOMAIN_F32 ? (uint64_t)1 << 32 : 1u << 16;
+    const uint64_t domain_end = domain == FP8KV_DOMAIN_F32 ? (uint64_t)1 << 32 : 1u << 16;
     if (nruns == 0 || nruns > 0xFFFFFFFFu || runs[0].start != 0)
         return FP8KV_FAIL("sweep: the run table must start at input 0 (%zu runs)", nruns);
     for (size_t i = 0; i < nruns; i++)
         if ((i && runs[i].start <= runs[i - 1].start) || runs[i].start >= domain_end ||
-            runs[i].cls >= FP8KV_GPU_SWEEP_CLASSES)
+            runs[i].cls >= FP8KV_SWEEP_CLASSES)
             return FP8KV_FAIL("sweep: run %zu is out of order, out of the domain or of class %u",
                               i, runs[i].cls);
     const uint64_t total = limit && limit < domain_end ? limit : domain_end;
@@ -279,17 +279,17 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
     sweep_memory mem;
     if ((rc = mem.runs.upload(runs, nruns * sizeof *runs)) != 0 ||
         (rc = mem.buckets.alloc(BUCKETS * sizeof(uint32_t))) != 0 ||
-        (rc = mem.classes.alloc(FP8KV_GPU_SWEEP_CLASSES * sizeof(unsigned long long))) != 0 ||
+        (rc = mem.classes.alloc(FP8KV_SWEEP_CLASSES * sizeof(unsigned long long))) != 0 ||
         (rc = mem.captured.alloc(sizeof(uint32_t))) != 0 ||
         (rc = mem.cap_input.alloc(CAPTURE * sizeof(uint32_t))) != 0 ||
         (rc = mem.cap_got.alloc(CAPTURE)) != 0)
         return rc;
-    FP8KV_GPU_CHECK(hipMemset(mem.classes.ptr, 0, FP8KV_GPU_SWEEP_CLASSES * sizeof(unsigned long long)));
+    FP8KV_GPU_CHECK(hipMemset(mem.classes.ptr, 0, FP8KV_SWEEP_CLASSES * sizeof(unsigned long long)));
 
     sweep_args a;
     memset(&a, 0, sizeof a);
     a.cfg = cfg;
-    a.runs = mem.runs.as<struct fp8kv_gpu_sweep_run>();
+    a.runs = mem.runs.as<struct fp8kv_sweep_run>();
     a.nruns = (uint32_t)nruns;
     a.domain_end = domain_end;
     a.captured = mem.captured.as<uint32_t>();
@@ -300,16 +300,16 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
     pass_result pass;
     if ((rc = run_pass(kernel, a, mem, 0, total, true, true, &pass, &out->kernel_ms)) != 0)
         return rc;
-    unsigned long long classes[FP8KV_GPU_SWEEP_CLASSES];
+    unsigned long long classes[FP8KV_SWEEP_CLASSES];
     if ((rc = mem.classes.download(classes, sizeof classes)) != 0)
         return rc;
-    for (int c = 0; c < FP8KV_GPU_SWEEP_CLASSES; c++)
+    for (int c = 0; c < FP8KV_SWEEP_CLASSES; c++)
         out->class_mismatches[c] = classes[c];
     out->cases = total;
 
     /* the lowest-index failures */
     std::vector<std::pair<uint32_t, uint8_t>> first;
-    uint64_t need = FP8KV_GPU_SWEEP_FAILURES, lo = 0, hi = total;
+    uint64_t need = FP8KV_SWEEP_FAILURES, lo = 0, hi = total;
     if (pass.failures <= CAPTURE) {
         first = pass.captured;
     } else {
@@ -345,8 +345,8 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
         }
     }
     std::sort(first.begin(), first.end());
-    for (size_t i = 0; i < first.size() && i < FP8KV_GPU_SWEEP_FAILURES; i++) {
-        const struct fp8kv_gpu_sweep_run &r = run_of(runs, nruns, first[i].first);
+    for (size_t i = 0; i < first.size() && i < FP8KV_SWEEP_FAILURES; i++) {
+        const struct fp8kv_sweep_run &r = run_of(runs, nruns, first[i].first);
         out->failure_input[i] = first[i].first;
         out->failure_got[i] = first[i].second;
         out->failure_want[i] = r.value;

@@ -8,9 +8,10 @@
  * Like every subject, nothing here sees the oracle or the checks: the sweep kernel is handed
  * its judging table (runs) as data, and reports what it found.
  *
- * Conventions: functions return 0 or a negative status (FP8KV_GPU_ERR: a runtime call or a
- * kernel failed, FP8KV_GPU_UNAVAILABLE: no usable device or path) and leave a one-line message
- * for fp8kv_gpu_last_error(). Every runtime call is checked, with its file:line. Pointers are
+ * Conventions: functions return 0 or a negative enum fp8kv_status (fp8kv/diag.h):
+ * FP8KV_ERR_SUBJECT when a runtime call or a kernel failed, FP8KV_ERR for unusable arguments,
+ * FP8KV_UNAVAILABLE when no usable device or path is there; the one-line message is
+ * fp8kv_last_error()'s. Every runtime call is checked, with its file:line. Pointers are
  * host pointers unless a name says otherwise: the functions copy to and from device memory
  * inside. One device is "open" per process (fp8kv_gpu_open); every other call uses it.
  */
@@ -21,24 +22,19 @@
 #include <stdint.h>
 
 #include "fp8kv/codec.h"
+#include "fp8kv/diag.h"
 #include "fp8kv/kv_cache.h"
+#include "fp8kv/subject.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define FP8KV_GPU_OK 0
-#define FP8KV_GPU_ERR (-1)
-#define FP8KV_GPU_UNAVAILABLE (-3)
-
 /* ---- errors ------------------------------------------------------------------------------- */
 
-/* fp8kv_gpu_last_error: the message of the last failure ("" if none), e.g.
- * "kernels/hip/store.hip:212: hipMalloc(&d_key, bytes): out of memory". */
-const char *fp8kv_gpu_last_error(void);
-
-/* fp8kv_gpu_error_count: failures recorded since the process started. The KV paths of
- * fp8kv_gpu_kv_paths return nothing, so a caller compares this count before and after. */
+/* fp8kv_gpu_error_count: device failures recorded since the process started (each also
+ * returned as a status, with its message, e.g. "kernels/hip/store.hip:212: hipMalloc(&d_key,
+ * bytes): out of memory"). A run compares the count before and after each profile. */
 unsigned long fp8kv_gpu_error_count(void);
 
 /* ---- devices ------------------------------------------------------------------------------ */
@@ -63,7 +59,7 @@ int fp8kv_gpu_device_count(void);
 
 /* fp8kv_gpu_open: makes device index current, checks that this build has kernels for it (a
  * probe kernel runs and reports which codec paths its device pass compiled), and fills info.
- * 0, FP8KV_GPU_UNAVAILABLE (no such device, no kernel image for it) or FP8KV_GPU_ERR. */
+ * 0, FP8KV_UNAVAILABLE (no such device, no kernel image for it) or FP8KV_ERR_SUBJECT. */
 int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info);
 
 /* ---- device codecs ------------------------------------------------------------------------ */
@@ -79,17 +75,15 @@ enum fp8kv_gpu_codec_id {
     FP8KV_GPU_CODEC_COUNT
 };
 
-/* A device codec and what it claims. A codec with follows_cfg implements every profile through
- * struct fp8kv_codec_cfg; one without has fixed semantics and claims the profiles named in
- * claims (space separated). vendor: a conversion the vendor's toolchain or hardware provides
- * (judged under NaN check strict and class, so that a NaN-sign difference shows and is told
- * apart from a wrong value). */
+/* A device codec and what it claims: the built-in codecs follow struct fp8kv_codec_cfg in
+ * every choice (FP8KV_CLAIM_ALL); a vendor conversion has fixed semantics, its claim. vendor: a
+ * conversion the vendor's toolchain or hardware provides (judged under NaN check strict and
+ * class, so that a NaN-sign difference shows and is told apart from a wrong value). */
 struct fp8kv_gpu_codec {
     const char *name;
     const char *description;
-    int follows_cfg;
     int vendor;
-    const char *claims;
+    struct fp8kv_claim claim;
 };
 
 extern const struct fp8kv_gpu_codec fp8kv_gpu_codecs[FP8KV_GPU_CODEC_COUNT];
@@ -121,45 +115,29 @@ int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const uint8_t *q, 
 
 /* ---- exhaustive sweeps ---------------------------------------------------------------------- */
 
-enum fp8kv_gpu_domain { FP8KV_GPU_DOMAIN_F32, FP8KV_GPU_DOMAIN_F16, FP8KV_GPU_DOMAIN_BF16 };
-
-/* A run of the judging table, laid out as conformance's struct fp8kv_sweep_run: inputs
- * [start, next start) must give a code c with (c & mask) == value, and are of class cls. */
-struct fp8kv_gpu_sweep_run {
-    uint32_t start;
-    uint8_t mask, value, cls, pad;
-};
-
-#define FP8KV_GPU_SWEEP_CLASSES 16
-#define FP8KV_GPU_SWEEP_FAILURES 20
-
-struct fp8kv_gpu_sweep_result {
-    uint64_t cases;
-    uint64_t class_mismatches[FP8KV_GPU_SWEEP_CLASSES];
-    int failures; /* the lowest-index failures, in input order (deterministic) */
-    uint32_t failure_input[FP8KV_GPU_SWEEP_FAILURES];
-    uint8_t failure_got[FP8KV_GPU_SWEEP_FAILURES], failure_want[FP8KV_GPU_SWEEP_FAILURES],
-        failure_cls[FP8KV_GPU_SWEEP_FAILURES];
-    double kernel_ms; /* the full pass over the domain, CUDA/HIP events */
-    double total_ms;  /* with the copies and the failure passes */
-};
+/* The run table and the result are fp8kv/subject.h's (struct fp8kv_sweep_run, struct
+ * fp8kv_sweep_result): the device sweep is the sweep entry point of the codecs' subjects. */
 
 /* fp8kv_gpu_sweep: every input of the domain (bit patterns 0 .. 2^32-1 or 0 .. 65535, the
  * 16-bit ones widened exactly to f32; the first limit only when limit is not 0) through the
  * codec at scale 1, judged against runs (nruns entries, starts increasing from 0, classes
- * < FP8KV_GPU_SWEEP_CLASSES). */
-int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_gpu_domain domain,
-                    const struct fp8kv_gpu_sweep_run *runs, size_t nruns, uint64_t limit,
-                    struct fp8kv_gpu_sweep_result *out);
+ * < FP8KV_SWEEP_CLASSES). */
+int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
+                    const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t limit,
+                    struct fp8kv_sweep_result *out);
+
+/* ---- the device as subjects ------------------------------------------------------------------ */
+
+/* fp8kv_gpu_subjects: the open device's subject table (fp8kv/subject.h) into *table: every
+ * device codec compiled for it (encode, and sweeps judged on the device), the device decoders,
+ * and the KV kernels "gpu-kernels" (store with the bits codec, gather, attention). Returns the
+ * number of subjects (0 when no device is open). */
+int fp8kv_gpu_subjects(const struct fp8kv_subject **table);
 
 /* ---- the KV cache ----------------------------------------------------------------------------- */
 
-/* The device KV paths with the contract of fp8kv/kv_cache.h (host pointers; copies inside; the
- * store encodes with the bits codec). A failure leaves the outputs as they were and counts in
- * fp8kv_gpu_error_count(). */
-extern const struct fp8kv_kv_paths fp8kv_gpu_kv_paths;
-
-/* The store with a codec choice: as fp8kv_gpu_kv_paths.reshape_and_cache, returns a status. */
+/* The KV kernels, with the contracts of fp8kv/kv_cache.h (host pointers; copies inside); the
+ * store with a device codec of choice. Each returns 0 or a negative status. */
 int fp8kv_gpu_reshape_and_cache(int codec, struct fp8kv_codec_cfg cfg,
                                 const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in,
                                 const void *key, const void *value, int num_tokens,
