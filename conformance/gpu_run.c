@@ -60,7 +60,8 @@ int fp8kv_gpu_target_info(int device, struct fp8kv_target_info *t)
     memset(t, 0, sizeof *t);
     struct fp8kv_gpu_device_info info;
     if (fp8kv_gpu_open(device, &info) != 0)
-        return FP8KV_UNAVAILABLE; /* whatever failed, this device cannot run: the message says why */
+        return FP8KV_UNAVAILABLE; /* whatever failed, this device cannot run: the message says why
+                                   */
     snprintf(t->target, sizeof t->target, "%s", info.target);
     snprintf(t->device, sizeof t->device, "%.100s (device %d, %d multiprocessors, %.0f GiB)",
              info.name, info.index, info.multiprocessors,

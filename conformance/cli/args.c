@@ -14,7 +14,7 @@
 #include "fp8kv/oracle.h"
 #endif
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
+int fp8kv_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -22,16 +22,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\nTry 'fp8kv %s --help'.\n", cmd);
     va_end(ap);
-    return EXIT_USAGE;
+    return FP8KV_EXIT_USAGE;
 }
 
-int cli_input_error(const char *cmd)
+int fp8kv_cli_input_error(const char *cmd)
 {
     fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
-    return EXIT_USAGE;
+    return FP8KV_EXIT_USAGE;
 }
 
-const char *cli_vectors_dir(const char *given)
+const char *fp8kv_cli_vectors_dir(const char *given)
 {
     if (given)
         return given;
@@ -42,7 +42,7 @@ const char *cli_vectors_dir(const char *given)
     if (stat("vectors", &st) == 0 && S_ISDIR(st.st_mode))
         return "vectors";
     static char beside[4096]; /* an installed tree moved elsewhere: <bin>/../share/... */
-    if (cli_beside_exe("../share/fp8kv/vectors", beside, sizeof beside) == 0 &&
+    if (fp8kv_cli_beside_exe("../share/fp8kv/vectors", beside, sizeof beside) == 0 &&
         stat(beside, &st) == 0 && S_ISDIR(st.st_mode))
         return beside;
 #ifdef FP8KV_INSTALLED_VECTORS
@@ -52,7 +52,7 @@ const char *cli_vectors_dir(const char *given)
     return "vectors";
 }
 
-int cli_beside_exe(const char *relative, char *buf, size_t size)
+int fp8kv_cli_beside_exe(const char *relative, char *buf, size_t size)
 {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -66,73 +66,74 @@ int cli_beside_exe(const char *relative, char *buf, size_t size)
     return snprintf(buf, size, "%s/%s", exe, relative) < (int)size ? 0 : FP8KV_ERR;
 }
 
-int cli_parse_profile(const char *cmd, const char *profile, const char *format,
-                      const char *overflow, const char *inf, const struct fp8kv_profile **out)
+int fp8kv_cli_parse_profile(const char *cmd, const char *profile, const char *format,
+                            const char *overflow, const char *inf, const struct fp8kv_profile **out)
 {
     if (profile && (format || overflow || inf))
-        return cli_usage_error(cmd, "give --profile or --format/--overflow/--inf, not both");
+        return fp8kv_cli_usage_error(cmd, "give --profile or --format/--overflow/--inf, not both");
     if (profile) {
         if (!(*out = fp8kv_profile_by_name(profile)))
-            return cli_usage_error(cmd, "--profile: no profile '%s'", profile);
+            return fp8kv_cli_usage_error(cmd, "--profile: no profile '%s'", profile);
         return 0;
     }
     const struct fp8kv_format *f = fp8kv_format_by_name(format ? format : "e4m3fn");
     if (!f)
-        return cli_usage_error(cmd, "--format: '%s' is not one of e4m3fn|e4m3fnuz", format);
+        return fp8kv_cli_usage_error(cmd, "--format: '%s' is not one of e4m3fn|e4m3fnuz", format);
     int o = FP8KV_OVERFLOW_SATFINITE, i = FP8KV_INF_CLAMP;
-    if (overflow && (o = cli_parse_choice(cmd, "overflow", overflow, fp8kv_overflow_names,
-                                          FP8KV_OVERFLOW_COUNT)) < 0)
-        return EXIT_USAGE;
-    if (inf && (i = cli_parse_choice(cmd, "inf", inf, fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
-        return EXIT_USAGE;
+    if (overflow && (o = fp8kv_cli_parse_choice(cmd, "overflow", overflow, fp8kv_overflow_names,
+                                                FP8KV_OVERFLOW_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
+    if (inf && (i = fp8kv_cli_parse_choice(cmd, "inf", inf, fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
     *out = fp8kv_profile_find(f->id, (enum fp8kv_overflow)o, (enum fp8kv_inf_policy)i);
     return 0;
 }
 
-int cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds)
+int fp8kv_cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds)
 {
     char *end;
     double t = strtod(text, &end);
     if (*text == '\0' || *end || !(t >= 0.001 && t <= 86400.0)) {
-        return cli_usage_error(cmd, "--%s: '%s' is not a number of seconds from 0.001 to 86400",
-                               option, text);
+        return fp8kv_cli_usage_error(
+            cmd, "--%s: '%s' is not a number of seconds from 0.001 to 86400", option, text);
     }
     *seconds = t;
     return 0;
 }
 
-int cli_parse_threads(const char *cmd, const char *text, int *threads)
+int fp8kv_cli_parse_threads(const char *cmd, const char *text, int *threads)
 {
     char *end;
     long t = strtol(text, &end, 10);
     if (*text == '\0' || *end || t < 1 || t > 1024)
-        return cli_usage_error(cmd, "--threads: '%s' is not a count from 1 to 1024", text);
+        return fp8kv_cli_usage_error(cmd, "--threads: '%s' is not a count from 1 to 1024", text);
     *threads = (int)t;
     return 0;
 }
 
-int cli_parse_device(const char *cmd, const char *text, int *device)
+int fp8kv_cli_parse_device(const char *cmd, const char *text, int *device)
 {
     char *end;
     long d = strtol(text, &end, 10);
     if (*text == '\0' || *end || d < 0 || d > 255)
-        return cli_usage_error(cmd, "--device: '%s' is not a device number from 0 to 255", text);
+        return fp8kv_cli_usage_error(cmd, "--device: '%s' is not a device number from 0 to 255",
+                                     text);
     *device = (int)d;
     return 0;
 }
 
-int cli_subject_error(const char *cmd, int status)
+int fp8kv_cli_subject_error(const char *cmd, int status)
 {
     if (status != FP8KV_ERR_SUBJECT)
-        return cli_input_error(cmd);
+        return fp8kv_cli_input_error(cmd);
     fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
     fprintf(stderr, "fp8kv %s: the harness is intact; no verdict (exit %d)\n", cmd,
-            EXIT_SUBJECT_FAILED);
-    return EXIT_SUBJECT_FAILED;
+            FP8KV_EXIT_SUBJECT_FAILED);
+    return FP8KV_EXIT_SUBJECT_FAILED;
 }
 
-int cli_parse_choice(const char *cmd, const char *option, const char *value,
-                     const char *const *names, int count)
+int fp8kv_cli_parse_choice(const char *cmd, const char *option, const char *value,
+                           const char *const *names, int count)
 {
     int i = fp8kv_name_index(names, count, value);
     if (i >= 0)
@@ -143,12 +144,13 @@ int cli_parse_choice(const char *cmd, const char *option, const char *value,
         if (k + 1 < count)
             strncat(accepted, "|", sizeof accepted - strlen(accepted) - 1);
     }
-    cli_usage_error(cmd, "--%s: '%s' is not one of %s", option, value, accepted);
+    fp8kv_cli_usage_error(cmd, "--%s: '%s' is not one of %s", option, value, accepted);
     return -1;
 }
 
-int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_option *options,
-                   int count, struct cli_args *out)
+int fp8kv_cli_parse_args(const char *cmd, int argc, char **argv,
+                         const struct fp8kv_cli_option *options, int count,
+                         struct fp8kv_cli_args *out)
 {
     memset(out, 0, sizeof *out);
     out->positional = argv + 1;
@@ -174,26 +176,27 @@ int cli_parse_args(const char *cmd, int argc, char **argv, const struct cli_opti
                !(strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0))
             k++;
         if (k == count)
-            return cli_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);
+            return fp8kv_cli_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);
         if (!options[k].takes_value) {
             if (eq)
-                return cli_usage_error(cmd, "option --%s takes no value", options[k].name);
+                return fp8kv_cli_usage_error(cmd, "option --%s takes no value", options[k].name);
             out->value[k] = "";
         } else if (eq) {
             out->value[k] = eq + 1;
         } else if (i + 1 < argc) {
             out->value[k] = argv[++i];
         } else {
-            return cli_usage_error(cmd, "option --%s needs a value", options[k].name);
+            return fp8kv_cli_usage_error(cmd, "option --%s needs a value", options[k].name);
         }
     }
     return 0;
 }
 
-int cli_begin(const char *cmd, const char *help, int argc, char **argv,
-              const struct cli_option *options, int count, struct cli_args *out, int *exit_code)
+int fp8kv_cli_begin(const char *cmd, const char *help, int argc, char **argv,
+                    const struct fp8kv_cli_option *options, int count, struct fp8kv_cli_args *out,
+                    int *exit_code)
 {
-    *exit_code = cli_parse_args(cmd, argc, argv, options, count, out);
+    *exit_code = fp8kv_cli_parse_args(cmd, argc, argv, options, count, out);
     if (*exit_code != 0)
         return 1;
     if (out->help) {
@@ -201,13 +204,14 @@ int cli_begin(const char *cmd, const char *help, int argc, char **argv,
         return 1; /* exit 0 */
     }
     if (out->npositional) {
-        *exit_code = cli_usage_error(cmd, "unexpected argument '%s'", out->positional[0]);
+        *exit_code = fp8kv_cli_usage_error(cmd, "unexpected argument '%s'", out->positional[0]);
         return 1;
     }
     return 0;
 }
 
-#ifdef FP8KV_HAVE_ORACLE /* cli_parse_value rounds decimals with the oracle (encode, decode) */
+#ifdef FP8KV_HAVE_ORACLE /* fp8kv_cli_parse_value rounds decimals with the oracle (encode, decode) \
+                          */
 /* "0x" followed only by hex digits: a bit pattern, not a hex float. */
 static int is_hex_bits(const char *s)
 {
@@ -219,7 +223,7 @@ static int is_hex_bits(const char *s)
     return 1;
 }
 
-int cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
+int fp8kv_cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
 {
     if (is_hex_bits(text)) {
         errno = 0;
@@ -239,7 +243,7 @@ int cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
 }
 #endif
 
-int cli_parse_code(const char *text, uint8_t *code)
+int fp8kv_cli_parse_code(const char *text, uint8_t *code)
 {
     const char *digits = text;
     if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
@@ -252,7 +256,7 @@ int cli_parse_code(const char *text, uint8_t *code)
     return FP8KV_OK;
 }
 
-void cli_inputs_open(struct cli_inputs *in, int argc, char **argv, int first)
+void fp8kv_cli_inputs_open(struct fp8kv_cli_inputs *in, int argc, char **argv, int first)
 {
     memset(in, 0, sizeof *in);
     in->args = argv + first;
@@ -260,7 +264,7 @@ void cli_inputs_open(struct cli_inputs *in, int argc, char **argv, int first)
     in->from_stdin = in->count == 0;
 }
 
-const char *cli_inputs_next(struct cli_inputs *in)
+const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
 {
     if (!in->from_stdin) {
         if (in->next == in->count)
@@ -285,7 +289,7 @@ const char *cli_inputs_next(struct cli_inputs *in)
     }
 }
 
-void cli_inputs_close(struct cli_inputs *in)
+void fp8kv_cli_inputs_close(struct fp8kv_cli_inputs *in)
 {
     free(in->line);
     in->line = NULL;

@@ -47,7 +47,7 @@ enum {
     OPT_VECTORS,
     OPT_COUNT
 };
-static const struct cli_option options[OPT_COUNT] = {
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"baseline", 1},  {"candidate", 1}, {"profile", 1}, {"inf", 1},    {"model", 1},
     {"nan-check", 1}, {"threads", 1},   {"timeout", 1}, {"vectors", 1}};
 
@@ -73,27 +73,27 @@ static int open_side(const char *option, const char *arg, int threads, double ti
         const struct fp8kv_subject *e =
             fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, arg, FP8KV_CAP_ENCODE);
         if (!e)
-            return cli_usage_error("audit",
-                                   "--%s: '%s' is neither a built-in codec (bits | frexp) "
-                                   "nor a plugin path (with a '/' or ending in .so)",
-                                   option, arg);
+            return fp8kv_cli_usage_error("audit",
+                                         "--%s: '%s' is neither a built-in codec (bits | frexp) "
+                                         "nor a plugin path (with a '/' or ending in .so)",
+                                         option, arg);
         s->subject = *e;
         return 0;
     }
     int rc = fp8kv_plugin_open(arg, threads, timeout, &s->plugin);
     if (rc != 0)
-        return cli_subject_error("audit", rc);
+        return fp8kv_cli_subject_error("audit", rc);
     s->subject = fp8kv_plugin_subject(s->plugin);
     return 0;
 }
 
 /* The profile: the plugins' (they must agree) or --profile. 0, or an exit code. */
-static int pick_profile(const struct cli_args *a, const struct side *sides, int inf,
+static int pick_profile(const struct fp8kv_cli_args *a, const struct side *sides, int inf,
                         const struct fp8kv_profile **out)
 {
     const struct fp8kv_profile *given = NULL;
     if (a->value[OPT_PROFILE] && !(given = fp8kv_profile_by_name(a->value[OPT_PROFILE])))
-        return cli_usage_error("audit", "--profile: no profile '%s'", a->value[OPT_PROFILE]);
+        return fp8kv_cli_usage_error("audit", "--profile: no profile '%s'", a->value[OPT_PROFILE]);
     const struct fp8kv_profile *p = NULL;
     for (int k = 0; k < 2; k++) {
         if (!sides[k].plugin)
@@ -101,15 +101,15 @@ static int pick_profile(const struct cli_args *a, const struct side *sides, int 
         const struct fp8kv_profile *mine =
             fp8kv_plugin_profile(sides[k].plugin, (enum fp8kv_inf_policy)inf);
         if (p && p != mine)
-            return cli_usage_error("audit",
-                                   "the plugins implement different profiles (%s, %s): "
-                                   "an audit compares one semantics",
-                                   p->name, mine->name);
+            return fp8kv_cli_usage_error("audit",
+                                         "the plugins implement different profiles (%s, %s): "
+                                         "an audit compares one semantics",
+                                         p->name, mine->name);
         p = mine;
     }
     if (p && given && given != p)
-        return cli_usage_error("audit", "--profile %s, but the plugin says %s", given->name,
-                               p->name);
+        return fp8kv_cli_usage_error("audit", "--profile %s, but the plugin says %s", given->name,
+                                     p->name);
     *out = p ? p : given ? given : fp8kv_profile_by_name("e4m3fn_satfinite");
     return 0;
 }
@@ -134,34 +134,36 @@ static void print_audit(const struct fp8kv_audit *au)
     }
 }
 
-int cmd_audit(int argc, char **argv)
+int fp8kv_cmd_audit(int argc, char **argv)
 {
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin("audit", audit_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin("audit", audit_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     if (!a.value[OPT_BASELINE] || !a.value[OPT_CANDIDATE])
-        return cli_usage_error("audit", "--baseline and --candidate are both required");
+        return fp8kv_cli_usage_error("audit", "--baseline and --candidate are both required");
     int inf = FP8KV_INF_CLAMP, model = FP8KV_MODEL_F32_DIV, check = FP8KV_NAN_CHECK_STRICT;
     int threads = 0;
     double timeout = 30.0;
-    if (a.value[OPT_INF] && (inf = cli_parse_choice("audit", "inf", a.value[OPT_INF],
-                                                    fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
-        return EXIT_USAGE;
-    if (a.value[OPT_MODEL] && (model = cli_parse_choice("audit", "model", a.value[OPT_MODEL],
-                                                        fp8kv_model_names, FP8KV_MODEL_COUNT)) < 0)
-        return EXIT_USAGE;
+    if (a.value[OPT_INF] && (inf = fp8kv_cli_parse_choice("audit", "inf", a.value[OPT_INF],
+                                                          fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_MODEL] &&
+        (model = fp8kv_cli_parse_choice("audit", "model", a.value[OPT_MODEL], fp8kv_model_names,
+                                        FP8KV_MODEL_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
     if (fp8kv_kernel_model_check((enum fp8kv_scale_model)model) != 0)
-        return cli_usage_error("audit", "--model: %s", fp8kv_last_error());
+        return fp8kv_cli_usage_error("audit", "--model: %s", fp8kv_last_error());
     if (a.value[OPT_NAN_CHECK] &&
-        (check = cli_parse_choice("audit", "nan-check", a.value[OPT_NAN_CHECK],
-                                  fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
-        return EXIT_USAGE;
-    if (a.value[OPT_THREADS] && cli_parse_threads("audit", a.value[OPT_THREADS], &threads) != 0)
-        return EXIT_USAGE;
+        (check = fp8kv_cli_parse_choice("audit", "nan-check", a.value[OPT_NAN_CHECK],
+                                        fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_THREADS] &&
+        fp8kv_cli_parse_threads("audit", a.value[OPT_THREADS], &threads) != 0)
+        return FP8KV_EXIT_USAGE;
     if (a.value[OPT_TIMEOUT] &&
-        cli_parse_seconds("audit", "timeout", a.value[OPT_TIMEOUT], &timeout) != 0)
-        return EXIT_USAGE;
+        fp8kv_cli_parse_seconds("audit", "timeout", a.value[OPT_TIMEOUT], &timeout) != 0)
+        return FP8KV_EXIT_USAGE;
     if (threads == 0)
         threads = fp8kv_sweep_default_threads();
 
@@ -179,11 +181,11 @@ int cmd_audit(int argc, char **argv)
                fp8kv_model_names[model], fp8kv_nan_check_names[check]);
         struct fp8kv_sweep_options opt = {.threads = threads, .progress = stderr};
         struct fp8kv_audit au;
-        int status = fp8kv_audit_codecs(cli_vectors_dir(a.value[OPT_VECTORS]), p,
+        int status = fp8kv_audit_codecs(fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]), p,
                                         (enum fp8kv_nan_check)check, (enum fp8kv_scale_model)model,
                                         &sides[0].subject, &sides[1].subject, &opt, &au);
         if (status != 0) {
-            rc = cli_subject_error("audit", status);
+            rc = fp8kv_cli_subject_error("audit", status);
         } else {
             print_audit(&au);
             const char *verdict = fp8kv_audit_verdict(&au);
@@ -197,7 +199,8 @@ int cmd_audit(int argc, char **argv)
                    (unsigned long long)au.both_right, (unsigned long long)au.neither_right,
                    verdict);
             fprintf(stderr, "audit: %.2f s\n", au.seconds);
-            rc = strcmp(verdict, "regressed") == 0 ? EXIT_NONCONFORMANT : EXIT_CONFORMANT;
+            rc = strcmp(verdict, "regressed") == 0 ? FP8KV_EXIT_NONCONFORMANT
+                                                   : FP8KV_EXIT_CONFORMANT;
         }
     }
     fp8kv_plugin_close(sides[0].plugin);

@@ -50,7 +50,7 @@ enum {
     OPT_ONLY,
     OPT_COUNT
 };
-static const struct cli_option options[OPT_COUNT] = {
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0}, {"baseline", 0},
     {"target", 1},  {"device", 1},  {"quick", 0},   {"plugin", 1}, {"only", 1}};
 
@@ -182,15 +182,15 @@ static int open_bench_plugin(const char *given, int threads, const char **path,
     *plugin = NULL;
     *path = given ? given : FP8KV_BITS_PLUGIN;
     if (!given && stat(*path, &st) != 0 &&
-        cli_beside_exe("../" FP8KV_LIBDIR "/fp8kv/fp8kv_bits_plugin.so", installed,
-                       sizeof installed) == 0 &&
+        fp8kv_cli_beside_exe("../" FP8KV_LIBDIR "/fp8kv/fp8kv_bits_plugin.so", installed,
+                             sizeof installed) == 0 &&
         stat(installed, &st) == 0)
         *path = installed;
     if (!given && stat(*path, &st) != 0)
         return 0;
     const int rc = fp8kv_plugin_open(*path, threads > 0 ? threads : fp8kv_sweep_default_threads(),
                                      30.0, plugin);
-    return rc == 0 ? 0 : cli_subject_error("bench", rc);
+    return rc == 0 ? 0 : fp8kv_cli_subject_error("bench", rc);
 }
 
 /* The built-in encoders' sweeps, then the plugin's against the bits one. 0 or an exit code. */
@@ -203,7 +203,7 @@ static int bench_encoders(struct bench *b, struct fp8kv_plugin *plugin, const ch
         if (!fp8kv_subject_can(s, FP8KV_CAP_ENCODE))
             continue;
         if (bench_sweep(b, s, &b->opt, &c) != 0)
-            return cli_input_error("bench");
+            return fp8kv_cli_input_error("bench");
         printf("sweep f32 %-6s %s: %.3f s for 2^32 inputs, %.2f G inputs/s, mismatches %llu\n",
                s->name, b->p->name, c.seconds, 4294967296.0 / c.seconds / 1e9,
                (unsigned long long)c.mismatches);
@@ -220,7 +220,7 @@ static int bench_encoders(struct bench *b, struct fp8kv_plugin *plugin, const ch
     struct fp8kv_check c;
     const int rc = bench_sweep(b, &s, &popt, &c);
     if (rc != 0)
-        return cli_subject_error("bench", rc);
+        return fp8kv_cli_subject_error("bench", rc);
     printf("sweep f32 plugin %s (%s): %.3f s for 2^32 inputs, %.2f x the built-in bits "
            "sweep, mismatches %llu\n",
            plugin_path, c.subject, c.seconds, c.seconds / bits_seconds,
@@ -241,7 +241,7 @@ static int bench_baseline(struct bench *b)
                                     .encode = encode_then_lookup};
     struct fp8kv_check c;
     if (bench_sweep(b, &s, &b->opt, &c) != 0)
-        return cli_input_error("bench");
+        return fp8kv_cli_input_error("bench");
     printf("baseline: bits judged per input by table lookup: %.3f s for 2^32 inputs\n", c.seconds);
     return 0;
 }
@@ -255,7 +255,7 @@ static int bench_run(struct bench *b, const char *dir, int threads)
     const double t0 = fp8kv_now();
     if (fp8kv_target_open(FP8KV_TARGET_CPU, 0, &t) != 0 || fp8kv_run(&o, &t, &r) != 0) {
         fp8kv_results_free(&r);
-        return cli_input_error("bench");
+        return fp8kv_cli_input_error("bench");
     }
     printf("whole CPU run (all profiles, %zu checks, report not written): %.1f s, %s\n", r.count,
            fp8kv_now() - t0, fp8kv_results_passed(&r) ? "conformant" : "nonconformant");
@@ -265,37 +265,38 @@ static int bench_run(struct bench *b, const char *dir, int threads)
     return 0;
 }
 
-int cmd_bench(int argc, char **argv)
+int fp8kv_cmd_bench(int argc, char **argv)
 {
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin("bench", bench_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin("bench", bench_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     int kind = FP8KV_TARGET_CPU, device = 0, threads = 0;
     if (a.value[OPT_TARGET] &&
-        (kind = cli_parse_choice("bench", "target", a.value[OPT_TARGET], fp8kv_target_kind_names,
-                                 FP8KV_TARGET_KIND_COUNT)) < 0)
-        return EXIT_USAGE;
-    if (a.value[OPT_DEVICE] && cli_parse_device("bench", a.value[OPT_DEVICE], &device) != 0)
-        return EXIT_USAGE;
+        (kind = fp8kv_cli_parse_choice("bench", "target", a.value[OPT_TARGET],
+                                       fp8kv_target_kind_names, FP8KV_TARGET_KIND_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_DEVICE] && fp8kv_cli_parse_device("bench", a.value[OPT_DEVICE], &device) != 0)
+        return FP8KV_EXIT_USAGE;
     struct fp8kv_target_info gpu;
     if (kind == FP8KV_TARGET_HIP ||
         (kind == FP8KV_TARGET_AUTO && fp8kv_gpu_target_info(device, &gpu) == 0))
-        return cli_bench_gpu(device, a.value[OPT_QUICK] != NULL,
-                             cli_vectors_dir(a.value[OPT_VECTORS]), a.value[OPT_ONLY]);
+        return fp8kv_cli_bench_gpu(device, a.value[OPT_QUICK] != NULL,
+                                   fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]), a.value[OPT_ONLY]);
     if (a.value[OPT_ONLY] || a.value[OPT_QUICK])
-        return cli_usage_error("bench", "--only and --quick are for --target hip");
-    if (a.value[OPT_THREADS] && cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
-        return EXIT_USAGE;
-    const char *dir = cli_vectors_dir(a.value[OPT_VECTORS]);
+        return fp8kv_cli_usage_error("bench", "--only and --quick are for --target hip");
+    if (a.value[OPT_THREADS] &&
+        fp8kv_cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
+        return FP8KV_EXIT_USAGE;
+    const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
     struct bench b = {
         .p = fp8kv_profile_by_name(profile_name), .opt = {.threads = threads}, .all_clean = 1};
     if (!b.p)
-        return cli_usage_error("bench", "--profile: no profile '%s'", profile_name);
+        return fp8kv_cli_usage_error("bench", "--profile: no profile '%s'", profile_name);
     uint32_t *bounds = fp8kv_load_boundaries(dir, b.p);
     if (!bounds)
-        return cli_input_error("bench");
+        return fp8kv_cli_input_error("bench");
     b.bounds = bounds;
 
     struct fp8kv_target_info info;
@@ -310,7 +311,7 @@ int cmd_bench(int argc, char **argv)
         rc = bench_encoders(&b, plugin, plugin_path);
     fp8kv_plugin_close(plugin);
     if (rc == 0 && bench_stream(b.p, bounds) != 0)
-        rc = cli_input_error("bench");
+        rc = fp8kv_cli_input_error("bench");
     if (rc == 0)
         printf("peak resident memory after the sweeps: %.1f MiB\n", peak_rss_mib());
     if (rc == 0 && a.value[OPT_BASELINE])
@@ -320,5 +321,5 @@ int cmd_bench(int argc, char **argv)
         rc = bench_run(&b, dir, threads);
     if (rc != 0)
         return rc;
-    return b.all_clean ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+    return b.all_clean ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }

@@ -37,9 +37,10 @@ static int parse_only(const char *only)
             if (strlen(figure_names[i]) == n && strncmp(p, figure_names[i], n) == 0)
                 found = i;
         if (found < 0) {
-            cli_usage_error("bench", "--only: no figure '%.*s' (a comma list of copy, store, "
-                                     "gather, attention, sweep)",
-                            (int)n, p);
+            fp8kv_cli_usage_error("bench",
+                                  "--only: no figure '%.*s' (a comma list of copy, store, "
+                                  "gather, attention, sweep)",
+                                  (int)n, p);
             return -1;
         }
         mask |= 1 << found;
@@ -51,16 +52,16 @@ static int parse_only(const char *only)
 
 #ifndef FP8KV_HAVE_GPU
 
-int cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only)
+int fp8kv_cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only)
 {
     (void)device;
     (void)quick;
     (void)vectors_dir;
     if (parse_only(only) < 0)
-        return EXIT_USAGE;
+        return FP8KV_EXIT_USAGE;
     fprintf(stderr, "fp8kv bench: target unavailable: this fp8kv was built without GPU kernels "
                     "(configure with -DFP8KV_GPU=cuda or hip)\n");
-    return EXIT_UNAVAILABLE;
+    return FP8KV_EXIT_UNAVAILABLE;
 }
 
 #else
@@ -77,7 +78,7 @@ static void print_timing(const char *key, const struct fp8kv_gpu_timing *t)
 static int gpu_failed(const char *what)
 {
     fprintf(stderr, "fp8kv bench: %s: %s\n", what, fp8kv_last_error());
-    return EXIT_USAGE;
+    return FP8KV_EXIT_USAGE;
 }
 
 /* The 2^32 f32 sweep of device codec c under profile p (NaN check strict for the configurable
@@ -85,11 +86,12 @@ static int gpu_failed(const char *what)
 static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bounds, int *clean)
 {
     const struct fp8kv_gpu_codec *info = &fp8kv_gpu_codecs[c];
-    const enum fp8kv_nan_check check = info->vendor ? FP8KV_NAN_CHECK_CLASS : FP8KV_NAN_CHECK_STRICT;
+    const enum fp8kv_nan_check check =
+        info->vendor ? FP8KV_NAN_CHECK_CLASS : FP8KV_NAN_CHECK_STRICT;
     struct fp8kv_sweep_run *runs = NULL;
     const long n = fp8kv_sweep_runs(p, check, FP8KV_DOMAIN_F32, bounds, &runs);
     if (n < 0)
-        return cli_input_error("bench");
+        return fp8kv_cli_input_error("bench");
     struct fp8kv_sweep_result res;
     const int rc =
         fp8kv_gpu_sweep(c, fp8kv_profile_cfg(p), FP8KV_DOMAIN_F32, runs, (size_t)n, 0, &res);
@@ -105,18 +107,18 @@ static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bou
            info->name, p->name, fp8kv_nan_check_names[check], res.kernel_ms, res.total_ms,
            4294967296.0 / (res.kernel_ms * 1e-3) / 1e9, mismatches);
     printf("bench: sweep_%s_ms=%.3f\n", info->name, res.kernel_ms);
-    return EXIT_CONFORMANT;
+    return FP8KV_EXIT_CONFORMANT;
 }
 
-int cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only)
+int fp8kv_cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only)
 {
     const int figures = parse_only(only);
     if (figures < 0)
-        return EXIT_USAGE;
+        return FP8KV_EXIT_USAGE;
     struct fp8kv_target_info info;
     if (fp8kv_gpu_target_info(device, &info) != 0) {
         fprintf(stderr, "fp8kv bench: target unavailable: %s\n", fp8kv_last_error());
-        return EXIT_UNAVAILABLE;
+        return FP8KV_EXIT_UNAVAILABLE;
     }
     printf("fp8kv bench on %s: %s\n%s\ncompiler %s\nflags %s\n%s\n", info.target, info.device,
            info.runtime, info.compiler, info.flags, info.compiled);
@@ -180,26 +182,27 @@ sweeps:;
     /* the 2^32 device sweeps */
     int clean = 1;
     if (!(figures & FIG_SWEEP))
-        return EXIT_CONFORMANT;
+        return FP8KV_EXIT_CONFORMANT;
     for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
         if (!fp8kv_gpu_codec_available(c))
             continue;
         /* the first profile of the table the codec claims */
         const struct fp8kv_profile *p = NULL;
         for (int i = 0; i < fp8kv_profile_count && !p; i++)
-            if (fp8kv_claim_covers(fp8kv_gpu_codecs[c].claim, fp8kv_profile_cfg(&fp8kv_profiles[i])))
+            if (fp8kv_claim_covers(fp8kv_gpu_codecs[c].claim,
+                                   fp8kv_profile_cfg(&fp8kv_profiles[i])))
                 p = &fp8kv_profiles[i];
         if (!p)
-            return cli_usage_error("bench", "%s claims no profile", fp8kv_gpu_codecs[c].name);
+            return fp8kv_cli_usage_error("bench", "%s claims no profile", fp8kv_gpu_codecs[c].name);
         uint32_t *bounds = fp8kv_load_boundaries(vectors_dir, p);
         if (!bounds)
-            return cli_input_error("bench");
+            return fp8kv_cli_input_error("bench");
         const int rc = sweep_codec(c, p, bounds, &clean);
         free(bounds);
-        if (rc != EXIT_CONFORMANT)
+        if (rc != FP8KV_EXIT_CONFORMANT)
             return rc;
     }
-    return clean ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+    return clean ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }
 
 #endif

@@ -70,7 +70,7 @@ enum {
     OPT_READ_MODEL,
     OPT_COUNT
 };
-static const struct cli_option calc_options_table[OPT_COUNT] = {
+static const struct fp8kv_cli_option calc_options_table[OPT_COUNT] = {
     [OPT_FORMAT] = {"format", 1},
     [OPT_OVERFLOW] = {"overflow", 1},
     [OPT_INF] = {"inf", 1},
@@ -83,20 +83,20 @@ static const struct cli_option calc_options_table[OPT_COUNT] = {
 
 /* choice: the index of an option's value in names (default 0 when absent), or -1 after a
  * usage message. */
-static int choice(const char *cmd, const struct cli_args *a, int opt, const char *const *names,
-                  int count)
+static int choice(const char *cmd, const struct fp8kv_cli_args *a, int opt,
+                  const char *const *names, int count)
 {
     const char *v = a->value[opt];
-    return v ? cli_parse_choice(cmd, calc_options_table[opt].name, v, names, count) : 0;
+    return v ? fp8kv_cli_parse_choice(cmd, calc_options_table[opt].name, v, names, count) : 0;
 }
 
 /* Parses the command line into o and a; the options' values and their exit code. An option
  * that does not apply to the command is refused. */
 static int parse_values(const char *cmd, int argc, char **argv, struct calc_options *o,
-                        struct cli_args *a)
+                        struct fp8kv_cli_args *a)
 {
     const int is_encode = strcmp(cmd, "encode") == 0;
-    int rc = cli_parse_args(cmd, argc, argv, calc_options_table, OPT_COUNT, a);
+    int rc = fp8kv_cli_parse_args(cmd, argc, argv, calc_options_table, OPT_COUNT, a);
     if (rc != 0)
         return rc;
     if (a->help)
@@ -107,13 +107,13 @@ static int parse_values(const char *cmd, int argc, char **argv, struct calc_opti
     int nforeign = is_encode ? 2 : 4;
     for (int i = 0; i < nforeign; i++)
         if (a->value[foreign[i]])
-            return cli_usage_error(cmd, "option --%s does not apply to %s",
-                                   calc_options_table[foreign[i]].name, cmd);
+            return fp8kv_cli_usage_error(cmd, "option --%s does not apply to %s",
+                                         calc_options_table[foreign[i]].name, cmd);
 
     *o = (struct calc_options){.format = &fp8kv_formats[FP8KV_E4M3FN], .scale_bits = 0x3F800000u};
     if (a->value[OPT_FORMAT] && !(o->format = fp8kv_format_by_name(a->value[OPT_FORMAT])))
-        return cli_usage_error(cmd, "--format: '%s' is not one of e4m3fn|e4m3fnuz",
-                               a->value[OPT_FORMAT]);
+        return fp8kv_cli_usage_error(cmd, "--format: '%s' is not one of e4m3fn|e4m3fnuz",
+                                     a->value[OPT_FORMAT]);
     int overflow = choice(cmd, a, OPT_OVERFLOW, fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT);
     int inf = choice(cmd, a, OPT_INF, fp8kv_inf_names, FP8KV_INF_COUNT);
     int model = choice(cmd, a, OPT_MODEL, fp8kv_model_names, FP8KV_MODEL_COUNT);
@@ -121,22 +121,22 @@ static int parse_values(const char *cmd, int argc, char **argv, struct calc_opti
     int dtype = choice(cmd, a, is_encode ? OPT_INPUT_DTYPE : OPT_OUTPUT_DTYPE, fp8kv_dtype_names,
                        FP8KV_DTYPE_COUNT);
     if (overflow < 0 || inf < 0 || model < 0 || read_model < 0 || dtype < 0)
-        return EXIT_USAGE;
+        return FP8KV_EXIT_USAGE;
     o->overflow = (enum fp8kv_overflow)overflow;
     o->inf = (enum fp8kv_inf_policy)inf;
     o->model = (enum fp8kv_scale_model)model;
     o->read_model = (enum fp8kv_read_model)read_model;
     o->dtype = (enum fp8kv_dtype)dtype;
     if (a->value[OPT_SCALE] &&
-        cli_parse_value(FP8KV_DTYPE_F32, a->value[OPT_SCALE], &o->scale_bits) != 0)
-        return cli_usage_error(cmd, "--scale: %s", fp8kv_last_error());
+        fp8kv_cli_parse_value(FP8KV_DTYPE_F32, a->value[OPT_SCALE], &o->scale_bits) != 0)
+        return fp8kv_cli_usage_error(cmd, "--scale: %s", fp8kv_last_error());
     return 0;
 }
 
-/* Parses the command line as cli_begin does: 0 to go on, or 1 when the command is done
+/* Parses the command line as fp8kv_cli_begin does: 0 to go on, or 1 when the command is done
  * (--help printed, or a usage error) with its exit code in *exit_code. */
 static int parse_options(const char *cmd, const char *help, int argc, char **argv,
-                         struct calc_options *o, struct cli_args *a, int *exit_code)
+                         struct calc_options *o, struct fp8kv_cli_args *a, int *exit_code)
 {
     *exit_code = parse_values(cmd, argc, argv, o, a);
     if (*exit_code == 0 && a->help)
@@ -144,55 +144,55 @@ static int parse_options(const char *cmd, const char *help, int argc, char **arg
     return *exit_code != 0 || a->help;
 }
 
-int cmd_encode(int argc, char **argv)
+int fp8kv_cmd_encode(int argc, char **argv)
 {
     struct calc_options o;
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
     if (parse_options("encode", encode_help, argc, argv, &o, &a, &rc))
         return rc;
     const struct fp8kv_profile *p = fp8kv_profile_find(o.format->id, o.overflow, o.inf);
-    struct cli_inputs in;
-    cli_inputs_open(&in, a.npositional, a.positional, 0);
+    struct fp8kv_cli_inputs in;
+    fp8kv_cli_inputs_open(&in, a.npositional, a.positional, 0);
     const char *text;
-    rc = EXIT_CONFORMANT;
-    while (rc == EXIT_CONFORMANT && (text = cli_inputs_next(&in))) {
+    rc = FP8KV_EXIT_CONFORMANT;
+    while (rc == FP8KV_EXIT_CONFORMANT && (text = fp8kv_cli_inputs_next(&in))) {
         uint32_t bits;
-        if (cli_parse_value(o.dtype, text, &bits) != 0) {
+        if (fp8kv_cli_parse_value(o.dtype, text, &bits) != 0) {
             fflush(stdout);
             fprintf(stderr, "fp8kv encode: %s: %s\n", in.where, fp8kv_last_error());
-            rc = EXIT_USAGE;
+            rc = FP8KV_EXIT_USAGE;
             break;
         }
         uint32_t x = fp8kv_widen_to_f32(o.dtype, bits);
         printf("0x%08x %02x\n", x, fp8kv_oracle_store(p, o.model, x, o.scale_bits));
     }
-    cli_inputs_close(&in);
+    fp8kv_cli_inputs_close(&in);
     return rc;
 }
 
-int cmd_decode(int argc, char **argv)
+int fp8kv_cmd_decode(int argc, char **argv)
 {
     struct calc_options o;
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
     if (parse_options("decode", decode_help, argc, argv, &o, &a, &rc))
         return rc;
-    struct cli_inputs in;
-    cli_inputs_open(&in, a.npositional, a.positional, 0);
+    struct fp8kv_cli_inputs in;
+    fp8kv_cli_inputs_open(&in, a.npositional, a.positional, 0);
     const char *text;
-    rc = EXIT_CONFORMANT;
-    while ((text = cli_inputs_next(&in))) {
+    rc = FP8KV_EXIT_CONFORMANT;
+    while ((text = fp8kv_cli_inputs_next(&in))) {
         uint8_t q;
-        if (cli_parse_code(text, &q) != 0) {
+        if (fp8kv_cli_parse_code(text, &q) != 0) {
             fflush(stdout);
             fprintf(stderr, "fp8kv decode: %s: %s\n", in.where, fp8kv_last_error());
-            rc = EXIT_USAGE;
+            rc = FP8KV_EXIT_USAGE;
             break;
         }
         uint32_t y = fp8kv_oracle_read(o.format, o.read_model, o.dtype, q, o.scale_bits);
         printf(o.dtype == FP8KV_DTYPE_F32 ? "%02x 0x%08x\n" : "%02x 0x%04x\n", q, y);
     }
-    cli_inputs_close(&in);
+    fp8kv_cli_inputs_close(&in);
     return rc;
 }

@@ -20,13 +20,13 @@ static const char gen_help[] =
     "exit: 0 written / identical, 1 files differ, 2 bad arguments or a write/generation error\n";
 
 enum { OPT_VECTORS, OPT_CHECK, OPT_COUNT };
-static const struct cli_option options[OPT_COUNT] = {{"vectors", 1}, {"check", 0}};
+static const struct fp8kv_cli_option options[OPT_COUNT] = {{"vectors", 1}, {"check", 0}};
 
-int cmd_gen(int argc, char **argv)
+int fp8kv_cmd_gen(int argc, char **argv)
 {
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin("gen", gen_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin("gen", gen_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     const char *dir = a.value[OPT_VECTORS] ? a.value[OPT_VECTORS] : "vectors";
 
@@ -35,16 +35,16 @@ int cmd_gen(int argc, char **argv)
     if (a.value[OPT_CHECK]) {
         rc = fp8kv_generate_check(dir, stdout);
         if (rc < 0)
-            return cli_input_error("gen");
+            return fp8kv_cli_input_error("gen");
         if (rc > 0) {
             fprintf(stderr, "fp8kv gen --check: %s\n", fp8kv_last_error());
-            return EXIT_NONCONFORMANT;
+            return FP8KV_EXIT_NONCONFORMANT;
         }
     } else if (fp8kv_generate(dir, stdout) != 0) {
-        return cli_input_error("gen");
+        return fp8kv_cli_input_error("gen");
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("gen: %.2f s\n",
            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-    return EXIT_CONFORMANT;
+    return FP8KV_EXIT_CONFORMANT;
 }

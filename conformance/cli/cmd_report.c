@@ -37,28 +37,29 @@ enum {
     OPT_VECTORS,
     OPT_COUNT
 };
-static const struct cli_option options[OPT_COUNT] = {
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"compiled-only", 1}, {"paths", 1}, {"compiler", 1}, {"flags", 1},
     {"reason", 1},        {"out", 1},   {"vectors", 1}};
 
-int cmd_report(int argc, char **argv)
+int fp8kv_cmd_report(int argc, char **argv)
 {
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     const char *target = a.value[OPT_COMPILED_ONLY];
     if (!target || !*target)
-        return cli_usage_error("report", "--compiled-only TARGET is required (the only kind of "
-                                         "report this command writes)");
+        return fp8kv_cli_usage_error("report",
+                                     "--compiled-only TARGET is required (the only kind of "
+                                     "report this command writes)");
     if (fp8kv_target_kind_of_name(target) != FP8KV_TARGET_HIP ||
         strlen(target) >= sizeof((struct fp8kv_target_info *)0)->target)
-        return cli_usage_error("report",
-                               "--compiled-only: '%s' is not a GPU target name (sm_NN "
-                               "or gfxNNN)",
-                               target);
+        return fp8kv_cli_usage_error("report",
+                                     "--compiled-only: '%s' is not a GPU target name (sm_NN "
+                                     "or gfxNNN)",
+                                     target);
     if (!a.value[OPT_PATHS] || !*a.value[OPT_PATHS])
-        return cli_usage_error("report", "--paths: say what was compiled for %s", target);
+        return fp8kv_cli_usage_error("report", "--paths: say what was compiled for %s", target);
 
     struct fp8kv_target_info info;
     memset(&info, 0, sizeof info);
@@ -76,14 +77,14 @@ int cmd_report(int argc, char **argv)
     struct fp8kv_results none = {0};
     struct fp8kv_report_meta meta = {
         .target = &info,
-        .vectors_dir = cli_vectors_dir(a.value[OPT_VECTORS]),
+        .vectors_dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]),
         .profiles = "all",
         .seconds = 0.0,
         .junit_dir = NULL,
     };
     const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
     if (fp8kv_report_write(out, &meta, &none) != 0)
-        return cli_input_error("report");
+        return fp8kv_cli_input_error("report");
     printf("fp8kv report: %s: compiled, not executed; report in %s/%s/\n", target, out, target);
-    return EXIT_CONFORMANT;
+    return FP8KV_EXIT_CONFORMANT;
 }

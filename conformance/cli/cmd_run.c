@@ -41,41 +41,42 @@ enum {
     OPT_DEVICE,
     OPT_COUNT
 };
-static const struct cli_option options[OPT_COUNT] = {{"target", 1},  {"out", 1},     {"vectors", 1},
-                                                     {"profile", 1}, {"threads", 1}, {"junit", 1},
-                                                     {"device", 1}};
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
+    {"target", 1},  {"out", 1},   {"vectors", 1}, {"profile", 1},
+    {"threads", 1}, {"junit", 1}, {"device", 1}};
 
-int cmd_run(int argc, char **argv)
+int fp8kv_cmd_run(int argc, char **argv)
 {
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin("run", run_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin("run", run_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     int kind = FP8KV_TARGET_AUTO;
     if (a.value[OPT_TARGET] &&
-        (kind = cli_parse_choice("run", "target", a.value[OPT_TARGET], fp8kv_target_kind_names,
-                                 FP8KV_TARGET_KIND_COUNT)) < 0)
-        return EXIT_USAGE;
+        (kind = fp8kv_cli_parse_choice("run", "target", a.value[OPT_TARGET],
+                                       fp8kv_target_kind_names, FP8KV_TARGET_KIND_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
     int device = 0;
-    if (a.value[OPT_DEVICE] && cli_parse_device("run", a.value[OPT_DEVICE], &device) != 0)
-        return EXIT_USAGE;
+    if (a.value[OPT_DEVICE] && fp8kv_cli_parse_device("run", a.value[OPT_DEVICE], &device) != 0)
+        return FP8KV_EXIT_USAGE;
     struct fp8kv_run_options o = {
-        .vectors_dir = cli_vectors_dir(a.value[OPT_VECTORS]),
+        .vectors_dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]),
         .profile = a.value[OPT_PROFILE],
         .log = stdout,
         .progress = stderr,
     };
     if (a.value[OPT_PROFILE] && !fp8kv_profile_by_name(a.value[OPT_PROFILE]))
-        return cli_usage_error("run", "--profile: no profile '%s'", a.value[OPT_PROFILE]);
-    if (a.value[OPT_THREADS] && cli_parse_threads("run", a.value[OPT_THREADS], &o.threads) != 0)
-        return EXIT_USAGE;
+        return fp8kv_cli_usage_error("run", "--profile: no profile '%s'", a.value[OPT_PROFILE]);
+    if (a.value[OPT_THREADS] &&
+        fp8kv_cli_parse_threads("run", a.value[OPT_THREADS], &o.threads) != 0)
+        return FP8KV_EXIT_USAGE;
     const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
 
     /* the target: a GPU that answers, or (auto only) the CPU; never a pass without a run */
     struct fp8kv_target target;
     if (fp8kv_target_open((enum fp8kv_target_kind)kind, device, &target) != 0) {
         fprintf(stderr, "fp8kv run: target unavailable: %s\n", fp8kv_last_error());
-        return EXIT_UNAVAILABLE;
+        return FP8KV_EXIT_UNAVAILABLE;
     }
     if (kind == FP8KV_TARGET_AUTO && fp8kv_gpu_built() &&
         fp8kv_target_kind_of_name(target.info.target) == FP8KV_TARGET_CPU)
@@ -86,7 +87,7 @@ int cmd_run(int argc, char **argv)
     double t0 = fp8kv_now();
     if (fp8kv_run(&o, &target, &results) != 0) {
         fp8kv_results_free(&results);
-        return cli_input_error("run"); /* nothing written: no half report */
+        return fp8kv_cli_input_error("run"); /* nothing written: no half report */
     }
     struct fp8kv_report_meta meta = {
         .target = info,
@@ -97,7 +98,7 @@ int cmd_run(int argc, char **argv)
     };
     if (fp8kv_report_write(out, &meta, &results) != 0) {
         fp8kv_results_free(&results);
-        return cli_input_error("run");
+        return fp8kv_cli_input_error("run");
     }
     int conformant = fp8kv_results_passed(&results);
     size_t failed = 0;
@@ -107,5 +108,5 @@ int cmd_run(int argc, char **argv)
            results.count, failed, meta.seconds, conformant ? "conformant" : "nonconformant", out,
            info->target);
     fp8kv_results_free(&results);
-    return conformant ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+    return conformant ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }

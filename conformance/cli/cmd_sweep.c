@@ -53,11 +53,11 @@ enum {
     OPT_VECTORS,
     OPT_COUNT
 };
-static const struct cli_option options[OPT_COUNT] = {
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"codec", 1}, {"profile", 1}, {"domain", 1},    {"plugin", 1},  {"model", 1},
     {"inf", 1},   {"timeout", 1}, {"nan-check", 1}, {"threads", 1}, {"vectors", 1}};
 
-void cli_print_classes(const struct fp8kv_check *c)
+void fp8kv_cli_print_classes(const struct fp8kv_check *c)
 {
     for (int k = 0; c->has_classes && k < FP8KV_CLASS_COUNT; k++)
         if (c->class_mismatches[k])
@@ -65,16 +65,16 @@ void cli_print_classes(const struct fp8kv_check *c)
                    (unsigned long long)c->class_mismatches[k]);
 }
 
-int cli_print_sweep(const struct fp8kv_check *c)
+int fp8kv_cli_print_sweep(const struct fp8kv_check *c)
 {
     printf("%s %s: %s\n", c->subject, c->profile, c->detail);
-    cli_print_classes(c);
+    fp8kv_cli_print_classes(c);
     for (int i = 0; i < c->failure_lines; i++)
         printf("%s\n", c->failures[i]);
     printf("%s %s: inputs=%llu mismatches=%llu verdict=%s\n", c->subject, c->profile,
            (unsigned long long)c->cases, (unsigned long long)c->mismatches,
            c->passed ? "conformant" : "nonconformant");
-    return c->passed ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+    return c->passed ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }
 
 /* The options both modes share. */
@@ -83,63 +83,64 @@ struct sweep_common {
     const char *dir;
 };
 
-static int sweep_codec(const struct cli_args *a, const struct sweep_common *k)
+static int sweep_codec(const struct fp8kv_cli_args *a, const struct sweep_common *k)
 {
     const struct fp8kv_subject *enc = fp8kv_subject_find(
         fp8kv_cpu_subjects, fp8kv_cpu_subject_count, a->value[OPT_CODEC], FP8KV_CAP_ENCODE);
     if (!enc)
-        return cli_usage_error("sweep", "--codec: no built-in codec '%s' (bits | frexp)",
-                               a->value[OPT_CODEC]);
+        return fp8kv_cli_usage_error("sweep", "--codec: no built-in codec '%s' (bits | frexp)",
+                                     a->value[OPT_CODEC]);
     const char *profile_name = a->value[OPT_PROFILE] ? a->value[OPT_PROFILE] : "e4m3fn_satfinite";
     const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
     if (!p)
-        return cli_usage_error("sweep", "--profile: no profile '%s'", profile_name);
+        return fp8kv_cli_usage_error("sweep", "--profile: no profile '%s'", profile_name);
     int domain = 0;
     if (a->value[OPT_DOMAIN] &&
-        (domain = cli_parse_choice("sweep", "domain", a->value[OPT_DOMAIN],
-                                   fp8kv_sweep_domain_names, FP8KV_DOMAIN_COUNT)) < 0)
-        return EXIT_USAGE;
+        (domain = fp8kv_cli_parse_choice("sweep", "domain", a->value[OPT_DOMAIN],
+                                         fp8kv_sweep_domain_names, FP8KV_DOMAIN_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
     uint32_t *bounds = fp8kv_load_boundaries(k->dir, p);
     if (!bounds)
-        return cli_input_error("sweep");
+        return fp8kv_cli_input_error("sweep");
     struct fp8kv_sweep_options opt = {.threads = k->threads, .progress = stderr};
     struct fp8kv_check c;
     int rc = fp8kv_sweep(p, (enum fp8kv_nan_check)k->check, (enum fp8kv_domain)domain, bounds, enc,
                          fp8kv_profile_cfg(p), &opt, &c);
     free(bounds);
     if (rc != 0)
-        return cli_input_error("sweep");
+        return fp8kv_cli_input_error("sweep");
     printf("time: %.3f s\n", c.seconds);
-    return cli_print_sweep(&c);
+    return fp8kv_cli_print_sweep(&c);
 }
 
-static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
+static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_common *k)
 {
     for (int o = OPT_PROFILE; o <= OPT_DOMAIN; o++)
         if (a->value[o])
-            return cli_usage_error("sweep",
-                                   "--%s is for --codec; a plugin's profile comes from "
-                                   "its descriptor and --inf",
-                                   options[o].name);
+            return fp8kv_cli_usage_error("sweep",
+                                         "--%s is for --codec; a plugin's profile comes from "
+                                         "its descriptor and --inf",
+                                         options[o].name);
     int model = FP8KV_MODEL_F32_DIV, inf = FP8KV_INF_CLAMP;
     double timeout = 30.0;
-    if (a->value[OPT_MODEL] && (model = cli_parse_choice("sweep", "model", a->value[OPT_MODEL],
-                                                         fp8kv_model_names, FP8KV_MODEL_COUNT)) < 0)
-        return EXIT_USAGE;
+    if (a->value[OPT_MODEL] &&
+        (model = fp8kv_cli_parse_choice("sweep", "model", a->value[OPT_MODEL], fp8kv_model_names,
+                                        FP8KV_MODEL_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
     if (fp8kv_kernel_model_check((enum fp8kv_scale_model)model) != 0)
-        return cli_usage_error("sweep", "--model: %s", fp8kv_last_error());
-    if (a->value[OPT_INF] && (inf = cli_parse_choice("sweep", "inf", a->value[OPT_INF],
-                                                     fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
-        return EXIT_USAGE;
+        return fp8kv_cli_usage_error("sweep", "--model: %s", fp8kv_last_error());
+    if (a->value[OPT_INF] && (inf = fp8kv_cli_parse_choice("sweep", "inf", a->value[OPT_INF],
+                                                           fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
     if (a->value[OPT_TIMEOUT] &&
-        cli_parse_seconds("sweep", "timeout", a->value[OPT_TIMEOUT], &timeout) != 0)
-        return EXIT_USAGE;
+        fp8kv_cli_parse_seconds("sweep", "timeout", a->value[OPT_TIMEOUT], &timeout) != 0)
+        return FP8KV_EXIT_USAGE;
 
     struct fp8kv_plugin *pl;
     int threads = k->threads > 0 ? k->threads : fp8kv_sweep_default_threads();
     int rc = fp8kv_plugin_open(a->value[OPT_PLUGIN], threads, timeout, &pl);
     if (rc != 0)
-        return cli_subject_error("sweep", rc);
+        return fp8kv_cli_subject_error("sweep", rc);
     struct fp8kv_plugin_sweep_options o = {.vectors_dir = k->dir,
                                            .model = (enum fp8kv_scale_model)model,
                                            .check = (enum fp8kv_nan_check)k->check,
@@ -152,11 +153,11 @@ static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
         struct fp8kv_results one = {&v.results.items[i], 1, 1};
         fp8kv_log_checks(stdout, &one, 0);
         if (one.items->gated)
-            cli_print_classes(one.items);
+            fp8kv_cli_print_classes(one.items);
     }
     if (rc != 0) {
         fp8kv_results_free(&v.results);
-        return cli_subject_error("sweep", rc);
+        return fp8kv_cli_subject_error("sweep", rc);
     }
     printf("scale models the plugin matches on the scale pairs:");
     for (int m = 0; m < FP8KV_MODEL_COUNT; m++)
@@ -168,29 +169,31 @@ static int sweep_plugin(const struct cli_args *a, const struct sweep_common *k)
            (unsigned long long)v.inputs, (unsigned long long)v.mismatches,
            v.conformant ? "conformant" : "nonconformant");
     fp8kv_results_free(&v.results);
-    return v.conformant ? EXIT_CONFORMANT : EXIT_NONCONFORMANT;
+    return v.conformant ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }
 
-int cmd_sweep(int argc, char **argv)
+int fp8kv_cmd_sweep(int argc, char **argv)
 {
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin("sweep", sweep_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin("sweep", sweep_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     if (!a.value[OPT_CODEC] == !a.value[OPT_PLUGIN])
-        return cli_usage_error("sweep", "give one of --codec NAME (bits | frexp) or --plugin PATH");
+        return fp8kv_cli_usage_error("sweep",
+                                     "give one of --codec NAME (bits | frexp) or --plugin PATH");
     struct sweep_common k = {.check = FP8KV_NAN_CHECK_STRICT,
-                             .dir = cli_vectors_dir(a.value[OPT_VECTORS])};
+                             .dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS])};
     if (a.value[OPT_NAN_CHECK] &&
-        (k.check = cli_parse_choice("sweep", "nan-check", a.value[OPT_NAN_CHECK],
-                                    fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
-        return EXIT_USAGE;
-    if (a.value[OPT_THREADS] && cli_parse_threads("sweep", a.value[OPT_THREADS], &k.threads) != 0)
-        return EXIT_USAGE;
+        (k.check = fp8kv_cli_parse_choice("sweep", "nan-check", a.value[OPT_NAN_CHECK],
+                                          fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_THREADS] &&
+        fp8kv_cli_parse_threads("sweep", a.value[OPT_THREADS], &k.threads) != 0)
+        return FP8KV_EXIT_USAGE;
     if (a.value[OPT_CODEC]) {
         for (int o = OPT_PLUGIN; o <= OPT_TIMEOUT; o++)
             if (a.value[o])
-                return cli_usage_error("sweep", "--%s is for --plugin", options[o].name);
+                return fp8kv_cli_usage_error("sweep", "--%s is for --plugin", options[o].name);
         return sweep_codec(&a, &k);
     }
     return sweep_plugin(&a, &k);

@@ -15,18 +15,18 @@ static const char verify_help[] =
     "exit: 0 all files good, 2 a file is missing, truncated, tampered or malformed (named)\n";
 
 enum { OPT_VECTORS, OPT_COUNT };
-static const struct cli_option options[OPT_COUNT] = {{"vectors", 1}};
+static const struct fp8kv_cli_option options[OPT_COUNT] = {{"vectors", 1}};
 
-int cmd_verify(int argc, char **argv)
+int fp8kv_cmd_verify(int argc, char **argv)
 {
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin("verify", verify_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin("verify", verify_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
-    const char *dir = cli_vectors_dir(a.value[OPT_VECTORS]);
+    const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     int checked = 0;
     if (fp8kv_verify_vectors(dir, stderr, &checked) != 0)
-        return cli_input_error("verify");
+        return fp8kv_cli_input_error("verify");
     printf("verify: %s: %d files match MANIFEST.json and SHA256SUMS\n", dir, checked);
-    return EXIT_CONFORMANT;
+    return FP8KV_EXIT_CONFORMANT;
 }

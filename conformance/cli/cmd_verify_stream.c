@@ -46,37 +46,37 @@ enum {
     OPT_VECTORS,
     OPT_COUNT
 };
-static const struct cli_option options[OPT_COUNT] = {
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"sweep", 1},     {"profile", 1}, {"format", 1}, {"overflow", 1}, {"inf", 1},
     {"nan-check", 1}, {"name", 1},    {"json", 1},   {"vectors", 1}};
 
-int cmd_verify_stream(int argc, char **argv)
+int fp8kv_cmd_verify_stream(int argc, char **argv)
 {
     static const char cmd[] = "verify-stream";
-    struct cli_args a;
+    struct fp8kv_cli_args a;
     int rc;
-    if (cli_begin(cmd, verify_stream_help, argc, argv, options, OPT_COUNT, &a, &rc))
+    if (fp8kv_cli_begin(cmd, verify_stream_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
     if (!a.value[OPT_SWEEP])
-        return cli_usage_error(cmd, "--sweep is required (f32 | f16 | bf16)");
-    int domain = cli_parse_choice(cmd, "sweep", a.value[OPT_SWEEP], fp8kv_sweep_domain_names,
-                                  FP8KV_DOMAIN_COUNT);
+        return fp8kv_cli_usage_error(cmd, "--sweep is required (f32 | f16 | bf16)");
+    int domain = fp8kv_cli_parse_choice(cmd, "sweep", a.value[OPT_SWEEP], fp8kv_sweep_domain_names,
+                                        FP8KV_DOMAIN_COUNT);
     if (domain < 0)
-        return EXIT_USAGE;
+        return FP8KV_EXIT_USAGE;
     const struct fp8kv_profile *p;
-    if ((rc = cli_parse_profile(cmd, a.value[OPT_PROFILE], a.value[OPT_FORMAT],
-                                a.value[OPT_OVERFLOW], a.value[OPT_INF], &p)) != 0)
+    if ((rc = fp8kv_cli_parse_profile(cmd, a.value[OPT_PROFILE], a.value[OPT_FORMAT],
+                                      a.value[OPT_OVERFLOW], a.value[OPT_INF], &p)) != 0)
         return rc;
     int check = FP8KV_NAN_CHECK_STRICT;
     if (a.value[OPT_NAN_CHECK] &&
-        (check = cli_parse_choice(cmd, "nan-check", a.value[OPT_NAN_CHECK], fp8kv_nan_check_names,
-                                  FP8KV_NAN_CHECK_COUNT)) < 0)
-        return EXIT_USAGE;
+        (check = fp8kv_cli_parse_choice(cmd, "nan-check", a.value[OPT_NAN_CHECK],
+                                        fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
     if (isatty(STDIN_FILENO))
-        return cli_usage_error(cmd, "stdin is a terminal: pipe the codes in");
-    uint32_t *bounds = fp8kv_load_boundaries(cli_vectors_dir(a.value[OPT_VECTORS]), p);
+        return fp8kv_cli_usage_error(cmd, "stdin is a terminal: pipe the codes in");
+    uint32_t *bounds = fp8kv_load_boundaries(fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]), p);
     if (!bounds)
-        return cli_input_error(cmd);
+        return fp8kv_cli_input_error(cmd);
 
     struct fp8kv_stream stream = {STDIN_FILENO, 0};
     const char *name = a.value[OPT_NAME] ? a.value[OPT_NAME] : "stream";
@@ -89,13 +89,13 @@ int cmd_verify_stream(int argc, char **argv)
     if (rc == 0)
         rc = fp8kv_stream_finish(&stream, c.cases);
     if (rc != 0)
-        return cli_input_error(cmd);
+        return fp8kv_cli_input_error(cmd);
     fprintf(stderr, "%s: %llu bytes in %.3f s (%.0f MB/s)\n", cmd,
             (unsigned long long)stream.consumed, c.seconds,
             (double)stream.consumed / c.seconds / 1e6);
     if (a.value[OPT_JSON] &&
         fp8kv_write_sweep_json(a.value[OPT_JSON], &c, fp8kv_sweep_domain_names[domain],
                                fp8kv_nan_check_names[check]) != 0)
-        return cli_input_error(cmd);
-    return cli_print_sweep(&c);
+        return fp8kv_cli_input_error(cmd);
+    return fp8kv_cli_print_sweep(&c);
 }

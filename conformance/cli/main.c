@@ -13,26 +13,27 @@ static int cmd_no_oracle(int argc, char **argv)
             "fp8kv %s: not built with the oracle (configure with FP8KV_WITH_ORACLE=ON, "
             "which needs the MPFR and GMP headers)\n",
             argv[0]);
-    return EXIT_USAGE;
+    return FP8KV_EXIT_USAGE;
 }
-#define cmd_encode cmd_no_oracle
-#define cmd_decode cmd_no_oracle
-#define cmd_gen cmd_no_oracle
+#define fp8kv_cmd_encode cmd_no_oracle
+#define fp8kv_cmd_decode cmd_no_oracle
+#define fp8kv_cmd_gen cmd_no_oracle
 #endif
 
-static const struct cli_command commands[] = {
-    {"encode", "the oracle's code for f32/f16/bf16 inputs (TestFloat-style filter)", cmd_encode},
-    {"decode", "the oracle's read value for fp8 codes", cmd_decode},
-    {"gen", "generate the golden vectors (--check: compare with a regeneration)", cmd_gen},
-    {"verify", "check a vector directory against MANIFEST.json and SHA256SUMS", cmd_verify},
-    {"sweep", "exhaustive sweep of a built-in codec or a codec plugin", cmd_sweep},
+static const struct fp8kv_cli_command commands[] = {
+    {"encode", "the oracle's code for f32/f16/bf16 inputs (TestFloat-style filter)",
+     fp8kv_cmd_encode},
+    {"decode", "the oracle's read value for fp8 codes", fp8kv_cmd_decode},
+    {"gen", "generate the golden vectors (--check: compare with a regeneration)", fp8kv_cmd_gen},
+    {"verify", "check a vector directory against MANIFEST.json and SHA256SUMS", fp8kv_cmd_verify},
+    {"sweep", "exhaustive sweep of a built-in codec or a codec plugin", fp8kv_cmd_sweep},
     {"verify-stream", "judge a stream of codes for the canonical inputs (any language)",
-     cmd_verify_stream},
+     fp8kv_cmd_verify_stream},
     {"audit", "exhaustive diff of a codec change (built-in names or plugins), oracle-judged",
-     cmd_audit},
-    {"run", "a conformance run of a target, with its report", cmd_run},
-    {"bench", "the performance figures: sweep speed, memory, a whole run", cmd_bench},
-    {"report", "write a report for a target that was compiled but not run", cmd_report},
+     fp8kv_cmd_audit},
+    {"run", "a conformance run of a target, with its report", fp8kv_cmd_run},
+    {"bench", "the performance figures: sweep speed, memory, a whole run", fp8kv_cmd_bench},
+    {"report", "write a report for a target that was compiled but not run", fp8kv_cmd_report},
 };
 static const int command_count = (int)(sizeof commands / sizeof commands[0]);
 
@@ -50,22 +51,22 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return EXIT_USAGE;
+        return FP8KV_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return EXIT_CONFORMANT;
+        return FP8KV_EXIT_CONFORMANT;
     }
     for (int i = 0; i < command_count; i++)
         if (strcmp(argv[1], commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);
             if (fflush(stdout) != 0 || ferror(stdout)) {
                 fprintf(stderr, "fp8kv %s: cannot write the output\n", commands[i].name);
-                return EXIT_USAGE;
+                return FP8KV_EXIT_USAGE;
             }
             return rc;
         }
     fprintf(stderr, "fp8kv: unknown command '%s'\n", argv[1]);
     usage(stderr);
-    return EXIT_USAGE;
+    return FP8KV_EXIT_USAGE;
 }

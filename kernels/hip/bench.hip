@@ -16,7 +16,8 @@
 
 using namespace fp8kv_gpu;
 
-namespace {
+namespace
+{
 
 __device__ __forceinline__ uint64_t mix(uint64_t z)
 {
@@ -129,7 +130,8 @@ struct store_setup {
         const std::vector<int32_t> blocks = shuffled_blocks(shape.num_blocks, 0x5EED);
         std::vector<int64_t> slot((size_t)num_tokens);
         for (int t = 0; t < num_tokens; t++)
-            slot[(size_t)t] = (int64_t)blocks[(size_t)(t / block_size)] * block_size + t % block_size;
+            slot[(size_t)t] =
+                (int64_t)blocks[(size_t)(t / block_size)] * block_size + t % block_size;
         if ((rc = key.alloc(elems * 2)) != 0 || (rc = value.alloc(elems * 2)) != 0 ||
             (rc = slots.upload(slot.data(), slot.size() * sizeof(int64_t))) != 0 ||
             (rc = kc.alloc(fp8kv_cache_bytes(&shape))) != 0 ||
@@ -189,7 +191,8 @@ extern "C" int fp8kv_gpu_bench_store(int codec, int num_tokens, int num_heads, i
              "store: %d tokens x %d heads x %d, bf16 in (%.0f MiB K+V) -> fp8 NHD cache, %s",
              num_tokens, num_heads, head_size, (double)s.elems * 4 / 1048576.0,
              fp8kv_gpu_codecs[codec].name);
-    return time_median(iterations, [&]() { return s.store(codec, num_tokens); }, t);
+    return time_median(
+        iterations, [&]() { return s.store(codec, num_tokens); }, t);
 }
 
 extern "C" int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_size, int block_size,
@@ -216,7 +219,8 @@ extern "C" int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_si
         lens[(size_t)i] = len;
         starts[(size_t)i + 1] = starts[(size_t)i] + len;
         for (int j = 0; j * block_size < len; j++) /* per_seq is a multiple of block_size here */
-            table[(size_t)i * max_blocks + j] = blocks[(size_t)((first + j * block_size) / block_size)];
+            table[(size_t)i * max_blocks + j] =
+                blocks[(size_t)((first + j * block_size) / block_size)];
     }
     buffer d_table, d_lens, d_starts, out_k, out_v;
     if ((rc = d_table.upload(table.data(), table.size() * sizeof(int32_t))) != 0 ||
@@ -244,7 +248,8 @@ extern "C" int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_si
         t);
 }
 
-namespace {
+namespace
+{
 
 __global__ void abs_sum(const float *x, size_t n, double *out)
 {
@@ -269,8 +274,8 @@ extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int num_seqs, int seq_le
         return FP8KV_FAIL("bench attention: %d sequences of %d tokens in blocks of %d", num_seqs,
                           seq_len, block_size);
     const int per_seq = seq_len / block_size;
-    const struct fp8kv_cache_shape shape = {num_seqs * per_seq, block_size, num_kv_heads,
-                                            head_size, FP8KV_LAYOUT_NHD};
+    const struct fp8kv_cache_shape shape = {num_seqs * per_seq, block_size, num_kv_heads, head_size,
+                                            FP8KV_LAYOUT_NHD};
     if ((rc = check_shape(&shape, "bench attention")) != 0)
         return rc;
     const size_t elems = fp8kv_cache_bytes(&shape), esize = cache_fp8 ? 1 : 2;
@@ -286,10 +291,10 @@ extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int num_seqs, int seq_le
         (rc = d_sum.alloc(sizeof(double))) != 0)
         return rc;
     /* the same values in both caches: scale 1/64 keeps them within [-7, 7] */
-    fill_cache<<<FILL_BLOCKS, FILL_THREADS>>>(kc8.as<uint8_t>(), cache_fp8 ? nullptr : kc16.as<uint16_t>(),
-                                              elems, 3);
-    fill_cache<<<FILL_BLOCKS, FILL_THREADS>>>(vc8.as<uint8_t>(), cache_fp8 ? nullptr : vc16.as<uint16_t>(),
-                                              elems, 4);
+    fill_cache<<<FILL_BLOCKS, FILL_THREADS>>>(kc8.as<uint8_t>(),
+                                              cache_fp8 ? nullptr : kc16.as<uint16_t>(), elems, 3);
+    fill_cache<<<FILL_BLOCKS, FILL_THREADS>>>(vc8.as<uint8_t>(),
+                                              cache_fp8 ? nullptr : vc16.as<uint16_t>(), elems, 4);
     fill_f32<<<FILL_BLOCKS, FILL_THREADS>>>(d_q.as<float>(), qn, 5, 1.0f);
     FP8KV_GPU_CHECK_LAUNCH();
     const struct fp8kv_codec_cfg cfg = {FP8KV_CODEC_E4M3FN, 1, 0, FP8KV_CODEC_F32_DIV};

@@ -38,7 +38,8 @@ extern "C" int fp8kv_gpu_encode(int codec, struct fp8kv_codec_cfg cfg, const flo
     const unsigned threads = 256, blocks = blocks_for((n + 1) / 2, threads, 65535);
     switch (codec) {
 #define LAUNCH(C)                                                                                  \
-    case C: encode_kernel<C><<<blocks, threads>>>(cfg, d_x.as<float>(), n, s, d_q.as<uint8_t>()); \
+    case C:                                                                                        \
+        encode_kernel<C><<<blocks, threads>>>(cfg, d_x.as<float>(), n, s, d_q.as<uint8_t>());      \
         break;
         FP8KV_FOR_EACH_CODEC(LAUNCH)
 #undef LAUNCH
@@ -48,7 +49,7 @@ extern "C" int fp8kv_gpu_encode(int codec, struct fp8kv_codec_cfg cfg, const flo
     return d_q.download(q, n);
 }
 
-/* ---- decoders ---------------------------------------------------------------------------------- */
+/* ---- decoders -------------------------------------------------------------------------------- */
 
 extern "C" const char *const fp8kv_gpu_decoder_names[FP8KV_GPU_DECODER_COUNT] = {
     "decode-bits",  /* fp8kv_decode_bits of codec.h */
@@ -94,16 +95,16 @@ extern "C" int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const u
     const unsigned threads = 256, blocks = blocks_for(n, threads, 65535);
     switch (decoder) {
     case FP8KV_GPU_DECODE_BITS:
-        decode_kernel<FP8KV_GPU_DECODE_BITS><<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s,
-                                                                  d_y.as<float>());
+        decode_kernel<FP8KV_GPU_DECODE_BITS>
+            <<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s, d_y.as<float>());
         break;
     case FP8KV_GPU_DECODE_TABLE:
-        decode_kernel<FP8KV_GPU_DECODE_TABLE><<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s,
-                                                                   d_y.as<float>());
+        decode_kernel<FP8KV_GPU_DECODE_TABLE>
+            <<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s, d_y.as<float>());
         break;
     case FP8KV_GPU_DECODE_FAST:
-        decode_kernel<FP8KV_GPU_DECODE_FAST><<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s,
-                                                                  d_y.as<float>());
+        decode_kernel<FP8KV_GPU_DECODE_FAST>
+            <<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s, d_y.as<float>());
         break;
     default: return FP8KV_FAIL("unknown device decoder %d", decoder);
     }

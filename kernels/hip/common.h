@@ -9,11 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-namespace fp8kv_gpu {
+namespace fp8kv_gpu
+{
 
 /* The open device (runtime.hip). */
 struct device_state {
-    int open;          /* fp8kv_gpu_open succeeded */
+    int open; /* fp8kv_gpu_open succeeded */
     int index;
     int multiprocessors;
     int max_shared_per_block; /* with opt-in */
@@ -37,10 +38,13 @@ struct buffer {
     buffer(const buffer &) = delete;
     buffer &operator=(const buffer &) = delete;
     ~buffer();
-    int alloc(size_t n);                         /* n bytes (at least 1) */
-    int upload(const void *host, size_t n);      /* alloc(n), then copy n bytes in */
-    int download(void *host, size_t n) const;    /* copy the first n bytes out */
-    template <typename T> T *as() const { return static_cast<T *>(ptr); }
+    int alloc(size_t n);                      /* n bytes (at least 1) */
+    int upload(const void *host, size_t n);   /* alloc(n), then copy n bytes in */
+    int download(void *host, size_t n) const; /* copy the first n bytes out */
+    template <typename T> T *as() const
+    {
+        return static_cast<T *>(ptr);
+    }
 };
 
 /* Event timing of what is launched between start() and stop(). */
@@ -101,8 +105,7 @@ template <int DTYPE> __device__ __forceinline__ float widen_raw(const uint8_t *r
 __device__ __forceinline__ size_t key_offset(const struct fp8kv_cache_shape &s, int64_t slot,
                                              int head, int dim)
 {
-    const size_t bs = (size_t)s.block_size, heads = (size_t)s.num_heads,
-                 hs = (size_t)s.head_size;
+    const size_t bs = (size_t)s.block_size, heads = (size_t)s.num_heads, hs = (size_t)s.head_size;
     if (s.layout == FP8KV_LAYOUT_SPLIT_X) {
         const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
         const size_t chunks = hs / FP8KV_SPLIT_X;
@@ -116,8 +119,7 @@ __device__ __forceinline__ size_t key_offset(const struct fp8kv_cache_shape &s, 
 __device__ __forceinline__ size_t value_offset(const struct fp8kv_cache_shape &s, int64_t slot,
                                                int head, int dim)
 {
-    const size_t bs = (size_t)s.block_size, heads = (size_t)s.num_heads,
-                 hs = (size_t)s.head_size;
+    const size_t bs = (size_t)s.block_size, heads = (size_t)s.num_heads, hs = (size_t)s.head_size;
     if (s.layout == FP8KV_LAYOUT_SPLIT_X) {
         const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
         return ((block * heads + (size_t)head) * hs + (size_t)dim) * bs + pos;

@@ -64,7 +64,7 @@
 #endif
 #ifdef FP8KV_PATH_CUDA_FP8
 #define FP8KV_MASK_CUDA_FP8                                                                        \
-    (FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_CUDA_FP8_SATFINITE) |                                        \
+    (FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_CUDA_FP8_SATFINITE) |                                         \
      FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_CUDA_FP8_NOSAT))
 #else
 #define FP8KV_MASK_CUDA_FP8 0u
@@ -80,12 +80,12 @@
 #define FP8KV_MASK_AMD_OCP 0u
 #endif
 #define FP8KV_DEVICE_CODEC_MASK                                                                    \
-    (FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_BITS) | FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_FREXP) |             \
+    (FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_BITS) | FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_FREXP) |              \
      FP8KV_MASK_PTX_CVT | FP8KV_MASK_CUDA_FP8 | FP8KV_MASK_AMD_FNUZ | FP8KV_MASK_AMD_OCP)
 
 #define FP8KV_POISON_PAIR 0xFFFFu
 
-/* ---- the codecs, two inputs at a time ---------------------------------------------------------- */
+/* ---- the codecs, two inputs at a time -------------------------------------------------------- */
 
 /* encode_pair<CODEC>: the codes of x0 (low byte) and x1 (high byte). Pairs, because the
  * hardware conversions are packed (e4m3x2); the software codecs are simply applied twice. The
@@ -200,7 +200,7 @@ encode_pair<FP8KV_GPU_CODEC_AMD_PK_FP8_OCP>(struct fp8kv_codec_cfg cfg, float x0
     M(FP8KV_GPU_CODEC_AMD_PK_FP8_FNUZ)                                                             \
     M(FP8KV_GPU_CODEC_AMD_PK_FP8_OCP)
 
-/* ---- stores ------------------------------------------------------------------------------------ */
+/* ---- stores ---------------------------------------------------------------------------------- */
 
 /* store_quotient: the value a store converts under cfg.model (fp8kv_scale_quotient), except
  * that an input NaN is passed through unchanged. GPU arithmetic returns the canonical NaN
@@ -211,7 +211,7 @@ __device__ __forceinline__ float store_quotient(struct fp8kv_codec_cfg cfg, floa
     return (fp8kv_f32_bits(x) & 0x7FFFFFFFu) > 0x7F800000u ? x : fp8kv_scale_quotient(cfg, x, s);
 }
 
-/* ---- decoding ------------------------------------------------------------------------------------ */
+/* ---- decoding -------------------------------------------------------------------------------- */
 
 /* decode_fast: fp8kv_decode_bits without branches. The 7 magnitude bits placed at bit 20 of an
  * f32 form 2^(e - 127) * 1.m for a normal code and the f32 denormal m * 2^-129 for a
@@ -237,15 +237,25 @@ __device__ __forceinline__ float dequant(int fnuz, uint32_t code, float scale)
     return d != d ? d : d * scale;
 }
 
-/* ---- vectors of elements ---------------------------------------------------------------------------- */
+/* ---- vectors of elements --------------------------------------------------------------------- */
 
 /* A chunk of N bytes loaded or stored with one access (N in 1, 2, 4, 8, 16). */
 template <int N> struct bytes_of;
-template <> struct bytes_of<16> { typedef uint4 type; };
-template <> struct bytes_of<8> { typedef uint2 type; };
-template <> struct bytes_of<4> { typedef uint32_t type; };
-template <> struct bytes_of<2> { typedef uint16_t type; };
-template <> struct bytes_of<1> { typedef uint8_t type; };
+template <> struct bytes_of<16> {
+    typedef uint4 type;
+};
+template <> struct bytes_of<8> {
+    typedef uint2 type;
+};
+template <> struct bytes_of<4> {
+    typedef uint32_t type;
+};
+template <> struct bytes_of<2> {
+    typedef uint16_t type;
+};
+template <> struct bytes_of<1> {
+    typedef uint8_t type;
+};
 
 /* Loads N bytes at p (aligned to N) into out[0 .. N). */
 template <int N> __device__ __forceinline__ void load_bytes(const void *p, uint8_t *out)

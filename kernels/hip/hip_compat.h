@@ -78,7 +78,8 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 #define FP8KV_ARCH_NV_SM89_PLUS 1
 #endif
-/* AMD CDNA3 (MI300): hardware fp8 is FNUZ (bias 8, max 240, 0x80 = NaN; defect 11 of docs/DESIGN.md §1.4). */
+/* AMD CDNA3 (MI300): hardware fp8 is FNUZ (bias 8, max 240, 0x80 = NaN; defect 11 of docs/DESIGN.md
+ * §1.4). */
 #if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
 #define FP8KV_ARCH_AMD_GFX942 1
 #endif
@@ -109,9 +110,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* fp8kv_gpu_fail_at: records "file:line: what: message" as the last error (fp8kv_last_error), counts it, and
- * returns FP8KV_ERR_SUBJECT (fp8kv/diag.h: the subject under test failed). Defined in
- * runtime.hip. */
+/* fp8kv_gpu_fail_at: records "file:line: what: message" as the last error (fp8kv_last_error),
+ * counts it, and returns FP8KV_ERR_SUBJECT (fp8kv/diag.h: the subject under test failed). Defined
+ * in runtime.hip. */
 int fp8kv_gpu_fail_at(const char *file, int line, const char *what, const char *message);
 #ifdef __cplusplus
 }

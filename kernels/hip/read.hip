@@ -15,7 +15,8 @@
 
 using namespace fp8kv_gpu;
 
-namespace {
+namespace
+{
 
 constexpr unsigned THREADS = 256;
 
@@ -50,7 +51,7 @@ template <> struct out_elem<FP8KV_KV_BF16> {
  * is built by the very function the element path would apply, once per thread block: with one
  * scale per launch, the output is a function of the code alone. */
 constexpr int COPIES = 32;
-constexpr int ITEMS = 8; /* items per thread in flight */
+constexpr int ITEMS = 8;        /* items per thread in flight */
 constexpr int ROW_WORDS = 4096; /* block-table entries of a sequence kept in shared memory */
 
 template <int OUT>
@@ -203,8 +204,8 @@ inline size_t shared_bytes(int max_blocks)
 }
 
 template <int OUT, int LAYOUT>
-void launch_layout(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape &shape,
-                   int is_key, const uint8_t *cache, const int32_t *table, int max_blocks,
+void launch_layout(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape &shape, int is_key,
+                   const uint8_t *cache, const int32_t *table, int max_blocks,
                    const int64_t *row_start, const int32_t *lens, int bs_shift, float scale,
                    uint8_t *dst)
 {
@@ -230,13 +231,13 @@ void launch_out(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape &sh
                                              max_blocks, row_start, lens, bs_shift, scale, dst);
     else
         launch_layout<OUT, FP8KV_LAYOUT_SPLIT_X>(vec, grid, fnuz, shape, is_key, cache, table,
-                                                 max_blocks, row_start, lens, bs_shift, scale,
-                                                 dst);
+                                                 max_blocks, row_start, lens, bs_shift, scale, dst);
 }
 
 } // namespace
 
-namespace fp8kv_gpu {
+namespace fp8kv_gpu
+{
 
 int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape, int is_key,
                   const uint8_t *d_cache, const int32_t *d_block_table, int max_blocks_per_seq,

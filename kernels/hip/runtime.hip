@@ -40,7 +40,8 @@ extern "C" unsigned long fp8kv_gpu_error_count(void)
     return error_count.load();
 }
 
-namespace fp8kv_gpu {
+namespace fp8kv_gpu
+{
 
 device_state g_device;
 
@@ -60,8 +61,7 @@ int require_open(const char *what)
     if (g_device.open)
         return FP8KV_OK;
     error_count.fetch_add(1);
-    return fp8kv_status_fail(FP8KV_UNAVAILABLE, "%s: no GPU device is open (fp8kv_gpu_open)",
-                             what);
+    return fp8kv_status_fail(FP8KV_UNAVAILABLE, "%s: no GPU device is open (fp8kv_gpu_open)", what);
 }
 
 buffer::~buffer()
@@ -149,27 +149,36 @@ using namespace fp8kv_gpu;
 /* name, description, vendor, claim {format, saturate, inf_to_nan} */
 #define ANY FP8KV_CLAIM_ANY
 extern "C" const struct fp8kv_gpu_codec fp8kv_gpu_codecs[FP8KV_GPU_CODEC_COUNT] = {
-    {FP8KV_NAME_BITS, "fp8kv_encode_bits of codec.h (integer bit manipulation), on the device",
-     0, {ANY, ANY, ANY}},
-    {FP8KV_NAME_FREXP,
-     "fp8kv_encode_frexp of codec.h with the device's frexpf/ldexpf/nearbyintf", 0,
+    {FP8KV_NAME_BITS,
+     "fp8kv_encode_bits of codec.h (integer bit manipulation), on the device",
+     0,
      {ANY, ANY, ANY}},
-    {FP8KV_NAME_PTX_CVT, "inline PTX cvt.rn.satfinite.e4m3x2.f32 (NVIDIA sm_89+ hardware)", 1,
+    {FP8KV_NAME_FREXP,
+     "fp8kv_encode_frexp of codec.h with the device's frexpf/ldexpf/nearbyintf",
+     0,
+     {ANY, ANY, ANY}},
+    {FP8KV_NAME_PTX_CVT,
+     "inline PTX cvt.rn.satfinite.e4m3x2.f32 (NVIDIA sm_89+ hardware)",
+     1,
      {FP8KV_CODEC_E4M3FN, 1, 0}},
     {FP8KV_NAME_CUDA_FP8_SATFINITE,
-     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) (hardware on sm_89+)", 1,
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) (hardware on sm_89+)",
+     1,
      {FP8KV_CODEC_E4M3FN, 1, 0}},
     {FP8KV_NAME_CUDA_FP8_NOSAT,
-     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3) (a software path)", 1,
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3) (a software path)",
+     1,
      {FP8KV_CODEC_E4M3FN, 0, ANY}},
     {FP8KV_NAME_AMD_FNUZ,
      "__builtin_amdgcn_cvt_pk_fp8_f32 on gfx940-942, no clamp (FNUZ; claim unverified on "
      "hardware)",
-     1, {FP8KV_CODEC_E4M3FNUZ, 0, ANY}},
+     1,
+     {FP8KV_CODEC_E4M3FNUZ, 0, ANY}},
     {FP8KV_NAME_AMD_OCP,
      "__builtin_amdgcn_cvt_pk_fp8_f32 on gfx950/gfx12, no clamp (OCP; claim unverified on "
      "hardware)",
-     1, {FP8KV_CODEC_E4M3FN, 0, ANY}},
+     1,
+     {FP8KV_CODEC_E4M3FN, 0, ANY}},
 };
 #undef ANY
 
@@ -190,7 +199,9 @@ extern "C" int fp8kv_gpu_codec_available(int codec)
 /* ---- devices --------------------------------------------------------------------------------- */
 
 /* The probe: which codec paths the device pass for this device compiled. Bit 31 says that a
- * kernel image ran at all. */
+ * kernel image ran at all. File-local (an anonymous namespace): nothing outside needs its name. */
+namespace
+{
 __global__ void probe_kernel(unsigned *mask)
 {
 #ifdef FP8KV_DEVICE_PASS
@@ -199,6 +210,7 @@ __global__ void probe_kernel(unsigned *mask)
     (void)mask;
 #endif
 }
+} // namespace
 
 extern "C" int fp8kv_gpu_device_count(void)
 {
@@ -263,8 +275,7 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
     if (count <= 0)
         return FP8KV_UNAVAILABLE; /* the message says why */
     if (index < 0 || index >= count)
-        return fp8kv_status_fail(FP8KV_UNAVAILABLE, "no GPU device %d (%d present)", index,
-                                 count);
+        return fp8kv_status_fail(FP8KV_UNAVAILABLE, "no GPU device %d (%d present)", index, count);
     FP8KV_GPU_CHECK(hipSetDevice(index));
     info->index = index;
     int rc = device_target(index, info->target, sizeof info->target, info->name, sizeof info->name);
@@ -273,7 +284,8 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
     FP8KV_GPU_CHECK(hipDeviceGetAttribute(&info->multiprocessors,
                                           hipDeviceAttributeMultiprocessorCount, index));
     int shared = 0;
-    FP8KV_GPU_CHECK(hipDeviceGetAttribute(&shared, hipDeviceAttributeMaxSharedMemoryPerBlock, index));
+    FP8KV_GPU_CHECK(
+        hipDeviceGetAttribute(&shared, hipDeviceAttributeMaxSharedMemoryPerBlock, index));
     size_t free_bytes = 0, total_bytes = 0;
     FP8KV_GPU_CHECK(hipMemGetInfo(&free_bytes, &total_bytes));
     info->global_memory = total_bytes;

@@ -19,7 +19,8 @@
 
 using namespace fp8kv_gpu;
 
-namespace {
+namespace
+{
 
 constexpr unsigned THREADS = 128;
 
@@ -57,8 +58,8 @@ __device__ __forceinline__ void load_run(const void *src, size_t i, float *x)
 
 /* The codes of x[0 .. VEC) stored at scale s: the scale model, then the codec, in pairs. */
 template <int VEC, typename CODEC>
-__device__ __forceinline__ void encode_run(CODEC encode, struct fp8kv_codec_cfg cfg,
-                                           const float *x, float s, uint8_t *q)
+__device__ __forceinline__ void encode_run(CODEC encode, struct fp8kv_codec_cfg cfg, const float *x,
+                                           float s, uint8_t *q)
 {
 #pragma unroll
     for (int k = 0; k < VEC; k += 2) {
@@ -132,10 +133,10 @@ template <int CODEC> struct inlined_codec {
  * overflow, no Inf or NaN). There the bits codec is its normal branch (codec.h,
  * fp8kv_encode_bits: normal_code, then the sign), and the hardware conversion is itself. */
 struct fast_store {
-    int on_k, on_v;    /* the fast path may be taken for key / value (scale in range) */
-    float r_k, r_v;    /* RN32(1 / k_scale), RN32(1 / v_scale), from the host */
-    float lo, hi;      /* the window: lo <= |q1| <= hi */
-    uint32_t k16;      /* bits codec: (half - (rebias << 20)) << 4, see shortcut<BITS> */
+    int on_k, on_v; /* the fast path may be taken for key / value (scale in range) */
+    float r_k, r_v; /* RN32(1 / k_scale), RN32(1 / v_scale), from the host */
+    float lo, hi;   /* the window: lo <= |q1| <= hi */
+    uint32_t k16;   /* bits codec: (half - (rebias << 20)) << 4, see shortcut<BITS> */
 };
 
 /* The quotient of the fast path (see above); MODEL is f32_div or f32_mul_recip. */
@@ -152,7 +153,10 @@ template <int MODEL> __device__ __forceinline__ float fast_quotient(float x, flo
  * codec; `exists` false: none. */
 template <int CODEC, int MODEL> struct shortcut {
     static constexpr bool exists = false;
-    static __device__ __forceinline__ uint32_t quad(const fast_store &, const float *) { return 0; }
+    static __device__ __forceinline__ uint32_t quad(const fast_store &, const float *)
+    {
+        return 0;
+    }
 };
 template <int MODEL> struct shortcut<FP8KV_GPU_CODEC_BITS, MODEL> {
     static constexpr bool exists = true;
@@ -239,10 +243,10 @@ __global__ void __launch_bounds__(THREADS)
             uint8_t qk[VEC], qv[VEC];
             bool done = false;
             if constexpr (FAST) {
-                const bool ok_k = encode_run_fast<VEC, CODEC::id, MODEL>(fast, xk, k_scale,
-                                                                          fast.r_k, qk);
-                const bool ok_v = encode_run_fast<VEC, CODEC::id, MODEL>(fast, xv, v_scale,
-                                                                          fast.r_v, qv);
+                const bool ok_k =
+                    encode_run_fast<VEC, CODEC::id, MODEL>(fast, xk, k_scale, fast.r_k, qk);
+                const bool ok_v =
+                    encode_run_fast<VEC, CODEC::id, MODEL>(fast, xv, v_scale, fast.r_v, qv);
                 done = (ok_k && fast.on_k) && (ok_v && fast.on_v);
             }
             if (!done) {
@@ -329,9 +333,8 @@ int launch_in(int vec, int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv
                                                      num_tokens, slots, ks, vs, f, kc, vc);
         break;
     case FP8KV_CODEC_F32_MUL_RECIP:
-        launch_model<IN, CODEC, FP8KV_CODEC_F32_MUL_RECIP>(vec, blocks, codec, cfg, shape, key,
-                                                           value, num_tokens, slots, ks, vs, f, kc,
-                                                           vc);
+        launch_model<IN, CODEC, FP8KV_CODEC_F32_MUL_RECIP>(
+            vec, blocks, codec, cfg, shape, key, value, num_tokens, slots, ks, vs, f, kc, vc);
         break;
     case FP8KV_CODEC_F16_DIV:
         launch_model<IN, CODEC, FP8KV_CODEC_F16_DIV>(vec, blocks, codec, cfg, shape, key, value,
@@ -360,7 +363,8 @@ int launch_codec(int vec, int codec, struct fp8kv_codec_cfg cfg,
 
 } // namespace
 
-namespace fp8kv_gpu {
+namespace fp8kv_gpu
+{
 
 int launch_store(int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                  int in, const void *d_key, const void *d_value, int num_tokens,
@@ -372,14 +376,14 @@ int launch_store(int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache
     const int vec = vec_of(shape.head_size, 16);
     switch (in) {
     case FP8KV_KV_F32:
-        return launch_codec<FP8KV_KV_F32>(vec, codec, cfg, shape, d_key, d_value, num_tokens, d_slots,
-                                       k_scale, v_scale, d_key_cache, d_value_cache);
+        return launch_codec<FP8KV_KV_F32>(vec, codec, cfg, shape, d_key, d_value, num_tokens,
+                                          d_slots, k_scale, v_scale, d_key_cache, d_value_cache);
     case FP8KV_KV_F16:
-        return launch_codec<FP8KV_KV_F16>(vec, codec, cfg, shape, d_key, d_value, num_tokens, d_slots,
-                                       k_scale, v_scale, d_key_cache, d_value_cache);
+        return launch_codec<FP8KV_KV_F16>(vec, codec, cfg, shape, d_key, d_value, num_tokens,
+                                          d_slots, k_scale, v_scale, d_key_cache, d_value_cache);
     case FP8KV_KV_BF16:
-        return launch_codec<FP8KV_KV_BF16>(vec, codec, cfg, shape, d_key, d_value, num_tokens, d_slots,
-                                        k_scale, v_scale, d_key_cache, d_value_cache);
+        return launch_codec<FP8KV_KV_BF16>(vec, codec, cfg, shape, d_key, d_value, num_tokens,
+                                           d_slots, k_scale, v_scale, d_key_cache, d_value_cache);
     default: return FP8KV_FAIL("store: unknown input dtype %d", in);
     }
 }

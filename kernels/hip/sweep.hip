@@ -24,7 +24,8 @@
 
 using namespace fp8kv_gpu;
 
-namespace {
+namespace
+{
 
 constexpr unsigned THREADS = 256;
 constexpr uint32_t SUB = 64;         /* inputs per sub-chunk (even: codecs work in pairs) */
@@ -37,13 +38,13 @@ struct sweep_args {
     struct fp8kv_codec_cfg cfg;
     const struct fp8kv_sweep_run *runs;
     uint32_t nruns;
-    uint64_t lo, hi;       /* the inputs of this pass: [lo, hi) */
-    uint64_t domain_end;   /* 2^32 or 2^16: where the last run ends */
-    uint64_t span;         /* inputs per thread, a multiple of SUB */
-    uint32_t shift;        /* bucket b counts failures in [lo + b 2^shift, lo + (b+1) 2^shift) */
-    uint32_t *buckets;     /* NULL: not counted */
+    uint64_t lo, hi;     /* the inputs of this pass: [lo, hi) */
+    uint64_t domain_end; /* 2^32 or 2^16: where the last run ends */
+    uint64_t span;       /* inputs per thread, a multiple of SUB */
+    uint32_t shift;      /* bucket b counts failures in [lo + b 2^shift, lo + (b+1) 2^shift) */
+    uint32_t *buckets;   /* NULL: not counted */
     unsigned long long *classes; /* NULL: not counted (the refinement passes) */
-    uint32_t *captured;    /* the number of failures seen (may exceed CAPTURE) */
+    uint32_t *captured;          /* the number of failures seen (may exceed CAPTURE) */
     uint32_t *cap_input;
     uint8_t *cap_got;
 };
@@ -129,8 +130,8 @@ __global__ void __launch_bounds__(THREADS) sweep_kernel(sweep_args a)
         uint32_t kk = k;
         for (uint32_t j = 0; j < n; j += 2) {
             const bool two = j + 1 < n;
-            const uint32_t pair = encode_pair<CODEC>(
-                a.cfg, input_of<DOMAIN>(base + j), two ? input_of<DOMAIN>(base + j + 1) : 0.0f);
+            const uint32_t pair = encode_pair<CODEC>(a.cfg, input_of<DOMAIN>(base + j),
+                                                     two ? input_of<DOMAIN>(base + j + 1) : 0.0f);
             for (uint32_t e = 0; e < (two ? 2u : 1u); e++) {
                 const uint64_t index = base + j + e;
                 while (kk + 1 < nruns && runs[kk + 1].start <= index)
@@ -149,8 +150,8 @@ sweep_kernel_fn kernel_of(int codec, int domain)
 {
     switch (codec * 3 + domain) {
 #define ENTRY(C)                                                                                   \
-    case C * 3 + FP8KV_DOMAIN_F32: return sweep_kernel<C, FP8KV_DOMAIN_F32>;              \
-    case C * 3 + FP8KV_DOMAIN_F16: return sweep_kernel<C, FP8KV_DOMAIN_F16>;              \
+    case C * 3 + FP8KV_DOMAIN_F32: return sweep_kernel<C, FP8KV_DOMAIN_F32>;                       \
+    case C * 3 + FP8KV_DOMAIN_F16: return sweep_kernel<C, FP8KV_DOMAIN_F16>;                       \
     case C * 3 + FP8KV_DOMAIN_BF16: return sweep_kernel<C, FP8KV_DOMAIN_BF16>;
         FP8KV_FOR_EACH_CODEC(ENTRY)
 #undef ENTRY
@@ -167,7 +168,7 @@ struct sweep_memory {
 struct pass_result {
     std::vector<uint32_t> buckets;
     std::vector<std::pair<uint32_t, uint8_t>> captured; /* (input, got), unsorted */
-    uint64_t failures = 0;                               /* all, captured or not */
+    uint64_t failures = 0;                              /* all, captured or not */
 };
 
 uint32_t shift_for(uint64_t count)
@@ -234,8 +235,7 @@ int run_pass(sweep_kernel_fn kernel, sweep_args a, sweep_memory &mem, uint64_t l
 }
 
 /* The run of input x on the host (for a failure's expected code and class). */
-const struct fp8kv_sweep_run &run_of(const struct fp8kv_sweep_run *runs, size_t nruns,
-                                         uint32_t x)
+const struct fp8kv_sweep_run &run_of(const struct fp8kv_sweep_run *runs, size_t nruns, uint32_t x)
 {
     size_t k = 0, above = nruns;
     while (k + 1 < above) {
@@ -269,8 +269,8 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
     for (size_t i = 0; i < nruns; i++)
         if ((i && runs[i].start <= runs[i - 1].start) || runs[i].start >= domain_end ||
             runs[i].cls >= FP8KV_SWEEP_CLASSES)
-            return FP8KV_FAIL("sweep: run %zu is out of order, out of the domain or of class %u",
-                              i, runs[i].cls);
+            return FP8KV_FAIL("sweep: run %zu is out of order, out of the domain or of class %u", i,
+                              runs[i].cls);
     const uint64_t total = limit && limit < domain_end ? limit : domain_end;
 
     timer whole;
@@ -284,7 +284,8 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
         (rc = mem.cap_input.alloc(CAPTURE * sizeof(uint32_t))) != 0 ||
         (rc = mem.cap_got.alloc(CAPTURE)) != 0)
         return rc;
-    FP8KV_GPU_CHECK(hipMemset(mem.classes.ptr, 0, FP8KV_SWEEP_CLASSES * sizeof(unsigned long long)));
+    FP8KV_GPU_CHECK(
+        hipMemset(mem.classes.ptr, 0, FP8KV_SWEEP_CLASSES * sizeof(unsigned long long)));
 
     sweep_args a;
     memset(&a, 0, sizeof a);

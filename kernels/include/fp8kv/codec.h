@@ -279,9 +279,9 @@ FP8KV_HD uint8_t fp8kv_encode_frexp(struct fp8kv_codec_cfg c, float x)
     const int finite_nonzero = mag - 1u < 0x7F7FFFFFu; /* 0 < |x| <= FLT_MAX */
     const float a = fp8kv_f32_from_bits(finite_nonzero ? mag : 0x3F800000u);
     int e;
-    fp8kv_frexpf(a, &e);                   /* a = m * 2^e, m in [1/2, 1) */
-    int E = e - 1;                         /* a in [2^E, 2^(E+1)) */
-    E = E < 1 - bias ? 1 - bias : E;       /* fp8 subnormals: quantum 2^(1 - bias - 3) */
+    fp8kv_frexpf(a, &e);             /* a = m * 2^e, m in [1/2, 1) */
+    int E = e - 1;                   /* a in [2^E, 2^(E+1)) */
+    E = E < 1 - bias ? 1 - bias : E; /* fp8 subnormals: quantum 2^(1 - bias - 3) */
     float q = fp8kv_nearbyintf(fp8kv_ldexpf(a, 3 - E)); /* in [0, 16]; 16 is a carry */
     const int carry = q >= 16.0f;
     E += carry;
@@ -297,8 +297,8 @@ FP8KV_HD uint8_t fp8kv_encode_frexp(struct fp8kv_codec_cfg c, float x)
 /* ---- decoders ------------------------------------------------------------------------------ */
 
 /* fp8kv_decode_bits: the f32 value of code (exact), by placing the fields into an f32: a
- * normal code has its exponent rebiased; a subnormal m * 2^(1 - bias - 3) is m times a power of two.
- * NaN codes give a quiet NaN with the code's sign. */
+ * normal code has its exponent rebiased; a subnormal m * 2^(1 - bias - 3) is m times a power of
+ * two. NaN codes give a quiet NaN with the code's sign. */
 FP8KV_HD float fp8kv_decode_bits(struct fp8kv_codec_cfg c, uint8_t code)
 {
     const uint32_t sign = (uint32_t)(code & 0x80u) << 24, mag = code & 0x7Fu;
@@ -336,8 +336,7 @@ FP8KV_HD float fp8kv_bf16_to_f32(uint16_t h)
 /* fp8kv_f16_to_f32: exact widening of f16 bits (subnormals normalized, NaN payload kept). */
 FP8KV_HD float fp8kv_f16_to_f32(uint16_t h)
 {
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu,
-                   man = h & 0x3FFu;
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
     if (exp == 0x1Fu)
         return fp8kv_f32_from_bits(sign | 0x7F800000u | (man << 13));
     if (exp != 0)
@@ -364,7 +363,8 @@ FP8KV_HD uint16_t fp8kv_f32_to_f16_rne(float f)
     if (e < 102u) /* below 2^-25: rounds to zero */
         return (uint16_t)sign;
     const uint32_t sig = (mag & 0x7FFFFFu) | 0x800000u, shift = 126u - e;
-    const uint32_t kept = sig >> shift, rest = sig & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    const uint32_t kept = sig >> shift, rest = sig & ((1u << shift) - 1u),
+                   half = 1u << (shift - 1u);
     return (uint16_t)(sign | (kept + (rest > half || (rest == half && (kept & 1u)))));
 }
 

@@ -42,11 +42,11 @@ unsigned long fp8kv_gpu_error_count(void);
 /* What a report says about the device and the build of its kernels. */
 struct fp8kv_gpu_device_info {
     int index;
-    char target[32];     /* "sm_90" from the compute capability, "gfx942" from the arch name */
-    char name[128];      /* the device's name */
-    char runtime[160];   /* runtime and driver versions */
-    char compiler[160];  /* the toolchain that built the kernels */
-    char flags[320];     /* its device compile flags (contraction off for the codec paths) */
+    char target[32];    /* "sm_90" from the compute capability, "gfx942" from the arch name */
+    char name[128];     /* the device's name */
+    char runtime[160];  /* runtime and driver versions */
+    char compiler[160]; /* the toolchain that built the kernels */
+    char flags[320];    /* its device compile flags (contraction off for the codec paths) */
     int multiprocessors;
     size_t global_memory;
     unsigned codec_mask; /* bit c: device codec c was compiled for this device (the probe) */
@@ -134,7 +134,7 @@ int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_domain dom
  * number of subjects (0 when no device is open). */
 int fp8kv_gpu_subjects(const struct fp8kv_subject **table);
 
-/* ---- the KV cache ----------------------------------------------------------------------------- */
+/* ---- the KV cache ---------------------------------------------------------------------------- */
 
 /* The KV kernels, with the contracts of fp8kv/kv_cache.h (host pointers; copies inside); the
  * store with a device codec of choice. Each returns 0 or a negative status. */
@@ -158,13 +158,13 @@ int fp8kv_gpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
                               float k_scale, float v_scale, float softmax_scale, int partition,
                               float *out);
 
-/* ---- benchmarks (issue 4) ---------------------------------------------------------------------- */
+/* ---- benchmarks (issue 4) -------------------------------------------------------------------- */
 
 struct fp8kv_gpu_timing {
-    double ms;          /* median over the timed iterations (events) */
+    double ms; /* median over the timed iterations (events) */
     double min_ms;
-    double bytes;       /* bytes a kernel must read and write, the figure GB/s is taken from */
-    double gbps;        /* bytes / median time */
+    double bytes; /* bytes a kernel must read and write, the figure GB/s is taken from */
+    double gbps;  /* bytes / median time */
     int iterations;
     char what[160];
 };
@@ -175,8 +175,8 @@ int fp8kv_gpu_bench_copy(size_t bytes, int iterations, struct fp8kv_gpu_timing *
 /* The store: num_tokens tokens of bf16 key and value [tokens, heads, head_size] into an fp8
  * NHD cache through a shuffled slot mapping, with device codec `codec` (e4m3fn satfinite,
  * f32_div). */
-int fp8kv_gpu_bench_store(int codec, int num_tokens, int num_heads, int head_size,
-                          int block_size, int iterations, struct fp8kv_gpu_timing *t);
+int fp8kv_gpu_bench_store(int codec, int num_tokens, int num_heads, int head_size, int block_size,
+                          int iterations, struct fp8kv_gpu_timing *t);
 
 /* Gather + dequant of the same cache shape into bf16 (key and value). */
 int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_size, int block_size,
