@@ -38,6 +38,11 @@ void fp8kv_check_failure(struct fp8kv_check *c, int cls, const char *fmt, ...)
     va_end(ap);
 }
 
+enum fp8kv_outcome fp8kv_check_outcome(const struct fp8kv_check *c)
+{
+    return !c->gated ? FP8KV_OUTCOME_INFO : c->passed ? FP8KV_OUTCOME_PASS : FP8KV_OUTCOME_FAIL;
+}
+
 void fp8kv_check_finish(struct fp8kv_check *c, double seconds)
 {
     c->seconds = seconds;

@@ -39,12 +39,6 @@ int fp8kv_gpu_target_open(int device, struct fp8kv_target *t)
 
 #include "fp8kv/gpu.h"
 
-#ifndef FP8KV_HOST_COMPILER
-#define FP8KV_HOST_COMPILER "unknown"
-#endif
-#ifndef FP8KV_HOST_FLAGS
-#define FP8KV_HOST_FLAGS "unknown"
-#endif
 
 _Static_assert(FP8KV_CLASS_COUNT <= FP8KV_SWEEP_CLASSES, "input classes fit the device counters");
 _Static_assert(FP8KV_SWEEP_FAILURES <= FP8KV_MAX_FAILURE_LINES, "failure lines fit a check");

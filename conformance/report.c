@@ -166,11 +166,9 @@ static char *markdown(const struct fp8kv_report_meta *m, const struct fp8kv_resu
                "NMSE (threshold) | time |\n|---|---|---|---|---:|---:|---|---:|\n");
     for (size_t i = 0; i < r->count; i++) {
         const struct fp8kv_check *c = &r->items[i];
-        fprintf(f, "| %s | %s | %s | %s | %llu | %llu | ",
-                !c->gated   ? "info"
-                : c->passed ? "pass"
-                            : "**FAIL**",
-                c->name, c->subject, c->profile, (unsigned long long)c->cases,
+        static const char *const outcome[] = {"info", "pass", "**FAIL**"};
+        fprintf(f, "| %s | %s | %s | %s | %llu | %llu | ", outcome[fp8kv_check_outcome(c)], c->name,
+                c->subject, c->profile, (unsigned long long)c->cases,
                 (unsigned long long)c->mismatches);
         if (c->has_nmse && c->gated)
             fprintf(f, "%.3g (≤ %.3g)", c->nmse, c->threshold);

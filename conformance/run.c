@@ -9,12 +9,6 @@
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
-#ifndef FP8KV_HOST_COMPILER
-#define FP8KV_HOST_COMPILER "unknown"
-#endif
-#ifndef FP8KV_HOST_FLAGS
-#define FP8KV_HOST_FLAGS "unknown"
-#endif
 
 static void cpu_model(char *buf, size_t size)
 {
@@ -54,12 +48,10 @@ void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
         return;
     for (size_t i = from; i < r->count; i++) {
         const struct fp8kv_check *c = &r->items[i];
+        static const char *const outcome[] = {"INFO", "PASS", "FAIL"};
         fprintf(log, "%-6s %-16s %-14s %-26s cases=%llu mismatches=%llu",
-                !c->gated   ? "INFO"
-                : c->passed ? "PASS"
-                            : "FAIL",
-                c->name, c->subject, c->profile, (unsigned long long)c->cases,
-                (unsigned long long)c->mismatches);
+                outcome[fp8kv_check_outcome(c)], c->name, c->subject, c->profile,
+                (unsigned long long)c->cases, (unsigned long long)c->mismatches);
         if (c->has_nmse)
             fprintf(log, " nmse=%.3g", c->nmse);
         fprintf(log, " (%.2f s)\n", c->seconds);

@@ -53,6 +53,12 @@ void fp8kv_check_init(struct fp8kv_check *c, const char *name, const char *subje
 void fp8kv_check_failure(struct fp8kv_check *c, int cls, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* What a finished check says: reported only (not gated), passed, or failed. */
+enum fp8kv_outcome { FP8KV_OUTCOME_INFO, FP8KV_OUTCOME_PASS, FP8KV_OUTCOME_FAIL };
+
+/* fp8kv_check_outcome: the outcome of a finished check c. */
+enum fp8kv_outcome fp8kv_check_outcome(const struct fp8kv_check *c);
+
 /* fp8kv_check_finish: sets passed from the counts (mismatches == 0, and nmse <= threshold
  * when gated and has_nmse), and the duration. */
 void fp8kv_check_finish(struct fp8kv_check *c, double seconds);
