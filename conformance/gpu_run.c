@@ -39,7 +39,6 @@ int fp8kv_gpu_target_open(int device, struct fp8kv_target *t)
 
 #include "fp8kv/gpu.h"
 
-
 _Static_assert(FP8KV_CLASS_COUNT <= FP8KV_SWEEP_CLASSES, "input classes fit the device counters");
 _Static_assert(FP8KV_SWEEP_FAILURES <= FP8KV_MAX_FAILURE_LINES, "failure lines fit a check");
 _Static_assert(sizeof(struct fp8kv_sweep_run) == 8, "the device run table is 8 bytes a run");

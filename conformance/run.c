@@ -9,7 +9,6 @@
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
-
 static void cpu_model(char *buf, size_t size)
 {
     snprintf(buf, size, "unknown x86-64 CPU");
