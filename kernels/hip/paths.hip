@@ -5,33 +5,24 @@
 #include "device_codecs.h"
 
 #ifdef FP8KV_DEVICE_PASS
-fp8kv -
-    path : FP8KV_NAME_BITS FP8KV_NAME_FREXP
+fp8kv-path: FP8KV_NAME_BITS FP8KV_NAME_FREXP
 #ifdef FP8KV_PATH_PTX_CVT
-               fp8kv -
-           path : FP8KV_NAME_PTX_CVT
+fp8kv-path: FP8KV_NAME_PTX_CVT
 #endif
 #ifdef FP8KV_PATH_CUDA_FP8
-                      fp8kv -
-                  path : FP8KV_NAME_CUDA_FP8_SATFINITE FP8KV_NAME_CUDA_FP8_NOSAT
+fp8kv-path: FP8KV_NAME_CUDA_FP8_SATFINITE FP8KV_NAME_CUDA_FP8_NOSAT
 #endif
 #ifdef FP8KV_PATH_AMD_FNUZ
-                             fp8kv -
-                         path : FP8KV_NAME_AMD_FNUZ
+fp8kv-path: FP8KV_NAME_AMD_FNUZ
 #endif
 #ifdef FP8KV_PATH_AMD_OCP
-                                    fp8kv -
-                                path : FP8KV_NAME_AMD_OCP
+fp8kv-path: FP8KV_NAME_AMD_OCP
 #endif
 #if defined(__HIP_DEVICE_COMPILE__) && !defined(FP8KV_PATH_AMD_FNUZ) && !defined(FP8KV_PATH_AMD_OCP)
 #if __has_builtin(__builtin_amdgcn_cvt_pk_fp8_f32)
-                                           fp8kv -
-                                       note
-    : "the fp8 builtin exists, but this target is neither gfx94x nor gfx950/gfx12"
+fp8kv-note: "the fp8 builtin exists, but this target is neither gfx94x nor gfx950/gfx12"
 #else
-                                           fp8kv -
-                                       note
-    : "no AMD fp8 conversion builtin for this target with this compiler"
+fp8kv-note: "no AMD fp8 conversion builtin for this target with this compiler"
 #endif
 #endif
 #endif
