@@ -6,7 +6,8 @@
  *                    attention_staged.hip, partitions sized for about one wave of resident
  *                    blocks;
  *   "split-k"        every other shape and layout: attention_split.hip, VEC elements per
- *                    lane, partitions of a quarter of the longest sequence (8 .. 2048 tokens).
+ *                    lane (8, or 1 when head_size is not a multiple of 8), partitions of the
+ *                    power of two at or above a quarter of the longest sequence (8 .. 2048).
  * Both take GB q heads of one kv head per thread block (4, 2 or 1, the largest that divides
  * the group), and both end with pass 2, attention_combine (attention_split.hip). The plan's
  * name is what fp8kv_gpu_attention_plan reports.
