@@ -134,8 +134,8 @@ static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
     return fp8kv_codec_finish(c, sign, mag, code);
 }
 
-/* The array loops get an AVX2 clone next to the baseline one, as kernels/cpu/subjects.c's do, and this
- * file is built with -fno-trapping-math (tests/CMakeLists.txt; no FP trap is ever enabled, so
+/* The array loops get an AVX2 clone next to the baseline one, as kernels/cpu/subjects.c's do, and
+ * this file is built with -fno-trapping-math (tests/CMakeLists.txt; no FP trap is ever enabled, so
  * no result changes): without them most loops do not vectorize, and the suite's 2^32-input
  * sweeps of the broken encoders take two to four times as long. */
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) &&                            \
