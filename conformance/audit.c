@@ -1,4 +1,5 @@
 /* audit.c — the exhaustive diff of two codecs (fp8kv/audit.h). */
+#include "fp8kv/verify.h"
 #include "fp8kv/audit.h"
 
 #include <stdlib.h>
@@ -195,6 +196,8 @@ int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p, enum fp8k
                        struct fp8kv_audit *out)
 {
     memset(out, 0, sizeof *out);
+    if (fp8kv_vectors_trust(dir) != 0)
+        return FP8KV_ERR;
     double t0 = fp8kv_now();
     uint32_t *bounds = fp8kv_load_boundaries(dir, p);
     if (!bounds)

@@ -1,4 +1,5 @@
 /* plugin_sweep.c — the verdict on a codec plugin (fp8kv/plugin_sweep.h). */
+#include "fp8kv/verify.h"
 #include "fp8kv/plugin_sweep.h"
 
 #include <omp.h>
@@ -66,6 +67,8 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
     memset(v, 0, sizeof *v);
     const struct fp8kv_profile *p = fp8kv_plugin_profile(pl, o->inf);
     v->profile = p;
+    if (fp8kv_vectors_trust(o->vectors_dir) != 0)
+        return FP8KV_ERR;
     uint32_t *bounds = fp8kv_load_boundaries(o->vectors_dir, p);
     if (!bounds)
         return FP8KV_ERR;

@@ -10,12 +10,26 @@
 #include "fp8kv/digest.h"
 #include "fp8kv/fileio.h"
 #include "fp8kv/run.h"
+#include "fp8kv/verify.h"
 
 #ifndef FP8KV_VERSION
 #define FP8KV_VERSION "unknown"
 #endif
 
 #define REPORT_SCHEMA_VERSION 1
+/* A JUnit file or a report.json this large is not one of ours: refused, never read whole. */
+#define MAX_COPIED_BYTES (64u << 20)
+
+/* load_json: the JSON document of the regular file at path (at most MAX_COPIED_BYTES), or NULL
+ * (a missing, special or malformed file: the index just leaves that folder out). */
+static json_t *load_json(const char *path)
+{
+    size_t len = 0;
+    char *text = fp8kv_read_regular(path, MAX_COPIED_BYTES, &len);
+    json_t *root = text ? json_loadb(text, len, 0, NULL) : NULL;
+    free(text);
+    return root;
+}
 
 /* A number JSON can hold, or the explicit strings "inf" / "-inf" / "nan". */
 static json_t *json_number(double v)
@@ -71,30 +85,6 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Reads a whole file into a malloc'd buffer. NULL on failure. */
-static char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    FILE *mem = open_memstream(&buf, size);
-    char chunk[65536];
-    size_t n;
-    int ok = mem != NULL;
-    while (ok && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        ok = fwrite(chunk, 1, n, mem) == n;
-    ok = !ferror(f) && ok;
-    fclose(f);
-    if (mem)
-        fclose(mem);
-    if (!ok) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* Copies <from>/ *.xml into <to>/ (each atomically) and lists the copies, sorted, in names. */
 static int copy_junit(const char *from, const char *to, json_t *names)
 {
@@ -116,10 +106,11 @@ static int copy_junit(const char *from, const char *to, json_t *names)
         char *src = files[i] ? fp8kv_path_join(from, files[i]) : NULL;
         char *dst = files[i] ? fp8kv_path_join(to, files[i]) : NULL;
         size_t size = 0;
-        char *buf = rc == 0 && src ? read_all(src, &size) : NULL;
+        char *buf = rc == 0 && src ? fp8kv_read_regular(src, MAX_COPIED_BYTES, &size) : NULL;
         if (rc == 0)
-            rc = buf && dst ? fp8kv_write_file_atomic(dst, buf, size)
-                            : fp8kv_fail("%s: cannot read", src ? src : from);
+            rc = !src || !dst ? fp8kv_fail("out of memory")
+                 : buf        ? fp8kv_write_file_atomic(dst, buf, size)
+                              : FP8KV_ERR; /* fp8kv_read_regular named the file */
         if (rc == 0) {
             char rel[300];
             snprintf(rel, sizeof rel, "junit/%s", files[i]);
@@ -152,7 +143,10 @@ static char *markdown(const struct fp8kv_report_meta *m, const struct fp8kv_resu
     fprintf(f, "| flags | `%s` |\n| profiles | %s |\n", t->flags, m->profiles);
     if (t->compiled[0])
         fprintf(f, "| compiled | %s |\n", t->compiled);
-    fprintf(f, "| vectors | `%s`, MANIFEST.json sha256 `%s` |\n", m->vectors_dir, vector_hash);
+    fprintf(f, "| vectors | `%s`, MANIFEST.json sha256 `%s`, %s |\n", m->vectors_dir, vector_hash,
+            fp8kv_vectors_trusted(m->vectors_dir)
+                ? "verified against MANIFEST.json and SHA256SUMS before the checks"
+                : "not verified in this run");
     fprintf(f, "| generator | fp8kv %s |\n", FP8KV_VERSION);
     fprintf(f, "| checks | %zu passed, %zu failed, %zu reported (not gated) |\n", passed, failed,
             reported);
@@ -236,7 +230,7 @@ static int write_index(const char *out_dir)
             for (int i = 0; i < n; i++) {
                 char path[4096];
                 snprintf(path, sizeof path, "%s/%s/report.json", out_dir, names[i] ? names[i] : "");
-                json_t *root = names[i] ? json_load_file(path, 0, NULL) : NULL;
+                json_t *root = names[i] ? load_json(path) : NULL;
                 if (!root)
                     continue;
                 const char *verdict = json_string_value(json_object_get(root, "verdict"));
@@ -287,13 +281,14 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
         free(junit_out);
     }
     json_t *root = json_pack(
-        "{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:f, s:{s:I, s:I, s:I}}",
+        "{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:b}, s:s, s:f, s:{s:I, s:I, "
+        "s:I}}",
         "schema_version", REPORT_SCHEMA_VERSION, "target", t->target, "verdict", verdict_of(m, r),
         "status", t->executed ? "run" : "not run", "device", t->device, "runtime", t->runtime,
         "compiler", t->compiler, "flags", t->flags, "profiles", m->profiles, "vectors", "dir",
-        m->vectors_dir, "manifest_sha256", hash, "generator", "fp8kv " FP8KV_VERSION, "seconds",
-        m->seconds, "summary", "passed", (json_int_t)passed, "failed", (json_int_t)failed,
-        "reported", (json_int_t)reported);
+        m->vectors_dir, "manifest_sha256", hash, "verified", fp8kv_vectors_trusted(m->vectors_dir),
+        "generator", "fp8kv " FP8KV_VERSION, "seconds", m->seconds, "summary", "passed",
+        (json_int_t)passed, "failed", (json_int_t)failed, "reported", (json_int_t)reported);
     if (rc == 0 && !root)
         rc = fp8kv_fail("out of memory");
     if (rc == 0) {

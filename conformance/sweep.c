@@ -538,13 +538,17 @@ struct fp8kv_subject fp8kv_stream_subject(struct fp8kv_stream *st, const char *n
 
 int fp8kv_stream_finish(struct fp8kv_stream *st, uint64_t expected)
 {
-    char extra[4096];
+    /* one byte past the end decides it: a stream without end (/dev/zero, a runaway producer)
+     * is refused at once instead of being drained */
+    char extra;
     ssize_t k;
-    uint64_t more = 0;
-    while ((k = read(st->fd, extra, sizeof extra)) > 0 || (k < 0 && errno == EINTR))
-        more += k > 0 ? (uint64_t)k : 0;
-    if (more)
-        return fp8kv_fail("the stream has %llu bytes more than the %llu codes of the sweep",
-                          (unsigned long long)more, (unsigned long long)expected);
+    while ((k = read(st->fd, &extra, 1)) < 0 && errno == EINTR)
+        ;
+    if (k > 0)
+        return fp8kv_fail("the stream is longer than the %llu codes of the sweep (byte %llu "
+                          "exists)",
+                          (unsigned long long)expected, (unsigned long long)expected + 1);
+    if (k < 0)
+        return fp8kv_fail("cannot read the stream: %s", strerror(errno));
     return 0;
 }

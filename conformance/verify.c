@@ -18,9 +18,12 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+#include <pthread.h>
 
 #define MANIFEST_NAME "MANIFEST.json"
 #define SUMS_NAME "SHA256SUMS"
+/* A manifest of a few hundred files is a few hundred KiB: anything past this is not one. */
+#define MAX_MANIFEST_BYTES (16u << 20)
 
 /* ---- problems --------------------------------------------------------------------------- */
 
@@ -309,9 +312,16 @@ static json_t *check_manifest(struct verify *v)
 {
     const char *mp = v->manifest_path;
     json_error_t err;
-    json_t *root = json_load_file(mp, JSON_REJECT_DUPLICATES, &err);
+    size_t len = 0;
+    char *text = fp8kv_read_regular(mp, MAX_MANIFEST_BYTES, &len);
+    json_t *root = text ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &err) : NULL;
+    free(text);
     size_t n_files = 0;
     json_t *files = NULL;
+    if (text == NULL) {
+        problem(&v->r, mp, "%s", callee_error(mp));
+        return NULL;
+    }
     if (root == NULL) {
         if (err.line > 0)
             problem(&v->r, mp, "cannot parse (line %d, column %d): %s", err.line, err.column,
@@ -460,9 +470,9 @@ static void check_sums(struct verify *v)
         sorted[i]->duplicate = 1;
     }
 
-    FILE *f = fopen(sp, "rb");
+    FILE *f = fp8kv_fopen_regular(sp, NULL);
     if (f == NULL) {
-        problem(&v->r, sp, "cannot open: %s", strerror(errno));
+        problem(&v->r, sp, "%s", callee_error(sp));
         free(sorted);
         return;
     }
@@ -531,4 +541,41 @@ int fp8kv_verify_vectors(const char *dir, FILE *log, int *files_checked)
     free(v.sums_path);
     free(v.r.first);
     return rc;
+}
+
+/* ---- the gate before judging ---------------------------------------------------------------- */
+
+#define MAX_TRUSTED 8
+static char *trusted[MAX_TRUSTED]; /* canonical paths of the directories verified */
+static pthread_mutex_t trusted_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int fp8kv_vectors_trusted(const char *dir)
+{
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    int found = 0;
+    pthread_mutex_lock(&trusted_lock);
+    for (int i = 0; i < MAX_TRUSTED && real && !found; i++)
+        found = trusted[i] && strcmp(trusted[i], real) == 0;
+    pthread_mutex_unlock(&trusted_lock);
+    free(real);
+    return found;
+}
+
+int fp8kv_vectors_trust(const char *dir)
+{
+    if (fp8kv_vectors_trusted(dir))
+        return FP8KV_OK;
+    if (fp8kv_verify_vectors(dir, NULL, NULL) != 0)
+        return fp8kv_fail("the vectors in %s are not the verified truth, nothing is judged "
+                          "against them: %s",
+                          dir, fp8kv_last_error());
+    char *real = realpath(dir, NULL);
+    pthread_mutex_lock(&trusted_lock);
+    int slot = 0;
+    while (slot < MAX_TRUSTED - 1 && trusted[slot])
+        slot++;
+    free(trusted[slot]); /* a full table forgets its last entry, which is then verified again */
+    trusted[slot] = real;
+    pthread_mutex_unlock(&trusted_lock);
+    return FP8KV_OK;
 }

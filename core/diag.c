@@ -3,12 +3,17 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char last_error[1024];
 
+/* Formats through a copy, so that a message may quote the last one (fp8kv_last_error() as an
+ * argument) without reading the buffer it is writing. */
 static int record(int status, const char *fmt, va_list ap)
 {
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    char message[sizeof last_error];
+    vsnprintf(message, sizeof message, fmt, ap);
+    memcpy(last_error, message, sizeof last_error);
     return status;
 }
 

@@ -2,6 +2,7 @@
 #include "fp8kv/digest.h"
 
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,9 +56,9 @@ int fp8kv_sha256_file(const char *path, char hex[FP8KV_SHA256_HEX_LEN + 1], long
 {
     if (path == NULL)
         return fp8kv_fail("sha256: no path given");
-    FILE *f = fopen(path, "rb");
+    FILE *f = fp8kv_fopen_regular(path, NULL);
     if (f == NULL)
-        return fp8kv_fail("%s: cannot open: %s", path, strerror(errno));
+        return FP8KV_ERR;
     unsigned char *buf = malloc(CHUNK);
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (buf == NULL || ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {

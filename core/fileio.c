@@ -4,12 +4,80 @@
 
 #include <ftw.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fp8kv/diag.h"
+
+FILE *fp8kv_fopen_regular(const char *path, long long *size)
+{
+    if (path == NULL) {
+        fp8kv_fail("no path given");
+        return NULL;
+    }
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        fp8kv_fail("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        fp8kv_fail("%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fp8kv_fail("%s: not a regular file (a FIFO, device, socket or directory is never read)",
+                   path);
+        close(fd);
+        return NULL;
+    }
+    const int flags = fcntl(fd, F_GETFL);
+    FILE *f = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (f == NULL) {
+        fp8kv_fail("%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (size != NULL)
+        *size = (long long)st.st_size;
+    return f;
+}
+
+char *fp8kv_read_regular(const char *path, size_t max_bytes, size_t *len)
+{
+    long long size = 0;
+    FILE *f = fp8kv_fopen_regular(path, &size);
+    if (f == NULL)
+        return NULL;
+    if (size < 0 || (unsigned long long)size > max_bytes) {
+        fclose(f);
+        fp8kv_fail("%s: %lld bytes, more than the %zu a file of its kind may have", path, size,
+                   max_bytes);
+        return NULL;
+    }
+    char *buf = malloc((size_t)size + 1);
+    /* one byte more than the size: a file that grew since fstat is refused, not truncated */
+    const size_t got = buf ? fread(buf, 1, (size_t)size + 1, f) : 0;
+    const int bad = ferror(f);
+    fclose(f);
+    if (buf == NULL || bad || got != (size_t)size) {
+        free(buf);
+        fp8kv_fail("%s: %s", path,
+                   buf == NULL ? "out of memory"
+                   : bad       ? "read error"
+                               : "changed while it was read");
+        return NULL;
+    }
+    buf[got] = '\0';
+    if (len != NULL)
+        *len = got;
+    return buf;
+}
 
 int fp8kv_make_dirs(const char *path)
 {

@@ -7,6 +7,7 @@
 #include "fp8kv/npy.h"
 
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -434,9 +435,9 @@ static int read_file(const char *path, struct fp8kv_npy *out, int want_data)
     memset(out, 0, sizeof *out);
     if (path == NULL)
         return fp8kv_fail("npy read: no path given");
-    FILE *f = fopen(path, "rb");
+    FILE *f = fp8kv_fopen_regular(path, NULL);
     if (f == NULL)
-        return fp8kv_fail("%s: cannot open: %s", path, strerror(errno));
+        return FP8KV_ERR;
     struct stat st;
     size_t hlen = 0, prefix_len = 0, bytes = 0;
     int rc = 0;

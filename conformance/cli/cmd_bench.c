@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fp8kv/verify.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin_sweep.h"
 #include "fp8kv/run.h"
@@ -294,7 +295,7 @@ int fp8kv_cmd_bench(int argc, char **argv)
         .p = fp8kv_profile_by_name(profile_name), .opt = {.threads = threads}, .all_clean = 1};
     if (!b.p)
         return fp8kv_cli_usage_error("bench", "--profile: no profile '%s'", profile_name);
-    uint32_t *bounds = fp8kv_load_boundaries(dir, b.p);
+    uint32_t *bounds = fp8kv_vectors_trust(dir) == 0 ? fp8kv_load_boundaries(dir, b.p) : NULL;
     if (!bounds)
         return fp8kv_cli_input_error("bench");
     b.bounds = bounds;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fp8kv/verify.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
@@ -194,7 +195,8 @@ sweeps:;
                 p = &fp8kv_profiles[i];
         if (!p)
             return fp8kv_cli_usage_error("bench", "%s claims no profile", fp8kv_gpu_codecs[c].name);
-        uint32_t *bounds = fp8kv_load_boundaries(vectors_dir, p);
+        uint32_t *bounds =
+            fp8kv_vectors_trust(vectors_dir) == 0 ? fp8kv_load_boundaries(vectors_dir, p) : NULL;
         if (!bounds)
             return fp8kv_cli_input_error("bench");
         const int rc = sweep_codec(c, p, bounds, &clean);

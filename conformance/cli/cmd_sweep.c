@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "fp8kv/verify.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin_sweep.h"
 #include "fp8kv/run.h"
@@ -99,7 +100,7 @@ static int sweep_codec(const struct fp8kv_cli_args *a, const struct sweep_common
         (domain = fp8kv_cli_parse_choice("sweep", "domain", a->value[OPT_DOMAIN],
                                          fp8kv_sweep_domain_names, FP8KV_DOMAIN_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
-    uint32_t *bounds = fp8kv_load_boundaries(k->dir, p);
+    uint32_t *bounds = fp8kv_vectors_trust(k->dir) == 0 ? fp8kv_load_boundaries(k->dir, p) : NULL;
     if (!bounds)
         return fp8kv_cli_input_error("sweep");
     struct fp8kv_sweep_options opt = {.threads = k->threads, .progress = stderr};

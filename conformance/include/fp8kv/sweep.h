@@ -56,8 +56,8 @@ struct fp8kv_stream {
  * early fails the sweep (FP8KV_ERR, naming how many bytes came). */
 struct fp8kv_subject fp8kv_stream_subject(struct fp8kv_stream *s, const char *name);
 
-/* fp8kv_stream_finish: after a sweep of `expected` inputs, checks that the stream ends there.
- * 0, or FP8KV_ERR naming the excess. */
+/* fp8kv_stream_finish: after a sweep of `expected` inputs, checks that the stream ends there,
+ * reading at most one byte more. 0, or FP8KV_ERR saying the stream is too long. */
 int fp8kv_stream_finish(struct fp8kv_stream *s, uint64_t expected);
 
 /* ---- the chunk driver every exhaustive pass shares (sweeps, streams, audits) ------------- */

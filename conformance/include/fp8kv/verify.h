@@ -23,6 +23,15 @@ extern "C" {
  * all is well, or FP8KV_ERR with a message naming the first file at fault. */
 int fp8kv_verify_vectors(const char *dir, FILE *log, int *files_checked);
 
+/* fp8kv_vectors_trust: the gate every judging entry point passes before it reads a vector:
+ * verifies dir with fp8kv_verify_vectors (quietly) the first time it is asked about it in this
+ * process and remembers a success, so tampered, truncated or inconsistent truth is refused
+ * before any verdict. 0, or FP8KV_ERR with a message naming the first file at fault. */
+int fp8kv_vectors_trust(const char *dir);
+
+/* fp8kv_vectors_trusted: 1 when dir passed fp8kv_vectors_trust in this process, else 0. */
+int fp8kv_vectors_trusted(const char *dir);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,10 +3,22 @@
 #define FP8KV_FILEIO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* fp8kv_fopen_regular: opens path for reading ("rb") only if it is a regular file (or a
+ * symbolic link to one): a FIFO, a device, a socket or a directory is refused before anything
+ * is read from it, and opening never blocks (O_NONBLOCK, cleared once the file is known to be
+ * regular). *size (if not NULL) receives its length. NULL with a message naming path. */
+FILE *fp8kv_fopen_regular(const char *path, long long *size);
+
+/* fp8kv_read_regular: the whole regular file at path in a malloc'd buffer with a terminating
+ * NUL, refused when it is not a regular file or holds more than max_bytes; *len (if not NULL)
+ * receives its length. NULL with a message naming path. */
+char *fp8kv_read_regular(const char *path, size_t max_bytes, size_t *len);
 
 /* fp8kv_make_dirs: creates path and its missing parents (mkdir -p). 0 or FP8KV_ERR. */
 int fp8kv_make_dirs(const char *path);

@@ -1,0 +1,153 @@
+/* t_trust.c — no verdict against unverified truth, and no hang on a file that is not one.
+ *
+ * Each test copies the golden vectors into a scratch directory and damages the copy the way a
+ * hostile or unlucky user would: a flipped byte in a KV case's meta, one ulp on a certified
+ * boundary, an edited text file, a bit in the scale pairs' expected codes, a FIFO or /dev/zero
+ * where a file should be. Every judging command (run, sweep, verify-stream, audit) must then
+ * refuse with exit 2 and name the file, before any verdict (a correct codec judged against a
+ * wrong boundary must not come out "nonconformant"), and never block. The undamaged copy is
+ * judged conformant by the same commands, so the refusals are the damage's doing. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define FP8KV "timeout 60 " FP8KV_EXE /* a hang fails the test instead of stalling it */
+#define PROFILE "e4m3fn_satfinite"
+
+static char tmp_dir[64], vectors[96], cmd[4096], out[1 << 16];
+
+static void setup(void)
+{
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/fp8kv-trust-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp_dir));
+    snprintf(vectors, sizeof vectors, "%s/vectors", tmp_dir);
+    snprintf(cmd, sizeof cmd, "cp -r %s/vectors %s", FP8KV_SOURCE_DIR, vectors);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "cannot copy the vectors: %s", out);
+}
+
+static void teardown(void)
+{
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
+    test_run(cmd, out, sizeof out);
+}
+
+TestSuite(trust, .init = setup, .fini = teardown);
+
+/* run_fp8kv: runs "fp8kv ARGS --vectors <copy>" (stdin from `input` when not NULL), stderr with
+ * stdout; its exit status. */
+static int run_fp8kv(const char *args, const char *input)
+{
+    char line[8192];
+    snprintf(line, sizeof line, "%s%s " FP8KV " %s --vectors %s 2>&1", input ? input : "",
+             input ? " |" : "", args, vectors);
+    return test_run(line, out, sizeof out);
+}
+
+/* xor_byte: flips the bits of mask in byte `offset` of <copy>/rel. */
+static void xor_byte(const char *rel, long offset, unsigned mask)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", vectors, rel);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fseek(f, offset, SEEK_SET), 0);
+    const int c = fgetc(f);
+    cr_assert_neq(c, EOF, "%s has no byte %ld", path, offset);
+    cr_assert_eq(fseek(f, offset, SEEK_SET), 0);
+    fputc(c ^ (int)mask, f);
+    fclose(f);
+}
+
+/* expect_refused: exit 2 and a message naming `names`, and no verdict line. */
+static void expect_refused(int rc, const char *names)
+{
+    cr_assert_eq(rc, 2, "exit %d, not 2: %s", rc, out);
+    cr_assert_not_null(strstr(out, names), "the message does not name %s: %s", names, out);
+    cr_assert_null(strstr(out, "verdict="), "a verdict against damaged truth: %s", out);
+    cr_assert_null(strstr(out, "conformant;"), "a run verdict against damaged truth: %s", out);
+}
+
+/* the golden codes of every f16 input under PROFILE (the file's last 65536 bytes) */
+#define F16_GOLDEN "tail -c 65536 " FP8KV_SOURCE_DIR "/vectors/" PROFILE "/f16_expected.npy"
+
+Test(trust, the_undamaged_copy_is_judged)
+{
+    cr_assert_eq(run_fp8kv("sweep --codec bits --domain f16 --profile " PROFILE, NULL), 0, "%s",
+                 out);
+    cr_assert_eq(run_fp8kv("verify-stream --sweep f16 --profile " PROFILE, F16_GOLDEN), 0, "%s",
+                 out);
+    snprintf(cmd, sizeof cmd, "run --target cpu --profile " PROFILE " --out %s/reports", tmp_dir);
+    cr_assert_eq(run_fp8kv(cmd, NULL), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "conformant;"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/reports/cpu-x86_64/report.json", tmp_dir);
+    size_t n = 0;
+    char *json = (char *)test_read_bytes(cmd, &n);
+    json[n] = '\0'; /* test_read_bytes leaves room for it */
+    cr_assert_not_null(strstr(json, "\"verified\": true"), "the report does not say so");
+    free(json);
+}
+
+Test(trust, a_flipped_byte_in_a_kv_case_stops_the_run)
+{
+    xor_byte(PROFILE "/kv/case0_meta.npy", 140, 0x01);
+    char args[256];
+    snprintf(args, sizeof args, "run --target cpu --profile " PROFILE " --out %s/reports", tmp_dir);
+    expect_refused(run_fp8kv(args, NULL), "kv/case0_meta.npy");
+    snprintf(cmd, sizeof cmd, "ls %s/reports 2>/dev/null | wc -l", tmp_dir);
+    test_run(cmd, out, sizeof out);
+    cr_assert_eq(atoi(out), 0, "a report was written against damaged truth");
+}
+
+Test(trust, one_ulp_on_a_boundary_is_not_blamed_on_a_correct_codec)
+{
+    /* boundaries.npy: a 128-byte header, then little-endian u4 entries: the lowest bit of
+     * entry 100 is one ulp of that boundary */
+    xor_byte(PROFILE "/boundaries.npy", 128 + 100 * 4, 0x01);
+    expect_refused(run_fp8kv("sweep --codec bits --domain f16 --profile " PROFILE, NULL),
+                   "boundaries.npy");
+}
+
+Test(trust, an_edited_text_file_stops_verify_stream)
+{
+    xor_byte(PROFILE "/edges.txt", 10, 0x20);
+    expect_refused(run_fp8kv("verify-stream --sweep f16 --profile " PROFILE, F16_GOLDEN),
+                   "edges.txt");
+}
+
+Test(trust, a_flipped_expected_code_stops_the_audit)
+{
+    xor_byte(PROFILE "/scale_expected.npy", 200, 0x01);
+    expect_refused(run_fp8kv("audit --baseline bits --candidate frexp --profile " PROFILE, NULL),
+                   "scale_expected.npy");
+}
+
+Test(trust, a_fifo_as_a_vector_file_never_blocks)
+{
+    snprintf(cmd, sizeof cmd, "rm %s/" PROFILE "/decode.npy && mkfifo %s/" PROFILE "/decode.npy",
+             vectors, vectors);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    expect_refused(run_fp8kv("verify", NULL), "not a regular file");
+    expect_refused(run_fp8kv("sweep --codec bits --domain f16 --profile " PROFILE, NULL),
+                   "decode.npy");
+}
+
+Test(trust, dev_zero_as_the_manifest_never_spins)
+{
+    snprintf(cmd, sizeof cmd, "rm %s/MANIFEST.json && ln -s /dev/zero %s/MANIFEST.json", vectors,
+             vectors);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    expect_refused(run_fp8kv("verify", NULL), "MANIFEST.json");
+    snprintf(cmd, sizeof cmd, "run --target cpu --profile " PROFILE " --out %s/reports", tmp_dir);
+    expect_refused(run_fp8kv(cmd, NULL), "MANIFEST.json");
+}
+
+Test(trust, dev_zero_as_sha256sums_never_grows)
+{
+    snprintf(cmd, sizeof cmd, "rm %s/SHA256SUMS && ln -s /dev/zero %s/SHA256SUMS", vectors,
+             vectors);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    expect_refused(run_fp8kv("verify", NULL), "SHA256SUMS");
+}
