@@ -16,10 +16,12 @@
 #include <string.h>
 
 #include <fp8kv/checks.h>
+#include <fp8kv/diag.h>
 #include <fp8kv/plugin.h>
 #include <fp8kv/spec.h>
 #include <fp8kv/subject.h>
 #include <fp8kv/sweep.h>
+#include <fp8kv/verify.h>
 
 /* The engine's codec as a subject (fp8kv/subject.h): it has one configuration, its own, so the
  * configuration the judge passes is not looked at. */
@@ -60,6 +62,11 @@ int main(int argc, char **argv)
     char profile_name[64];
     snprintf(profile_name, sizeof profile_name, "%s_%s", codec->format, codec->overflow);
     const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
+    /* the vectors are verified (MANIFEST.json, SHA256SUMS) before anything is judged */
+    if (fp8kv_vectors_trust(dir) != 0) {
+        fprintf(stderr, "engine_gate: %s\n", fp8kv_last_error());
+        return 2;
+    }
     uint32_t *bounds = p ? fp8kv_load_boundaries(dir, p) : NULL;
     if (!bounds) {
         fprintf(stderr, "engine_gate: no profile or boundaries for %s in %s\n", profile_name, dir);
