@@ -177,6 +177,9 @@ int fp8kv_cli_parse_args(const char *cmd, int argc, char **argv,
             k++;
         if (k == count)
             return fp8kv_cli_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);
+        if (out->value[k])
+            return fp8kv_cli_usage_error(cmd, "option --%s given twice (give each option once)",
+                                         options[k].name);
         if (!options[k].takes_value) {
             if (eq)
                 return fp8kv_cli_usage_error(cmd, "option --%s takes no value", options[k].name);
@@ -210,10 +213,10 @@ int fp8kv_cli_begin(const char *cmd, const char *help, int argc, char **argv,
     return 0;
 }
 
-#ifdef FP8KV_HAVE_ORACLE /* fp8kv_cli_parse_value rounds decimals with the oracle (encode, decode) \
-                          */
-/* "0x" followed only by hex digits: a bit pattern, not a hex float. */
-static int is_hex_bits(const char *s)
+/* fp8kv_cli_parse_value rounds decimals with the oracle (encode, decode) */
+#ifdef FP8KV_HAVE_ORACLE
+/* Whether s is "0x" followed by one or more hex digits and nothing else. */
+static int is_hex_digits(const char *s)
 {
     if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
         return 0;
@@ -225,7 +228,17 @@ static int is_hex_bits(const char *s)
 
 int fp8kv_cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
 {
-    if (is_hex_bits(text)) {
+    /* one rule: "0x" + hex digits is a bit pattern and takes no sign; a hex float carries its
+     * binary exponent ("0x1.dp+8", "-0x1p0"); a sign before bare hex digits is refused, since
+     * it could mean either; blanks are never part of an input */
+    for (const char *p = text; *p; p++)
+        if (isspace((unsigned char)*p))
+            return fp8kv_fail("'%s' holds a blank: an input is one word, one per argument or line", text);
+    if ((text[0] == '-' || text[0] == '+') && is_hex_digits(text + 1))
+        return fp8kv_fail("'%s' is ambiguous: a bit pattern takes no sign (the sign is its top "
+                          "bit), and a hex float needs its binary exponent (%sp0)",
+                          text, text);
+    if (is_hex_digits(text)) {
         errno = 0;
         unsigned long long v = strtoull(text, NULL, 16);
         unsigned long long limit = dtype == FP8KV_DTYPE_F32 ? 0xFFFFFFFFull : 0xFFFFull;
@@ -278,6 +291,12 @@ const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
             return NULL;
         in->line_number++;
         char *s = in->line;
+        in->invalid = (ssize_t)strlen(s) != n; /* a NUL would cut the input short unseen */
+        if (in->invalid) {
+            snprintf(in->where, sizeof in->where, "stdin line %ld", in->line_number);
+            fp8kv_fail("the line holds a NUL byte: an input is the whole line");
+            return s;
+        }
         while (n > 0 && isspace((unsigned char)s[n - 1]))
             s[--n] = '\0';
         while (isspace((unsigned char)*s))

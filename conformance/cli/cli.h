@@ -143,12 +143,15 @@ struct fp8kv_cli_inputs {
     char *line;
     size_t cap;
     char where[64]; /* "argument 3" or "stdin line 12", for messages */
+    int invalid;    /* the input just returned is unusable: fp8kv_last_error() says why */
 };
 
 /* fp8kv_cli_inputs_open: inputs from argv[first..argc), or from stdin when that is empty. */
 void fp8kv_cli_inputs_open(struct fp8kv_cli_inputs *in, int argc, char **argv, int first);
 
-/* fp8kv_cli_inputs_next: the next input, or NULL at the end. */
+/* fp8kv_cli_inputs_next: the next input, or NULL at the end; when in->invalid is set, the
+ * input is refused (a NUL byte inside a stdin line) and fp8kv_last_error() says why. Blanks
+ * around a stdin line are not part of its input; an argument is taken as it is. */
 const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in);
 
 /* fp8kv_cli_inputs_close: releases the line buffer. */

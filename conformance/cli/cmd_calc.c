@@ -158,7 +158,7 @@ int fp8kv_cmd_encode(int argc, char **argv)
     rc = FP8KV_EXIT_CONFORMANT;
     while (rc == FP8KV_EXIT_CONFORMANT && (text = fp8kv_cli_inputs_next(&in))) {
         uint32_t bits;
-        if (fp8kv_cli_parse_value(o.dtype, text, &bits) != 0) {
+        if (in.invalid || fp8kv_cli_parse_value(o.dtype, text, &bits) != 0) {
             fflush(stdout);
             fprintf(stderr, "fp8kv encode: %s: %s\n", in.where, fp8kv_last_error());
             rc = FP8KV_EXIT_USAGE;
@@ -184,7 +184,7 @@ int fp8kv_cmd_decode(int argc, char **argv)
     rc = FP8KV_EXIT_CONFORMANT;
     while ((text = fp8kv_cli_inputs_next(&in))) {
         uint8_t q;
-        if (fp8kv_cli_parse_code(text, &q) != 0) {
+        if (in.invalid || fp8kv_cli_parse_code(text, &q) != 0) {
             fflush(stdout);
             fprintf(stderr, "fp8kv decode: %s: %s\n", in.where, fp8kv_last_error());
             rc = FP8KV_EXIT_USAGE;

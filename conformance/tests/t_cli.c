@@ -104,3 +104,29 @@ Test(cli, run_errors_and_unavailable_target)
     cr_assert_eq(run(FP8KV " sweep --codec nope 2>&1", out, sizeof out), 2);
     cr_assert_eq(run(FP8KV " sweep 2>&1", out, sizeof out), 2);
 }
+
+/* One meaning per input: a NUL cuts nothing short, bare hex digits take no sign, blanks are not
+ * part of an argument, an option is given once, and gen --check looks at its directory before
+ * it regenerates anything. */
+Test(cli, inputs_mean_one_thing)
+{
+    char out[4096];
+    cr_assert_eq(run("printf '0x43e8\\0000001\\n' | " FP8KV " encode 2>&1", out, sizeof out), 2,
+                 "%s", out);
+    cr_assert(strstr(out, "stdin line 1") && strstr(out, "NUL"), "%s", out);
+    cr_assert_eq(run(FP8KV " encode -- -0x1 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "ambiguous"), "%s", out);
+    cr_assert_eq(run(FP8KV " encode ' 0x1' 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(run(FP8KV " encode 0x1 -0x1p0 ' ' 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(run(FP8KV " encode 0x1 -0x1p0", out, sizeof out), 0, "%s", out);
+    cr_assert_str_eq(out, "0x00000001 00\n0xbf800000 b8\n");
+    cr_assert_eq(run("printf '  0x1  \\n' | " FP8KV " encode", out, sizeof out), 0, "%s", out);
+    cr_assert_str_eq(out, "0x00000001 00\n");
+    cr_assert_eq(run(FP8KV " encode --overflow nan --overflow satfinite 464 2>&1", out, sizeof out),
+                 2, "%s", out);
+    cr_assert(strstr(out, "--overflow given twice"), "%s", out);
+    cr_assert_eq(
+        run("timeout 5 " FP8KV " gen --check --vectors /nonexistent/fp8kv 2>&1", out, sizeof out),
+        2, "%s", out);
+    cr_assert(strstr(out, "/nonexistent/fp8kv"), "%s", out);
+}

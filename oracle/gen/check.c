@@ -3,6 +3,8 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -84,6 +86,11 @@ static int files_differ(const char *a, const char *b)
 
 int fp8kv_generate_check(const char *dir, FILE *log)
 {
+    struct stat st; /* the arguments first: no ten-second regeneration for a wrong path */
+    if (stat(dir, &st) != 0)
+        return fp8kv_fail("%s: cannot check it: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return fp8kv_fail("%s: not a directory of vectors", dir);
     const char *tmp_root = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char fresh[4096];
     snprintf(fresh, sizeof fresh, "%s/fp8kv-gen-check-XXXXXX", tmp_root);
