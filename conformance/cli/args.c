@@ -233,7 +233,8 @@ int fp8kv_cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bi
      * it could mean either; blanks are never part of an input */
     for (const char *p = text; *p; p++)
         if (isspace((unsigned char)*p))
-            return fp8kv_fail("'%s' holds a blank: an input is one word, one per argument or line", text);
+            return fp8kv_fail("'%s' holds a blank: an input is one word, one per argument or line",
+                              text);
     if ((text[0] == '-' || text[0] == '+') && is_hex_digits(text + 1))
         return fp8kv_fail("'%s' is ambiguous: a bit pattern takes no sign (the sign is its top "
                           "bit), and a hex float needs its binary exponent (%sp0)",
