@@ -1,8 +1,10 @@
 /* report.c — report.json (machines), report.md (people), the JUnit copies and index.md. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -258,10 +260,23 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
                        const struct fp8kv_results *r)
 {
     const struct fp8kv_target_info *t = m->target;
-    char *dir = fp8kv_path_join(out_dir, t->target),
+    /* the files are written into a fresh hidden folder beside <out>/<target>, then put in its
+     * place in one step: a reader (or a writer killed midway) never leaves a mixed set */
+    char *final = fp8kv_path_join(out_dir, t->target),
          *manifest = fp8kv_path_join(m->vectors_dir, "MANIFEST.json");
+    char dir[4096] = "";
     char hash[FP8KV_SHA256_HEX_LEN + 1] = "unavailable";
-    int rc = dir && manifest ? fp8kv_make_dirs(dir) : fp8kv_fail("out of memory");
+    int rc = final && manifest ? fp8kv_make_dirs(out_dir) : fp8kv_fail("out of memory");
+    if (rc == 0) {
+        snprintf(dir, sizeof dir, "%s/.%s.XXXXXX", out_dir, t->target);
+        if (!mkdtemp(dir)) {
+            rc = fp8kv_fail("%s: cannot create a folder for the report: %s", out_dir,
+                            strerror(errno));
+            dir[0] = '\0';
+        } else {
+            (void)chmod(dir, 0755); /* mkdtemp's 0700 is for secrets; a report is read by all */
+        }
+    }
     if (rc == 0 && fp8kv_sha256_file(manifest, hash, NULL) != 0)
         rc = FP8KV_ERR;
 
@@ -315,11 +330,15 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
         free(md);
     }
     if (rc == 0)
+        rc = fp8kv_replace_dir(dir, final);
+    if (rc != 0 && dir[0])
+        fp8kv_remove_tree(dir); /* nothing half-written stays behind */
+    if (rc == 0)
         rc = write_index(out_dir);
     json_decref(root);
     json_decref(checks);
     json_decref(junit);
-    free(dir);
+    free(final);
     free(manifest);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* fileio.c — directories and atomic file writes of fp8kv/fileio.h. */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* renameat2 */
 #include "fp8kv/fileio.h"
 
 #include <ftw.h>
@@ -104,24 +104,71 @@ int fp8kv_make_dirs(const char *path)
     return FP8KV_OK;
 }
 
+/* Flushes the directory holding path to disk (best effort: a rename is durable only then). */
+static void sync_parent(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return;
+    char *slash = strrchr(copy, '/');
+    const char *parent = slash == NULL ? "." : slash == copy ? "/" : (*slash = '\0', copy);
+    const int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(copy);
+}
+
 int fp8kv_write_file_atomic(const char *path, const void *data, size_t len)
 {
-    size_t n = strlen(path) + 5;
+    /* a unique temporary name beside path: concurrent writers never touch each other's */
+    size_t n = strlen(path) + 8;
     char *tmp = malloc(n);
     if (!tmp)
         return fp8kv_fail("out of memory");
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *fp = fopen(tmp, "wb");
-    int ok = fp && fwrite(data, 1, len, fp) == len;
-    ok = fp && fclose(fp) == 0 && ok;
+    snprintf(tmp, n, "%s.XXXXXX", path);
+    const int fd = mkstemp(tmp);
+    FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    int ok = fp && fwrite(data, 1, len, fp) == len && fflush(fp) == 0 && fsync(fd) == 0;
+    int e = errno;
+    if (fp)
+        ok = fclose(fp) == 0 && ok;
+    else if (fd >= 0)
+        close(fd);
+    if (ok)
+        (void)chmod(tmp, 0644); /* mkstemp's 0600 is for secrets; these are reports and vectors */
     if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
+        e = ok ? errno : e;
+        if (fd >= 0)
+            remove(tmp);
         free(tmp);
         return fp8kv_fail("%s: cannot write: %s", path, strerror(e));
     }
     free(tmp);
+    sync_parent(path);
     return FP8KV_OK;
+}
+
+int fp8kv_replace_dir(const char *staged, const char *final)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        /* swap with the directory in place: readers see the old set or the new one, whole */
+        if (renameat2(AT_FDCWD, staged, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
+            sync_parent(final);
+            return fp8kv_remove_tree(staged); /* staged now holds the old set */
+        }
+        if (errno != ENOENT)
+            return fp8kv_fail("%s: cannot put the new files in place: %s", final, strerror(errno));
+        /* nothing there yet: move in, unless another writer did so meanwhile (then swap) */
+        if (renameat2(AT_FDCWD, staged, AT_FDCWD, final, RENAME_NOREPLACE) == 0) {
+            sync_parent(final);
+            return FP8KV_OK;
+        }
+        if (errno != EEXIST && errno != ENOTEMPTY)
+            return fp8kv_fail("%s: cannot put the new files in place: %s", final, strerror(errno));
+    }
+    return fp8kv_fail("%s: other writers kept replacing it", final);
 }
 
 char *fp8kv_path_join(const char *a, const char *b)

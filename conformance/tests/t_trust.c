@@ -151,3 +151,28 @@ Test(trust, dev_zero_as_sha256sums_never_grows)
     cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
     expect_refused(run_fp8kv("verify", NULL), "SHA256SUMS");
 }
+
+/* Reports are written as a unit: 16 writers into one --out at once all succeed, the folder
+ * holds one writer's report.json and report.md (the same "compiled" text in both), and no
+ * staging folder is left behind. */
+Test(trust, concurrent_report_writers_never_fail_each_other)
+{
+    snprintf(cmd, sizeof cmd,
+             "fails=0; for i in $(seq 1 16); do (" FP8KV " report --compiled-only gfx90a "
+             "--paths writer$i --out %s/reports --vectors %s >/dev/null 2>&1 || echo FAILED) & "
+             "done; wait",
+             tmp_dir, vectors);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_null(strstr(out, "FAILED"), "a writer failed: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "cd %s/reports && ls -A | tr '\\n' ' ' && echo && "
+             "grep -o 'writer[0-9]*' gfx90a/report.json | head -n 1 && "
+             "grep -o 'writer[0-9]*' gfx90a/report.md | head -n 1",
+             tmp_dir);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    char listing[256], json_writer[32], md_writer[32];
+    cr_assert_eq(sscanf(out, "%255[^\n]\n%31s\n%31s", listing, json_writer, md_writer), 3, "%s",
+                 out);
+    cr_assert_str_eq(listing, "gfx90a index.md ", "leftovers beside the report: %s", listing);
+    cr_assert_str_eq(json_writer, md_writer, "report.json and report.md from different writers");
+}

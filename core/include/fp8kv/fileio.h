@@ -23,9 +23,16 @@ char *fp8kv_read_regular(const char *path, size_t max_bytes, size_t *len);
 /* fp8kv_make_dirs: creates path and its missing parents (mkdir -p). 0 or FP8KV_ERR. */
 int fp8kv_make_dirs(const char *path);
 
-/* fp8kv_write_file_atomic: writes len bytes to path through path.tmp and a rename, so a reader
- * never sees a half-written file. 0 or FP8KV_ERR naming path. */
+/* fp8kv_write_file_atomic: writes len bytes to path through a unique temporary file beside it,
+ * flushed to disk, and a rename, so a reader never sees a half-written file and concurrent
+ * writers never fail each other (the last rename wins). 0 or FP8KV_ERR naming path. */
 int fp8kv_write_file_atomic(const char *path, const void *data, size_t len);
+
+/* fp8kv_replace_dir: puts the directory staged (on the same file system) in place of final in
+ * one atomic step (a rename, or an exchange with the directory already there, whose old
+ * contents are then removed), so a reader sees either the old set of files or the new one,
+ * never a mix. 0 or FP8KV_ERR naming final; staged is left for the caller on an error. */
+int fp8kv_replace_dir(const char *staged, const char *final);
 
 /* fp8kv_path_join: "a/b" in a malloc'd string (no doubled '/', and just b when a is empty);
  * NULL when out of memory. */
