@@ -198,20 +198,33 @@ static void fill_inputs(enum fp8kv_domain d, uint64_t lo, size_t n, float *x)
     }
 }
 
-static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, uint8_t want,
-                           int cls)
+/* What one chunk found: its counts per class and its first failures, in input order (a chunk's
+ * inputs increase, so only its first FP8KV_MAX_FAILURE_LINES can be among the sweep's first). */
+struct chunk_tally {
+    uint64_t class_mismatches[FP8KV_CLASS_COUNT];
+    struct failure first[FP8KV_MAX_FAILURE_LINES];
+    int nfirst;
+};
+
+/* Merges a chunk's tally into the sweep's, once per chunk: a subject that is wrong everywhere
+ * costs one short critical section a chunk, not one a mismatch. */
+static void merge_tally(struct shared_state *s, const struct chunk_tally *t)
 {
 #pragma omp critical(fp8kv_sweep_failures)
     {
-        s->class_mismatches[cls]++;
-        int pos = s->nfirst;
-        while (pos > 0 && s->first[pos - 1].input > (uint32_t)index)
-            pos--;
-        if (pos < FP8KV_MAX_FAILURE_LINES) {
+        for (int c = 0; c < FP8KV_CLASS_COUNT; c++)
+            s->class_mismatches[c] += t->class_mismatches[c];
+        for (int k = 0; k < t->nfirst; k++) {
+            const struct failure *f = &t->first[k];
+            int pos = s->nfirst;
+            while (pos > 0 && s->first[pos - 1].input > f->input)
+                pos--;
+            if (pos == FP8KV_MAX_FAILURE_LINES)
+                break; /* the chunk's later failures come later still */
             int last =
                 s->nfirst < FP8KV_MAX_FAILURE_LINES ? s->nfirst : FP8KV_MAX_FAILURE_LINES - 1;
             memmove(&s->first[pos + 1], &s->first[pos], (size_t)(last - pos) * sizeof s->first[0]);
-            s->first[pos] = (struct failure){(uint32_t)index, got, want, (uint8_t)cls};
+            s->first[pos] = *f;
             if (s->nfirst < FP8KV_MAX_FAILURE_LINES)
                 s->nfirst++;
         }
@@ -219,25 +232,33 @@ static void record_failure(struct shared_state *s, uint64_t index, uint8_t got, 
 }
 
 /* Judges q[0 .. n) for the inputs [lo, lo + n): the fast path ORs the differences of a whole
- * run, the slow path (only when something differs) finds and records each failure. */
+ * run, the slow path (only when something differs) counts each failure and keeps the first. */
 static void judge_chunk(struct shared_state *s, uint64_t lo, size_t n, const uint8_t *q)
 {
     const struct runs *r = s->runs;
+    struct chunk_tally t;
+    memset(&t, 0, sizeof t);
+    int failed = 0;
     size_t k = fp8kv_sweep_run_of(r->v, r->n, lo);
     size_t i = 0; /* offsets into the chunk */
     for (; i < n; k++) {
         uint64_t run_end = k + 1 < r->n ? r->v[k + 1].start : UINT64_MAX;
         size_t stop = run_end - lo < n ? (size_t)(run_end - lo) : n;
-        const uint8_t m = r->v[k].mask, v = r->v[k].value;
+        const uint8_t m = r->v[k].mask, v = r->v[k].value, cls = r->v[k].cls;
         uint8_t acc = 0;
         for (size_t j = i; j < stop; j++)
             acc |= (uint8_t)((q[j] & m) ^ v);
-        if (acc)
-            for (size_t j = i; j < stop; j++)
-                if ((q[j] & m) != v)
-                    record_failure(s, lo + j, q[j], v, r->v[k].cls);
+        for (size_t j = i; acc && j < stop; j++)
+            if ((q[j] & m) != v) {
+                t.class_mismatches[cls]++;
+                if (t.nfirst < FP8KV_MAX_FAILURE_LINES)
+                    t.first[t.nfirst++] = (struct failure){(uint32_t)(lo + j), q[j], v, cls};
+            }
+        failed |= acc != 0;
         i = stop;
     }
+    if (failed)
+        merge_tally(s, &t);
 }
 
 static void draw_progress(FILE *out, const char *what, double fraction)
