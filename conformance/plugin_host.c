@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,6 +32,9 @@ struct shared_buffer {
 
 enum op { OP_ENCODE = 1, OP_DECODE = 2 };
 
+/* Bytes checked after a request's outputs, and the value they hold before it. */
+enum { CANARY_BYTES = 64, CANARY = 0xC5 };
+
 struct request {
     uint32_t op, n;
     float scale;
@@ -46,7 +50,8 @@ struct hello {
 };
 
 struct worker {
-    pid_t pid;
+    pid_t pid; /* also the id of the worker's process group (the plugin's children) */
+    int pidfd; /* readable once the worker has ended, even if a child holds the socket */
     int socket;
     struct shared_buffer *buf;
     pthread_mutex_t lock;
@@ -167,6 +172,16 @@ static void worker_main(const char *path, int sock, struct shared_buffer *buf)
 
 /* ---- the harness side ------------------------------------------------------------------- */
 
+/* Kills the worker and every process the plugin started from it (its process group): nothing
+ * of a plugin outlives the harness's use of it. */
+static void stop_group(struct worker *w)
+{
+    if (w->pid > 0) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL); /* in case it left its group */
+    }
+}
+
 /* Marks w dead with a message (also the current fp8kv error) and stops the child. */
 static int worker_failed(struct worker *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -177,7 +192,7 @@ static int worker_failed(struct worker *w, const char *fmt, ...)
     vsnprintf(w->failure, sizeof w->failure, fmt, ap);
     va_end(ap);
     if (!w->dead && w->pid > 0) {
-        kill(w->pid, SIGKILL);
+        stop_group(w);
         waitpid(w->pid, NULL, 0);
     }
     w->dead = 1;
@@ -190,6 +205,7 @@ static void describe_end(struct worker *w, char *out, size_t size)
 {
     int status = 0;
     pid_t r = waitpid(w->pid, &status, 0);
+    kill(-w->pid, SIGKILL); /* children the plugin left behind */
     w->pid = -1;
     if (r < 0)
         snprintf(out, size, "ended (no status)");
@@ -204,15 +220,18 @@ static void describe_end(struct worker *w, char *out, size_t size)
 static int await_answer(struct fp8kv_plugin *pl, struct worker *w, void *answer, size_t n,
                         const char *doing)
 {
-    struct pollfd pfd = {.fd = w->socket, .events = POLLIN};
+    /* the socket answers, or the worker's end shows on its pidfd: a worker that crashed after
+     * forking leaves a child holding the socket open, and is a crash, not a hang */
+    struct pollfd pfd[2] = {{.fd = w->socket, .events = POLLIN},
+                            {.fd = w->pidfd, .events = POLLIN}};
     int ready;
     do
-        ready = poll(&pfd, 1, pl->timeout_ms);
+        ready = poll(pfd, w->pidfd > 0 ? 2 : 1, pl->timeout_ms);
     while (ready < 0 && errno == EINTR);
     if (ready == 0)
         return worker_failed(w, "plugin %s hung: no answer within %.3g s while %s (killed)",
                              pl->path, pl->timeout_ms / 1000.0, doing);
-    int got = ready > 0 ? read_all(w->socket, answer, n) : -1;
+    int got = ready > 0 && (pfd[0].revents & POLLIN) ? read_all(w->socket, answer, n) : -1;
     if (got == 1)
         return 0;
     char how[160];
@@ -244,14 +263,35 @@ static uint32_t bits_of_f32(float f)
     return b;
 }
 
+/* The shared buffer, followed by an inaccessible guard page: q is its last member and ends on a
+ * page boundary (sizeof is a multiple of the page size), so a plugin writing past the end of q
+ * faults (a crash, reported) instead of reaching another worker's memory. NULL on failure. */
+static size_t mapped_bytes(void)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (sizeof(struct shared_buffer) + page - 1) / page * page + page;
+}
+
+static struct shared_buffer *map_buffer(void)
+{
+    const size_t bytes = mapped_bytes(), page = (size_t)sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (mprotect(p + bytes - page, page, PROT_NONE) != 0) {
+        munmap(p, bytes);
+        return NULL;
+    }
+    return (struct shared_buffer *)p;
+}
+
 static int start_worker(struct fp8kv_plugin *pl, struct worker *w, struct hello *h)
 {
     int sv[2];
-    w->buf = mmap(NULL, sizeof *w->buf, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (w->buf == MAP_FAILED) {
-        w->buf = NULL;
+    w->pidfd = -1;
+    w->buf = map_buffer();
+    if (w->buf == NULL)
         return fp8kv_fail("cannot map plugin buffers: %s", strerror(errno));
-    }
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return fp8kv_fail("cannot make a plugin socket: %s", strerror(errno));
     fflush(NULL); /* nothing buffered twice */
@@ -262,9 +302,14 @@ static int start_worker(struct fp8kv_plugin *pl, struct worker *w, struct hello 
         return fp8kv_fail("cannot start a plugin worker: %s", strerror(errno));
     }
     if (w->pid == 0) {
+        setpgid(0, 0); /* its own process group: the harness stops the plugin's children too */
         close(sv[0]);
         worker_main(pl->path, sv[1], w->buf);
     }
+    setpgid(w->pid, w->pid); /* (also here: whichever runs first) */
+#ifdef SYS_pidfd_open
+    w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0); /* -1 on old kernels: socket only */
+#endif
     close(sv[1]);
     w->socket = sv[0];
     pthread_mutex_init(&w->lock, NULL);
@@ -379,7 +424,19 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
             snprintf(doing, sizeof doing, "decoding %zu codes %02x .. %02x at scale 0x%08x (%.9g)",
                      k, codes[i], codes[i + k - 1], bits_of_f32(s), (double)s);
         }
+        /* canaries after the n outputs: a plugin that writes past them is caught, whatever
+         * the layout (the guard page covers only a full buffer) */
+        uint8_t *tail = op == OP_ENCODE ? w->buf->q + k : (uint8_t *)(w->buf->y + k);
+        const size_t room = op == OP_ENCODE ? CAP - k : (CAP - k) * sizeof(float);
+        const size_t canary = room < CANARY_BYTES ? room : CANARY_BYTES;
+        memset(tail, CANARY, canary);
         rc = request(pl, w, op, k, s, doing);
+        for (size_t c = 0; rc == FP8KV_OK && c < canary; c++)
+            if (tail[c] != CANARY)
+                rc = worker_failed(w,
+                                   "plugin %s wrote past the end of its %zu outputs (byte %zu "
+                                   "after them) while %s",
+                                   pl->path, k, c, doing);
         if (rc == FP8KV_OK && op == OP_ENCODE)
             memcpy(q + i, w->buf->q, k);
         else if (rc == FP8KV_OK)
@@ -418,11 +475,13 @@ void fp8kv_plugin_close(struct fp8kv_plugin *pl)
         if (w->socket > 0)
             close(w->socket); /* the worker reads EOF and exits */
         if (w->pid > 0) {
-            kill(w->pid, SIGKILL); /* one that is still busy (or hung) goes too */
+            stop_group(w); /* a worker still busy (or hung) goes too, with its children */
             waitpid(w->pid, NULL, 0);
         }
+        if (w->pidfd > 0) /* 0: never started (the workers are zeroed) */
+            close(w->pidfd);
         if (w->buf)
-            munmap(w->buf, sizeof *w->buf);
+            munmap(w->buf, mapped_bytes());
         if (w->socket > 0)
             pthread_mutex_destroy(&w->lock);
     }

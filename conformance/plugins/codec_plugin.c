@@ -8,8 +8,12 @@
  *   bad_format  says format "e5m2"
  *   null_encode has no encode_f32
  *   wrong_tie   rounds the tie at 464 up to NaN instead of down to 448
+ *   fork_crash  on meeting the input 1.0, starts a child that sleeps (and writes its pid to
+ *               the file $FP8KV_TEST_CHILD_PIDFILE), then crashes
+ *   overrun     writes one byte past its n outputs
  * One source for all of them, so a fault is the only difference from the clean plugin.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -25,12 +29,37 @@
 #define FAULT_BAD_FORMAT 6
 #define FAULT_NULL_ENCODE 7
 #define FAULT_WRONG_TIE 8
+#define FAULT_FORK_CRASH 9
+#define FAULT_OVERRUN 10
 #ifndef PLUGIN_FAULT
 #define PLUGIN_FAULT FAULT_NONE
 #endif
 
 /* e4m3fn, satfinite, Inf clamps, f32 division: the profile e4m3fn_satfinite */
 static const struct fp8kv_codec_cfg cfg = {FP8KV_CODEC_E4M3FN, 1, 0, FP8KV_CODEC_F32_DIV};
+
+/* fork_crash: a child that writes its pid to $FP8KV_TEST_CHILD_PIDFILE and then sleeps forever,
+ * holding the worker's socket open as a plugin's helper process would; returns once the pid
+ * is written, so the crash that follows cannot outrun it. */
+static void start_sleeping_child(void)
+{
+    int ready[2];
+    if (pipe(ready) != 0)
+        return;
+    if (fork() == 0) {
+        const char *pidfile = getenv("FP8KV_TEST_CHILD_PIDFILE");
+        FILE *f = pidfile ? fopen(pidfile, "w") : NULL;
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+        (void)write(ready[1], "", 1);
+        for (;;)
+            sleep(1);
+    }
+    char c;
+    (void)read(ready[0], &c, 1);
+}
 
 /* The CPU subject called name, with the capability asked for (present: this is our own table). */
 static const struct fp8kv_subject *cpu_subject(const char *name, unsigned caps)
@@ -43,7 +72,9 @@ static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
     const struct fp8kv_subject *bits = cpu_subject("bits", FP8KV_CAP_ENCODE);
     bits->encode(bits->ctx, cfg, x, n, scale, q);
     for (size_t i = 0; PLUGIN_FAULT != FAULT_NONE && i < n; i++) {
-        if (PLUGIN_FAULT == FAULT_CRASH && x[i] == 1.0f)
+        if (PLUGIN_FAULT == FAULT_FORK_CRASH && x[i] == 1.0f)
+            start_sleeping_child();
+        if ((PLUGIN_FAULT == FAULT_CRASH || PLUGIN_FAULT == FAULT_FORK_CRASH) && x[i] == 1.0f)
             *(volatile int *)(uintptr_t)(n - n) = 1;
         while (PLUGIN_FAULT == FAULT_HANG && x[i] == 1.0f)
             sleep(1);
@@ -51,6 +82,8 @@ static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
             (fp8kv_f32_bits(x[i]) & 0x7FFFFFFFu) == 0x43E80000u)
             q[i] |= 0x7F; /* +-464: NaN */
     }
+    if (PLUGIN_FAULT == FAULT_OVERRUN)
+        q[n] = 0x00; /* one byte too many */
 }
 
 static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)

@@ -3,6 +3,10 @@
  * faulty plugin (plugins/codec_plugin.c, built with each PLUGIN_FAULT). */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <signal.h>
 
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin_sweep.h"
@@ -59,6 +63,65 @@ Test(plugin, a_crash_names_the_inputs_in_flight)
 {
     /* a signal, or under a sanitizer its report and exit: either way the worker ended */
     expect_failure_in_flight(PLUGIN("fp8kv_plugin_crash"), 30.0, "while encoding");
+}
+
+/* Whether process pid still runs (a zombie, killed and waiting for init to reap it, does not). */
+static int alive(int pid)
+{
+    char path[64], stat[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    const int got = fgets(stat, sizeof stat, f) != NULL;
+    fclose(f);
+    const char *end = strrchr(stat, ')'); /* "pid (comm) S ...": the state follows the name */
+    return got && end && end[1] == ' ' && end[2] != 'Z' && end[2] != 'X';
+}
+
+/* A plugin that starts a child and then crashes: the child keeps the worker's socket open, but
+ * the worker's end is a crash (not a hang after the timeout), and the child does not outlive
+ * the plugin. */
+Test(plugin, a_crash_after_a_fork_is_a_crash_and_leaves_no_orphan)
+{
+    char pidfile[] = "/tmp/fp8kv-fork-crash-XXXXXX";
+    const int fd = mkstemp(pidfile);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv("FP8KV_TEST_CHILD_PIDFILE", pidfile, 1);
+    struct fp8kv_plugin *pl;
+    cr_assert_eq(fp8kv_plugin_open(PLUGIN("fp8kv_plugin_fork_crash"), 1, 20.0, &pl), 0, "%s",
+                 fp8kv_last_error());
+    const float x[3] = {0.5f, 1.0f, 2.0f};
+    uint8_t q[3];
+    const double t0 = fp8kv_now();
+    cr_assert_eq(fp8kv_plugin_encode(pl, 0, x, 3, 1.0f, q), FP8KV_ERR_SUBJECT);
+    cr_assert(strstr(fp8kv_last_error(), "crashed"), "%s", fp8kv_last_error());
+    cr_assert_lt(fp8kv_now() - t0, 10.0, "waited for the timeout: reported as a hang");
+    fp8kv_plugin_close(pl);
+    FILE *f = fopen(pidfile, "r");
+    int child = 0;
+    cr_assert(f && fscanf(f, "%d", &child) == 1 && child > 0, "the child wrote no pid");
+    fclose(f);
+    unlink(pidfile);
+    for (int i = 0; i < 100 && alive(child); i++) /* the kill is asynchronous */
+        usleep(10000);
+    cr_assert(!alive(child), "the plugin's child %d outlived the plugin", child);
+}
+
+/* A plugin that writes one byte past its outputs is caught (a subject failure naming it),
+ * whatever lies behind the buffer. */
+Test(plugin, a_write_past_the_outputs_is_caught)
+{
+    struct fp8kv_plugin *pl;
+    cr_assert_eq(fp8kv_plugin_open(PLUGIN("fp8kv_plugin_overrun"), 1, 5.0, &pl), 0, "%s",
+                 fp8kv_last_error());
+    const float x[3] = {0.5f, 1.0f, 2.0f};
+    uint8_t q[3];
+    cr_assert_eq(fp8kv_plugin_encode(pl, 0, x, 3, 1.0f, q), FP8KV_ERR_SUBJECT);
+    cr_assert(strstr(fp8kv_last_error(), "wrote past the end of its 3 outputs"), "%s",
+              fp8kv_last_error());
+    fp8kv_plugin_close(pl);
 }
 
 Test(plugin, a_hang_is_killed_after_the_timeout)
