@@ -18,39 +18,60 @@ struct change {
     uint8_t a, b, want, cls, a_ok, b_ok;
 };
 
-/* A set being audited: counts and the first changes. */
+/* A set being audited, or one chunk of it: counts and the first changes in input order. */
 struct tally {
-    struct fp8kv_audit_set *set;
+    uint64_t changed, changed_by_class[FP8KV_CLASS_COUNT];
+    uint64_t baseline_right, candidate_right, both_right, neither_right;
     struct change first[FP8KV_AUDIT_EXAMPLES];
     int nfirst;
 };
 
-/* Counts one changed input (thread-safe). */
+/* Keeps c among t's first changes if it is one of them. */
+static void keep_first(struct tally *t, const struct change *c)
+{
+    int pos = t->nfirst;
+    while (pos > 0 && t->first[pos - 1].order > c->order)
+        pos--;
+    if (pos == FP8KV_AUDIT_EXAMPLES)
+        return;
+    int last = t->nfirst < FP8KV_AUDIT_EXAMPLES ? t->nfirst : FP8KV_AUDIT_EXAMPLES - 1;
+    memmove(&t->first[pos + 1], &t->first[pos], (size_t)(last - pos) * sizeof t->first[0]);
+    t->first[pos] = *c;
+    if (t->nfirst < FP8KV_AUDIT_EXAMPLES)
+        t->nfirst++;
+}
+
+/* Counts one changed input into t (one thread's own tally). */
 static void count_change(struct tally *t, const struct change *c)
+{
+    t->changed++;
+    t->changed_by_class[c->cls]++;
+    if (c->a_ok && c->b_ok)
+        t->both_right++;
+    else if (c->a_ok)
+        t->baseline_right++;
+    else if (c->b_ok)
+        t->candidate_right++;
+    else
+        t->neither_right++;
+    keep_first(t, c);
+}
+
+/* Adds a chunk's tally to the set's, once per chunk (thread-safe): codecs that differ
+ * everywhere cost one short critical section a chunk, not one a change. */
+static void merge_tally(struct tally *dst, const struct tally *src)
 {
 #pragma omp critical(fp8kv_audit_tally)
     {
-        struct fp8kv_audit_set *s = t->set;
-        s->changed++;
-        s->changed_by_class[c->cls]++;
-        if (c->a_ok && c->b_ok)
-            s->both_right++;
-        else if (c->a_ok)
-            s->baseline_right++;
-        else if (c->b_ok)
-            s->candidate_right++;
-        else
-            s->neither_right++;
-        int pos = t->nfirst;
-        while (pos > 0 && t->first[pos - 1].order > c->order)
-            pos--;
-        if (pos < FP8KV_AUDIT_EXAMPLES) {
-            int last = t->nfirst < FP8KV_AUDIT_EXAMPLES ? t->nfirst : FP8KV_AUDIT_EXAMPLES - 1;
-            memmove(&t->first[pos + 1], &t->first[pos], (size_t)(last - pos) * sizeof t->first[0]);
-            t->first[pos] = *c;
-            if (t->nfirst < FP8KV_AUDIT_EXAMPLES)
-                t->nfirst++;
-        }
+        dst->changed += src->changed;
+        for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
+            dst->changed_by_class[k] += src->changed_by_class[k];
+        dst->baseline_right += src->baseline_right;
+        dst->candidate_right += src->candidate_right;
+        dst->both_right += src->both_right;
+        dst->neither_right += src->neither_right;
+        for (int i = 0; i < src->nfirst; i++)
+            keep_first(dst, &src->first[i]);
     }
 }
 
@@ -62,10 +83,15 @@ static const char *who_is_right(const struct change *c)
                               : "neither right";
 }
 
-/* The examples of a finished set, in words. */
-static void write_examples(struct tally *t, int pairs, int digits)
+/* The counts and examples (in words) of a finished set into s. */
+static void write_examples(const struct tally *t, int pairs, int digits, struct fp8kv_audit_set *s)
 {
-    struct fp8kv_audit_set *s = t->set;
+    s->changed = t->changed;
+    memcpy(s->changed_by_class, t->changed_by_class, sizeof s->changed_by_class);
+    s->baseline_right = t->baseline_right;
+    s->candidate_right = t->candidate_right;
+    s->both_right = t->both_right;
+    s->neither_right = t->neither_right;
     s->examples = t->nfirst;
     for (int i = 0; i < t->nfirst; i++) {
         const struct change *c = &t->first[i];
@@ -98,6 +124,8 @@ static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
         rc = job->b->encode(job->b->ctx, job->cfg, c->x, c->n, 1.0f, c->q2);
     if (rc != 0 || memcmp(c->q, c->q2, c->n) == 0)
         return rc;
+    struct tally local;
+    memset(&local, 0, sizeof local);
     for (size_t i = 0; i < c->n; i++) {
         if (c->q[i] == c->q2[i])
             continue;
@@ -111,8 +139,9 @@ static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
                             .cls = r->cls,
                             .a_ok = (c->q[i] & r->mask) == r->value,
                             .b_ok = (c->q2[i] & r->mask) == r->value};
-        count_change(&job->tally, &ch);
+        count_change(&local, &ch);
     }
+    merge_tally(&job->tally, &local);
     return 0;
 }
 
@@ -131,11 +160,11 @@ static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check chec
         set->inputs = opt->limit;
     job->runs = runs;
     job->nruns = (size_t)n;
-    job->tally = (struct tally){.set = set};
+    memset(&job->tally, 0, sizeof job->tally);
     char what[96];
     snprintf(what, sizeof what, "audit %s %s -> %s", set->name, job->a->name, job->b->name);
     int rc = fp8kv_sweep_chunks(d, opt, what, 0, AUDIT_CHUNK, diff_chunk, job);
-    write_examples(&job->tally, 0, d == FP8KV_DOMAIN_F32 ? 8 : 4);
+    write_examples(&job->tally, 0, d == FP8KV_DOMAIN_F32 ? 8 : 4, set);
     free(runs);
     return rc;
 }
@@ -165,7 +194,7 @@ static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8k
     memset(set, 0, sizeof *set);
     snprintf(set->name, sizeof set->name, "scale-%s", fp8kv_model_names[model]);
     set->inputs = n;
-    job->tally = (struct tally){.set = set};
+    memset(&job->tally, 0, sizeof job->tally);
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (qa[i] == qb[i])
             continue;
@@ -181,7 +210,7 @@ static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8k
                             .b_ok = fp8kv_pair_code_matches(p, check, x[i], s[i], qb[i], w)};
         count_change(&job->tally, &ch);
     }
-    write_examples(&job->tally, 1, 8);
+    write_examples(&job->tally, 1, 8, set);
     free(qa);
     free(qb);
     fp8kv_npy_free(&sx);
