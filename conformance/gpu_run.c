@@ -5,14 +5,10 @@
  * fp8kv_sweep_runs as data and reports what it found. Without GPU kernels in the build
  * (FP8KV_HAVE_GPU undefined) the entry points say "unavailable", never "passed".
  */
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fp8kv/diag.h"
-#include "fp8kv/npy.h"
 #include "fp8kv/run.h"
-#include "fp8kv/sweep.h"
 
 #ifndef FP8KV_HAVE_GPU
 

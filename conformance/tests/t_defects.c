@@ -134,24 +134,18 @@ static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
     return fp8kv_codec_finish(c, sign, mag, code);
 }
 
-/* The array loops get an AVX2 clone next to the baseline one, as kernels/cpu/subjects.c's do, and
- * this file is built with -fno-trapping-math (tests/CMakeLists.txt; no FP trap is ever enabled, so
- * no result changes): without them most loops do not vectorize, and the suite's 2^32-input
+/* The array loops get an AVX2 clone (codec.h's FP8KV_HOST_ARRAY_LOOP, as kernels/cpu/subjects.c's),
+ * and this file is built with -fno-trapping-math (tests/CMakeLists.txt; no FP trap is ever enabled,
+ * so no result changes): without them most loops do not vectorize, and the suite's 2^32-input
  * sweeps of the broken encoders take two to four times as long. */
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) &&                            \
-    !defined(__SANITIZE_ADDRESS__)
-#define HOT_LOOP __attribute__((target_clones("avx2", "default")))
-#else
-#define HOT_LOOP
-#endif
 
 /* The array form the sweep calls, one per broken encoder, so that each inlines into its loop.
  * The configuration arrives by value (a copy read through a pointer would be reloaded after
  * every store to q, a uint8_t that may alias it, and keep the loop from vectorizing). The
  * sweep always passes scale 1. */
 #define ARRAY_SUBJECT(fn)                                                                          \
-    HOT_LOOP static int fn##_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x,          \
-                                   size_t n, float s, uint8_t *q)                                  \
+    FP8KV_HOST_ARRAY_LOOP static int fn##_array(void *ctx, struct fp8kv_codec_cfg cfg,             \
+                                                const float *x, size_t n, float s, uint8_t *q)     \
     {                                                                                              \
         (void)ctx;                                                                                 \
         (void)s;                                                                                   \

@@ -10,14 +10,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/subject.h"
 
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) &&                            \
-    !defined(__SANITIZE_ADDRESS__)
-#define HOT_LOOP __attribute__((target_clones("avx2", "default")))
-#else
-#define HOT_LOOP
-#endif
-
-HOT_LOOP
+FP8KV_HOST_ARRAY_LOOP
 static int encode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
                              float s, uint8_t *q)
 {
@@ -32,7 +25,7 @@ static int encode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const float 
     return FP8KV_OK;
 }
 
-HOT_LOOP
+FP8KV_HOST_ARRAY_LOOP
 static int encode_frexp_array(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n,
                               float s, uint8_t *q)
 {
