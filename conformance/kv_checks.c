@@ -6,10 +6,11 @@
  * output buffers start filled with SENTINEL bytes (the generator's value for cache bytes no
  * slot writes), so a kernel that writes where it must not, or leaves an output unwritten,
  * shows up as a mismatch. Bytes and bits compare exactly, NaNs included (sign and payload:
- * the CPU reference and the oracle agree on them). The case files are untrusted input: every
- * shape, slot and block index is validated before a kernel sees it.
+ * the CPU reference and the oracle agree on them). Loading, validating and judging a golden
+ * case is kv_judge.c's (fp8kv/kv_judge.h): this file runs the subjects on the cases.
  */
 #include "fp8kv/checks.h"
+#include "fp8kv/kv_judge.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,239 +19,9 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
 
-#define SENTINEL 0xA5
-#define ATTENTION_THRESHOLD 1e-10
+#define SENTINEL FP8KV_KV_SENTINEL
+#define ATTENTION_THRESHOLD FP8KV_KV_ATTENTION_THRESHOLD
 #define OUT_DTYPES 3 /* f32, f16, bf16: enum fp8kv_kv_dtype order */
-#define MAX_DIM 4096 /* any one shape parameter of a case; the cases are small */
-
-/* caseN_meta.npy, in the generator's documented order (vectors/README.md). */
-enum meta_entry {
-    META_NUM_BLOCKS,
-    META_BLOCK_SIZE,
-    META_NUM_HEADS,
-    META_HEAD_SIZE,
-    META_LAYOUT,
-    META_IN_DTYPE,
-    META_NUM_TOKENS,
-    META_NUM_SEQS,
-    META_MAX_BLOCKS,
-    META_NUM_Q_HEADS,
-    META_CASE_COUNT,
-    META_LEN
-};
-
-static const char *const layout_names[] = {"nhd", "split_x"};
-static const char *const out_names[OUT_DTYPES] = {"f32", "f16", "bf16"};
-
-/* One golden case, loaded and validated. */
-struct kv_case {
-    int index, case_count;
-    struct fp8kv_cache_shape shape;
-    enum fp8kv_kv_dtype in;
-    int num_tokens, num_seqs, max_blocks, num_q_heads;
-    size_t rows, width, cache_bytes; /* rows: sum of seq_lens; width: heads * head_size */
-    float k_scale, v_scale, softmax_scale;
-    struct fp8kv_npy meta, key, value, slots, scales, block_table, seq_lens, query, key_cache,
-        value_cache, gather[OUT_DTYPES], attention;
-};
-
-static void case_free(struct kv_case *c)
-{
-    struct fp8kv_npy *all[] = {&c->meta,      &c->key,         &c->value,     &c->slots,
-                               &c->scales,    &c->block_table, &c->seq_lens,  &c->query,
-                               &c->key_cache, &c->value_cache, &c->gather[0], &c->gather[1],
-                               &c->gather[2], &c->attention};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        fp8kv_npy_free(all[i]);
-}
-
-/* ---- loading --------------------------------------------------------------------------------- */
-
-/* load: <dir>/<profile>/kv/case<index>_<name> with this dtype and shape (cols 0: 1-D). */
-static int load(const char *dir, const struct fp8kv_profile *p, int index, const char *name,
-                enum fp8kv_npy_dtype dtype, size_t rows, size_t cols, struct fp8kv_npy *out)
-{
-    char file[64], path[1024];
-    snprintf(file, sizeof file, "kv/case%d_%s", index, name);
-    fp8kv_vector_path(path, sizeof path, dir, p, file);
-    if (fp8kv_npy_read_expect(path, dtype, cols ? 2 : 1, rows, out) != 0)
-        return FP8KV_ERR;
-    /* read_expect takes a length of 0 as "any length" */
-    if ((rows == 0 && out->shape[0] != 0) || (cols && out->shape[1] != cols)) {
-        fp8kv_npy_free(out);
-        return fp8kv_fail("%s: shape (%zu, %zu), expected (%zu, %zu)", path, out->shape[0],
-                          out->shape[1], rows, cols ? cols : 1);
-    }
-    return FP8KV_OK;
-}
-
-static int bad_case(const char *dir, const struct fp8kv_profile *p, int index, const char *name,
-                    const char *what)
-{
-    char file[64], path[1024];
-    snprintf(file, sizeof file, "kv/case%d_%s", index, name);
-    return fp8kv_fail("%s: %s", fp8kv_vector_path(path, sizeof path, dir, p, file), what);
-}
-
-static float f32_of_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* load_meta: caseN_meta.npy, checked for plausibility before any size is derived from it. */
-static int load_meta(const char *dir, const struct fp8kv_profile *p, struct kv_case *c)
-{
-    if (load(dir, p, c->index, "meta.npy", FP8KV_NPY_I32, META_LEN, 0, &c->meta) != 0)
-        return FP8KV_ERR;
-    const int32_t *m = c->meta.data;
-    for (int i = 0; i < META_LEN; i++)
-        if (m[i] < 0 || m[i] > MAX_DIM * MAX_DIM)
-            return bad_case(dir, p, c->index, "meta.npy", "entry out of range");
-    int ok = m[META_NUM_BLOCKS] >= 1 && m[META_BLOCK_SIZE] >= 1 && m[META_NUM_HEADS] >= 1 &&
-             m[META_HEAD_SIZE] >= 1 && m[META_NUM_SEQS] >= 1 && m[META_MAX_BLOCKS] >= 1 &&
-             m[META_NUM_Q_HEADS] >= 1 && m[META_CASE_COUNT] >= 1;
-    for (int i = 0; i < META_LEN; i++)
-        ok &= m[i] <= MAX_DIM || i == META_NUM_TOKENS;
-    ok &= m[META_LAYOUT] <= FP8KV_LAYOUT_SPLIT_X && m[META_IN_DTYPE] <= FP8KV_KV_BF16;
-    ok &= m[META_NUM_Q_HEADS] % (m[META_NUM_HEADS] ? m[META_NUM_HEADS] : 1) == 0;
-    ok &= m[META_LAYOUT] != FP8KV_LAYOUT_SPLIT_X || m[META_HEAD_SIZE] % FP8KV_SPLIT_X == 0;
-    if (!ok)
-        return bad_case(dir, p, c->index, "meta.npy", "implausible shape parameters");
-    c->shape = (struct fp8kv_cache_shape){m[META_NUM_BLOCKS], m[META_BLOCK_SIZE], m[META_NUM_HEADS],
-                                          m[META_HEAD_SIZE], (enum fp8kv_kv_layout)m[META_LAYOUT]};
-    c->in = (enum fp8kv_kv_dtype)m[META_IN_DTYPE];
-    c->num_tokens = m[META_NUM_TOKENS];
-    c->num_seqs = m[META_NUM_SEQS];
-    c->max_blocks = m[META_MAX_BLOCKS];
-    c->num_q_heads = m[META_NUM_Q_HEADS];
-    c->case_count = m[META_CASE_COUNT];
-    c->width = (size_t)c->shape.num_heads * (size_t)c->shape.head_size;
-    c->cache_bytes = (size_t)c->shape.num_blocks * (size_t)c->shape.block_size * c->width;
-    return FP8KV_OK;
-}
-
-/* load_case: every file of case index, and the index checks that keep kernels in bounds. */
-static int load_case(const char *dir, const struct fp8kv_profile *p, int index, struct kv_case *c)
-{
-    memset(c, 0, sizeof *c);
-    c->index = index;
-    if (load_meta(dir, p, c) != 0)
-        return FP8KV_ERR;
-    const size_t tokens = (size_t)c->num_tokens, seqs = (size_t)c->num_seqs;
-    const enum fp8kv_npy_dtype in_npy = c->in == FP8KV_KV_F32 ? FP8KV_NPY_U32 : FP8KV_NPY_U16;
-    if (load(dir, p, index, "key.npy", in_npy, tokens, c->width, &c->key) != 0 ||
-        load(dir, p, index, "value.npy", in_npy, tokens, c->width, &c->value) != 0 ||
-        load(dir, p, index, "slot_mapping.npy", FP8KV_NPY_I64, tokens, 0, &c->slots) != 0 ||
-        load(dir, p, index, "scales.npy", FP8KV_NPY_U32, 3, 0, &c->scales) != 0 ||
-        load(dir, p, index, "block_table.npy", FP8KV_NPY_I32, seqs, (size_t)c->max_blocks,
-             &c->block_table) != 0 ||
-        load(dir, p, index, "seq_lens.npy", FP8KV_NPY_I32, seqs, 0, &c->seq_lens) != 0)
-        return FP8KV_ERR;
-
-    /* slots: -1 or inside the cache, each written once */
-    const int64_t total_slots = (int64_t)c->shape.num_blocks * c->shape.block_size;
-    char *seen = calloc((size_t)total_slots, 1);
-    if (!seen)
-        return fp8kv_fail("out of memory");
-    int slots_ok = 1;
-    for (size_t t = 0; t < tokens; t++) {
-        const int64_t s = ((const int64_t *)c->slots.data)[t];
-        if (s < -1 || s >= total_slots || (s >= 0 && seen[s]++))
-            slots_ok = 0;
-    }
-    free(seen);
-    if (!slots_ok)
-        return bad_case(dir, p, index, "slot_mapping.npy", "slot out of range or repeated");
-
-    /* sequences: lengths within the block table, blocks within the cache */
-    const int32_t *lens = c->seq_lens.data, *table = c->block_table.data;
-    for (size_t i = 0; i < seqs; i++) {
-        if (lens[i] < 0 || lens[i] > c->max_blocks * c->shape.block_size)
-            return bad_case(dir, p, index, "seq_lens.npy", "length beyond the block table");
-        c->rows += (size_t)lens[i];
-        for (int j = 0; j * c->shape.block_size < lens[i]; j++)
-            if (table[i * (size_t)c->max_blocks + (size_t)j] < 0 ||
-                table[i * (size_t)c->max_blocks + (size_t)j] >= c->shape.num_blocks)
-                return bad_case(dir, p, index, "block_table.npy", "block out of range");
-    }
-
-    const uint32_t *scales = c->scales.data;
-    c->k_scale = f32_of_bits(scales[0]);
-    c->v_scale = f32_of_bits(scales[1]);
-    c->softmax_scale = f32_of_bits(scales[2]);
-    const size_t qrows = seqs * (size_t)c->num_q_heads, head = (size_t)c->shape.head_size;
-    const size_t half = c->rows * c->width;
-    if (load(dir, p, index, "query.npy", FP8KV_NPY_F32, qrows, head, &c->query) != 0 ||
-        load(dir, p, index, "key_cache.npy", FP8KV_NPY_U8, c->cache_bytes, 0, &c->key_cache) != 0 ||
-        load(dir, p, index, "value_cache.npy", FP8KV_NPY_U8, c->cache_bytes, 0, &c->value_cache) !=
-            0 ||
-        load(dir, p, index, "gather_f32.npy", FP8KV_NPY_U32, 2, half, &c->gather[0]) != 0 ||
-        load(dir, p, index, "gather_f16.npy", FP8KV_NPY_U16, 2, half, &c->gather[1]) != 0 ||
-        load(dir, p, index, "gather_bf16.npy", FP8KV_NPY_U16, 2, half, &c->gather[2]) != 0 ||
-        load(dir, p, index, "attention.npy", FP8KV_NPY_F64, qrows, head, &c->attention) != 0)
-        return FP8KV_ERR;
-    return FP8KV_OK;
-}
-
-/* ---- naming an element ----------------------------------------------------------------------- */
-
-/* locate: the (slot, head, dim) of byte o of a key (is_key) or value cache, by the layouts of
- * docs/DESIGN.md §4 taken apart (the judge's own arithmetic, not the subject's offset functions).
- */
-static void locate(const struct fp8kv_cache_shape *s, int is_key, size_t o, long long *slot,
-                   int *head, int *dim)
-{
-    const size_t bs = (size_t)s->block_size, H = (size_t)s->num_heads, D = (size_t)s->head_size;
-    size_t pos, h, d, block;
-    if (s->layout == FP8KV_LAYOUT_SPLIT_X && is_key) { /* [block][h][d/16][pos][d%16] */
-        const size_t lane = o % FP8KV_SPLIT_X;
-        o /= FP8KV_SPLIT_X;
-        pos = o % bs;
-        o /= bs;
-        d = (o % (D / FP8KV_SPLIT_X)) * FP8KV_SPLIT_X + lane;
-        o /= D / FP8KV_SPLIT_X;
-        h = o % H;
-        block = o / H;
-    } else if (s->layout == FP8KV_LAYOUT_SPLIT_X) { /* [block][h][d][pos] */
-        pos = o % bs;
-        o /= bs;
-        d = o % D;
-        o /= D;
-        h = o % H;
-        block = o / H;
-    } else { /* [block][pos][h][d] */
-        d = o % D;
-        o /= D;
-        h = o % H;
-        o /= H;
-        pos = o % bs;
-        block = o / bs;
-    }
-    *slot = (long long)(block * bs + pos);
-    *head = (int)h;
-    *dim = (int)d;
-}
-
-/* seq_of_row: the sequence and position of gather output row r. */
-static void seq_of_row(const struct kv_case *c, size_t r, int *seq, int *pos)
-{
-    const int32_t *lens = c->seq_lens.data;
-    int i = 0;
-    while (i + 1 < c->num_seqs && r >= (size_t)lens[i])
-        r -= (size_t)lens[i++];
-    *seq = i;
-    *pos = (int)r;
-}
-
-static void describe(const struct kv_case *c, const char *what, char *buf, size_t size)
-{
-    snprintf(buf, size, "kv/case%d: %s, %s in, %d x %d heads (q %d), block %d, k %g v %g, %s",
-             c->index, layout_names[c->shape.layout], out_names[c->in], c->shape.num_heads,
-             c->shape.head_size, c->num_q_heads, c->shape.block_size, (double)c->k_scale,
-             (double)c->v_scale, what);
-}
 
 /* Appends "; kernel: <plan>" to detail when the subject says how it runs attention for these
  * arguments (a GPU launcher's configuration), so that the report records which one ran. */
@@ -270,23 +41,7 @@ static void append_attention_plan(const struct fp8kv_subject *subject, struct fp
     snprintf(detail + used, size - used, "; kernel: %s", plan);
 }
 
-/* ---- store ----------------------------------------------------------------------------------- */
-
-static void compare_cache(struct fp8kv_check *chk, const struct kv_case *c, int is_key,
-                          const uint8_t *got, const uint8_t *want, const char *written)
-{
-    for (size_t o = 0; o < c->cache_bytes; o++) {
-        chk->cases++;
-        if (got[o] == want[o])
-            continue;
-        long long slot;
-        int h, d;
-        locate(&c->shape, is_key, o, &slot, &h, &d);
-        fp8kv_check_failure(chk, -1, "%s[%zu] (slot %lld head %d dim %d) => %02x  expected %02x%s",
-                            is_key ? "key_cache" : "value_cache", o, slot, h, d, got[o], want[o],
-                            written[slot] ? "" : " (unwritten slot)");
-    }
-}
+/* ---- store, read and attention on the golden cases --------------------------------------- */
 
 /* A subject's failure on golden inputs is the subject's: FP8KV_ERR_SUBJECT, whatever it said,
  * with its message. */
@@ -295,73 +50,43 @@ static int subject_status(int rc)
     return rc == 0 ? FP8KV_OK : FP8KV_ERR_SUBJECT;
 }
 
-static int check_store(const struct kv_case *c, const struct fp8kv_profile *p,
+static int check_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                        struct fp8kv_codec_cfg cfg, const struct fp8kv_subject *subject,
                        struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
-    const size_t total_slots = (size_t)c->shape.num_blocks * (size_t)c->shape.block_size;
     uint8_t *kc = malloc(c->cache_bytes), *vc = malloc(c->cache_bytes);
-    char *written = calloc(total_slots, 1);
-    if (!kc || !vc || !written) {
+    if (!kc || !vc) {
         free(kc);
         free(vc);
-        free(written);
         return fp8kv_fail("out of memory");
     }
     memset(kc, SENTINEL, c->cache_bytes);
     memset(vc, SENTINEL, c->cache_bytes);
-    for (int t = 0; t < c->num_tokens; t++) {
-        const int64_t s = ((const int64_t *)c->slots.data)[t];
-        if (s >= 0)
-            written[s] = 1;
+    int rc = subject_status(subject->store(subject->ctx, cfg, &c->shape, c->in, c->key.data,
+                                           c->value.data, c->num_tokens, c->slots.data, c->k_scale,
+                                           c->v_scale, kc, vc));
+    if (rc == 0) {
+        struct fp8kv_check chk;
+        fp8kv_kv_judge_store(c, p, subject->name, kc, vc, &chk, NULL);
+        fp8kv_check_finish(&chk, fp8kv_now() - t0);
+        rc = fp8kv_results_add(out, &chk);
     }
-    const int rc = subject_status(subject->store(subject->ctx, cfg, &c->shape, c->in, c->key.data,
-                                                 c->value.data, c->num_tokens, c->slots.data,
-                                                 c->k_scale, c->v_scale, kc, vc));
-    if (rc != 0) {
-        free(kc);
-        free(vc);
-        free(written);
-        return rc;
-    }
-
-    struct fp8kv_check chk;
-    char detail[160];
-    describe(c, "cache bytes, sentinel 0xa5", detail, sizeof detail);
-    fp8kv_check_init(&chk, "kv-store", subject->name, p->name, detail);
-    compare_cache(&chk, c, 1, kc, c->key_cache.data, written);
-    compare_cache(&chk, c, 0, vc, c->value_cache.data, written);
-    fp8kv_check_finish(&chk, fp8kv_now() - t0);
     free(kc);
     free(vc);
-    free(written);
-    return fp8kv_results_add(out, &chk);
+    return rc;
 }
 
-/* ---- read ------------------------------------------------------------------------------------ */
-
-static uint32_t element_bits(const void *a, size_t esize, size_t i)
-{
-    return esize == 4 ? ((const uint32_t *)a)[i] : ((const uint16_t *)a)[i];
-}
-
-static int check_read(const struct kv_case *c, const struct fp8kv_profile *p,
+static int check_read(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                       struct fp8kv_codec_cfg cfg, const struct fp8kv_subject *subject,
                       enum fp8kv_kv_dtype odt, struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
-    const size_t half = c->rows * c->width, n = 2 * half, esize = odt == FP8KV_KV_F32 ? 4 : 2;
-    unsigned char *got = malloc(n * esize + 1);
-    float *y = malloc(n * sizeof *y + 1);
-    double *ref = malloc(n * sizeof *ref + 1);
-    if (!got || !y || !ref) {
-        free(got);
-        free(y);
-        free(ref);
+    const size_t half = c->rows * c->width, esize = odt == FP8KV_KV_F32 ? 4 : 2;
+    unsigned char *got = malloc(2 * half * esize + 1);
+    if (!got)
         return fp8kv_fail("out of memory");
-    }
-    memset(got, SENTINEL, n * esize);
+    memset(got, SENTINEL, 2 * half * esize);
     int rc =
         subject->gather(subject->ctx, cfg, &c->shape, 1, c->key_cache.data, c->block_table.data,
                         c->max_blocks, c->seq_lens.data, c->num_seqs, c->k_scale, odt, got);
@@ -369,49 +94,19 @@ static int check_read(const struct kv_case *c, const struct fp8kv_profile *p,
         rc = subject->gather(subject->ctx, cfg, &c->shape, 0, c->value_cache.data,
                              c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
                              c->v_scale, odt, got + half * esize);
-    if (rc != 0) {
-        free(got);
-        free(y);
-        free(ref);
-        return subject_status(rc);
-    }
-
+    rc = subject_status(rc);
     struct fp8kv_check chk;
-    char name[32], detail[160];
-    snprintf(name, sizeof name, "kv-read-%s", out_names[odt]);
-    describe(c, "gather + dequant bits, rounded read model", detail, sizeof detail);
-    fp8kv_check_init(&chk, name, subject->name, p->name, detail);
-    const void *want = c->gather[odt].data;
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t g = element_bits(got, esize, i), w = element_bits(want, esize, i);
-        y[i] = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)odt, g));
-        ref[i] = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)odt, w));
-        chk.cases++;
-        if (g == w)
-            continue;
-        const size_t e = i % half, r = e / c->width;
-        int seq, pos;
-        seq_of_row(c, r, &seq, &pos);
-        const int h = (int)(e % c->width) / c->shape.head_size;
-        const int d = (int)(e % c->width) % c->shape.head_size;
-        fp8kv_check_failure(&chk, -1,
-                            "%s[%zu] (seq %d pos %d head %d dim %d) => %0*x  expected %0*x",
-                            i < half ? "key" : "value", e, seq, pos, h, d, (int)(2 * esize), g,
-                            (int)(2 * esize), w);
+    if (rc == 0)
+        rc = fp8kv_kv_judge_gather(c, p, subject->name, odt, got, &chk);
+    if (rc == 0) {
+        fp8kv_check_finish(&chk, fp8kv_now() - t0);
+        rc = fp8kv_results_add(out, &chk);
     }
-    chk.has_nmse = 1;
-    chk.nmse = fp8kv_nmse(y, ref, n);
-    chk.threshold = 0.0; /* the expected values model this very computation */
-    fp8kv_check_finish(&chk, fp8kv_now() - t0);
     free(got);
-    free(y);
-    free(ref);
-    return fp8kv_results_add(out, &chk);
+    return rc;
 }
 
-/* ---- attention ------------------------------------------------------------------------------- */
-
-static int check_attention(const struct kv_case *c, const struct fp8kv_profile *p,
+static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                            struct fp8kv_codec_cfg cfg, const struct fp8kv_subject *subject,
                            struct fp8kv_results *out)
 {
@@ -429,43 +124,15 @@ static int check_attention(const struct kv_case *c, const struct fp8kv_profile *
         free(y);
         return rc;
     }
-
-    struct fp8kv_check chk;
-    char detail[160];
-    describe(c, "NMSE vs 128-bit reference", detail, sizeof detail);
+    char plan[96] = "";
     append_attention_plan(subject, cfg, &c->shape, c->num_q_heads, c->seq_lens.data, c->num_seqs,
-                          detail, sizeof detail);
-    fp8kv_check_init(&chk, "kv-attention", subject->name, p->name, detail);
-    const double *ref = c->attention.data;
-    chk.cases = n;
-    chk.has_nmse = 1;
-    chk.nmse = fp8kv_nmse(y, ref, n);
-    chk.threshold = ATTENTION_THRESHOLD;
-    if (!(chk.nmse <= chk.threshold)) {
-        /* name the outputs whose error exceeds their share of the allowed total */
-        double energy = 0.0;
-        for (size_t i = 0; i < n; i++)
-            energy += isfinite(ref[i]) ? ref[i] * ref[i] : 0.0;
-        const double budget = chk.threshold * energy / (double)n;
-        for (size_t i = 0; i < n; i++) {
-            const double e = (double)y[i] - ref[i];
-            const int nan_differs = isnan(y[i]) != isnan(ref[i]);
-            if (!nan_differs && !(e * e > budget))
-                continue;
-            uint32_t bits;
-            memcpy(&bits, &y[i], sizeof bits);
-            const size_t row = i / D;
-            fp8kv_check_failure(
-                &chk, -1, "out[%zu] (seq %zu qhead %zu dim %zu) => %08x  expected %.17g", i,
-                row / (size_t)c->num_q_heads, row % (size_t)c->num_q_heads, i % D, bits, ref[i]);
-        }
-    }
+                          plan, sizeof plan);
+    struct fp8kv_check chk;
+    fp8kv_kv_judge_attention(c, p, subject->name, y, plan, &chk);
     fp8kv_check_finish(&chk, fp8kv_now() - t0);
     free(y);
     return fp8kv_results_add(out, &chk);
 }
-
-/* ---- the KV cases ---------------------------------------------------------------------------- */
 
 int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
                    const struct fp8kv_subject *subject, struct fp8kv_results *out)
@@ -473,12 +140,10 @@ int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     int count = 1; /* case 0 says how many there are */
     for (int index = 0; index < count; index++) {
-        struct kv_case c;
-        int rc = load_case(dir, p, index, &c);
+        struct fp8kv_kv_case c;
+        int rc = fp8kv_kv_case_load(dir, p, index, &c);
         if (rc == 0 && index == 0)
             count = c.case_count;
-        else if (rc == 0 && c.case_count != count)
-            rc = bad_case(dir, p, index, "meta.npy", "case_count differs from case 0's");
         const int store = fp8kv_subject_can(subject, FP8KV_CAP_STORE);
         const int gather = fp8kv_subject_can(subject, FP8KV_CAP_GATHER);
         if (rc == 0 && store)
@@ -487,7 +152,7 @@ int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
             rc = check_read(&c, p, cfg, subject, (enum fp8kv_kv_dtype)odt, out);
         if (rc == 0 && fp8kv_subject_can(subject, FP8KV_CAP_ATTENTION))
             rc = check_attention(&c, p, cfg, subject, out);
-        case_free(&c);
+        fp8kv_kv_case_free(&c);
         if (rc != 0)
             return rc;
     }
@@ -751,7 +416,7 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
         snprintf(detail, sizeof detail,
                  "%s, %d x %d heads (q %d), block %d, lengths 3000/777/1/0, random codes, NMSE vs "
                  "double reference",
-                 layout_names[layout], LONG_KV_HEADS, LONG_HEAD, q_heads, LONG_BLOCK);
+                 fp8kv_kv_layout_name(layout), LONG_KV_HEADS, LONG_HEAD, q_heads, LONG_BLOCK);
         append_attention_plan(subject, cfg, &lc.shape, q_heads, long_lens, LONG_SEQS, detail,
                               sizeof detail);
         struct fp8kv_check c;

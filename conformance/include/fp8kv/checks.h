@@ -23,6 +23,7 @@ extern "C" {
 #endif
 
 #define FP8KV_MAX_FAILURE_LINES 20
+#define FP8KV_FAILURE_LINE_SIZE 192 /* bytes of one failure line, its NUL included */
 
 /* One check's outcome. */
 struct fp8kv_check {
@@ -41,7 +42,7 @@ struct fp8kv_check {
     double seconds;
     /* the first failures, TestFloat style: "input => got  expected want  class" */
     int failure_lines;
-    char failures[FP8KV_MAX_FAILURE_LINES][96];
+    char failures[FP8KV_MAX_FAILURE_LINES][FP8KV_FAILURE_LINE_SIZE];
 };
 
 /* fp8kv_check_init: zeroes c and sets its names (any may be NULL). */

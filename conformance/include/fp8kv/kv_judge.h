@@ -1,0 +1,93 @@
+/* fp8kv/kv_judge.h — the golden KV cases and the one judge of what a KV path produced from them.
+ *
+ * A golden case (vectors/<profile>/kv/caseN_*.npy, vectors/README.md) holds the inputs of a
+ * store (key, value, slot mapping, scales), of a read (the golden caches, block table, sequence
+ * lengths) and of a decode step (query, softmax scale), and the oracle's outputs for each. The
+ * loader validates every shape, slot and block index before anything reads through them. The
+ * judges compare outputs produced anywhere — fp8kv's own subjects (kv_checks.c), an engine's
+ * caches saved to files (`fp8kv judge-kv`), numpy arrays or torch tensors (the Python package)
+ * — against those outputs, and fill a struct fp8kv_check with counts, classes and the first
+ * failures named by token, head, dim, block and offset.
+ */
+#ifndef FP8KV_KV_JUDGE_H
+#define FP8KV_KV_JUDGE_H
+
+#include "fp8kv/checks.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The byte the golden caches hold where no slot is written, and that every output buffer
+ * starts filled with. */
+#define FP8KV_KV_SENTINEL 0xA5
+
+/* Attention outputs pass with NMSE against the oracle's 128-bit result at most this. */
+#define FP8KV_KV_ATTENTION_THRESHOLD 1e-10
+
+/* One golden case, loaded and validated. */
+struct fp8kv_kv_case {
+    int index, case_count;
+    struct fp8kv_cache_shape shape;
+    enum fp8kv_kv_dtype in; /* the dtype of key and value */
+    int num_tokens, num_seqs, max_blocks, num_q_heads;
+    size_t rows, width, cache_bytes; /* rows: sum of seq_lens; width: heads * head_size */
+    float k_scale, v_scale, softmax_scale;
+    int32_t *slot_token; /* per cache slot: the token written there, or -1 */
+    struct fp8kv_npy meta, key, value, slots, scales, block_table, seq_lens, query, key_cache,
+        value_cache, gather[3], attention; /* gather: one per enum fp8kv_kv_dtype */
+};
+
+/* fp8kv_kv_case_count: the number of golden cases of profile p in dir (case 0 says), after
+ * loading case 0. 0, or FP8KV_ERR naming the file at fault. Does not verify the directory:
+ * callers pass fp8kv_vectors_trust first. */
+int fp8kv_kv_case_count(const char *dir, const struct fp8kv_profile *p, int *count);
+
+/* fp8kv_kv_case_load: loads and validates case index of profile p (every file of it, and its
+ * case_count against case 0's when index > 0). 0, or FP8KV_ERR naming the file at fault (c is
+ * then freed). */
+int fp8kv_kv_case_load(const char *dir, const struct fp8kv_profile *p, int index,
+                       struct fp8kv_kv_case *c);
+
+/* fp8kv_kv_case_free: frees every array of c (safe on a zeroed or freed case). */
+void fp8kv_kv_case_free(struct fp8kv_kv_case *c);
+
+/* fp8kv_kv_case_describe: "kv/caseN: <layout>, <dtype> in, H x D heads (q Q), block B, k .. v
+ * .., <what>" into buf. */
+void fp8kv_kv_case_describe(const struct fp8kv_kv_case *c, const char *what, char *buf,
+                            size_t size);
+
+/* fp8kv_kv_layout_name / fp8kv_kv_dtype_name: "nhd", "split_x"; "f32", "f16", "bf16". */
+const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout);
+const char *fp8kv_kv_dtype_name(enum fp8kv_kv_dtype dtype);
+
+/* fp8kv_kv_judge_store: judges the caches a store wrote for case c (each cache_bytes long,
+ * filled with FP8KV_KV_SENTINEL before the store) byte by byte against the golden caches.
+ * Fills chk ("kv-store") with one case per cache byte; each written byte is classed by the
+ * quotient input / scale it stores (bytes of slots no token writes have no class); failure
+ * lines name the cache, offset, token, slot, block, head, dim, input, got and expected.
+ * cache_mismatches (if not NULL) receives the key's and the value's mismatch counts. */
+void fp8kv_kv_judge_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                          const char *subject, const uint8_t *key_cache, const uint8_t *value_cache,
+                          struct fp8kv_check *chk, uint64_t cache_mismatches[2]);
+
+/* fp8kv_kv_judge_gather: judges a gather + dequant into dtype out: got holds the key rows,
+ * then the value rows ([2, rows, heads, head_size] elements of out's size), bit for bit
+ * against the golden rows; also sets the NMSE (threshold 0: the golden rows model this very
+ * computation). Fills chk ("kv-read-<dtype>"). 0, or FP8KV_ERR (out of memory). */
+int fp8kv_kv_judge_gather(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                          const char *subject, enum fp8kv_kv_dtype out, const void *got,
+                          struct fp8kv_check *chk);
+
+/* fp8kv_kv_judge_attention: judges a decode step's output [num_seqs, num_q_heads, head_size]
+ * (f32) by NMSE against the oracle's result, threshold FP8KV_KV_ATTENTION_THRESHOLD; on a
+ * failure, names the outputs whose error exceeds their share. Fills chk ("kv-attention");
+ * detail_suffix (may be NULL) is appended to its detail. */
+void fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                              const char *subject, const float *out, const char *detail_suffix,
+                              struct fp8kv_check *chk);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

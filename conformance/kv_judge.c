@@ -1,0 +1,471 @@
+/* kv_judge.c — the golden KV cases, loaded and validated, and the judges of fp8kv/kv_judge.h.
+ *
+ * The case files are untrusted input even after the directory is verified (a consistent but
+ * hostile set could be checksummed): every shape, slot and block index is validated before a
+ * judge or a kernel reads through it. Bytes and bits compare exactly, NaNs included (sign and
+ * payload: the CPU reference and the oracle agree on them).
+ */
+#include "fp8kv/kv_judge.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/diag.h"
+#include "fp8kv/npy.h"
+
+#define MAX_DIM 4096 /* any one shape parameter of a case; the cases are small */
+
+/* caseN_meta.npy, in the generator's documented order (vectors/README.md). */
+enum meta_entry {
+    META_NUM_BLOCKS,
+    META_BLOCK_SIZE,
+    META_NUM_HEADS,
+    META_HEAD_SIZE,
+    META_LAYOUT,
+    META_IN_DTYPE,
+    META_NUM_TOKENS,
+    META_NUM_SEQS,
+    META_MAX_BLOCKS,
+    META_NUM_Q_HEADS,
+    META_CASE_COUNT,
+    META_LEN
+};
+
+const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout)
+{
+    return layout == FP8KV_LAYOUT_SPLIT_X ? "split_x" : "nhd";
+}
+
+const char *fp8kv_kv_dtype_name(enum fp8kv_kv_dtype dtype)
+{
+    static const char *const names[] = {"f32", "f16", "bf16"};
+    return dtype >= FP8KV_KV_F32 && dtype <= FP8KV_KV_BF16 ? names[dtype] : "?";
+}
+
+void fp8kv_kv_case_free(struct fp8kv_kv_case *c)
+{
+    struct fp8kv_npy *all[] = {&c->meta,      &c->key,         &c->value,     &c->slots,
+                               &c->scales,    &c->block_table, &c->seq_lens,  &c->query,
+                               &c->key_cache, &c->value_cache, &c->gather[0], &c->gather[1],
+                               &c->gather[2], &c->attention};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        fp8kv_npy_free(all[i]);
+    free(c->slot_token);
+    c->slot_token = NULL;
+}
+
+/* ---- loading --------------------------------------------------------------------------------- */
+
+/* load: <dir>/<profile>/kv/case<index>_<name> with this dtype and shape (cols 0: 1-D). */
+static int load(const char *dir, const struct fp8kv_profile *p, int index, const char *name,
+                enum fp8kv_npy_dtype dtype, size_t rows, size_t cols, struct fp8kv_npy *out)
+{
+    char file[64], path[1024];
+    snprintf(file, sizeof file, "kv/case%d_%s", index, name);
+    fp8kv_vector_path(path, sizeof path, dir, p, file);
+    if (fp8kv_npy_read_expect(path, dtype, cols ? 2 : 1, rows, out) != 0)
+        return FP8KV_ERR;
+    /* read_expect takes a length of 0 as "any length" */
+    if ((rows == 0 && out->shape[0] != 0) || (cols && out->shape[1] != cols)) {
+        fp8kv_npy_free(out);
+        return fp8kv_fail("%s: shape (%zu, %zu), expected (%zu, %zu)", path, out->shape[0],
+                          out->shape[1], rows, cols ? cols : 1);
+    }
+    return FP8KV_OK;
+}
+
+static int bad_case(const char *dir, const struct fp8kv_profile *p, int index, const char *name,
+                    const char *what)
+{
+    char file[64], path[1024];
+    snprintf(file, sizeof file, "kv/case%d_%s", index, name);
+    return fp8kv_fail("%s: %s", fp8kv_vector_path(path, sizeof path, dir, p, file), what);
+}
+
+static float f32_of_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* load_meta: caseN_meta.npy, checked for plausibility before any size is derived from it. */
+static int load_meta(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
+{
+    if (load(dir, p, c->index, "meta.npy", FP8KV_NPY_I32, META_LEN, 0, &c->meta) != 0)
+        return FP8KV_ERR;
+    const int32_t *m = c->meta.data;
+    for (int i = 0; i < META_LEN; i++)
+        if (m[i] < 0 || m[i] > MAX_DIM * MAX_DIM)
+            return bad_case(dir, p, c->index, "meta.npy", "entry out of range");
+    int ok = m[META_NUM_BLOCKS] >= 1 && m[META_BLOCK_SIZE] >= 1 && m[META_NUM_HEADS] >= 1 &&
+             m[META_HEAD_SIZE] >= 1 && m[META_NUM_SEQS] >= 1 && m[META_MAX_BLOCKS] >= 1 &&
+             m[META_NUM_Q_HEADS] >= 1 && m[META_CASE_COUNT] >= 1;
+    for (int i = 0; i < META_LEN; i++)
+        ok &= m[i] <= MAX_DIM || i == META_NUM_TOKENS;
+    ok &= m[META_LAYOUT] <= FP8KV_LAYOUT_SPLIT_X && m[META_IN_DTYPE] <= FP8KV_KV_BF16;
+    ok &= m[META_NUM_Q_HEADS] % (m[META_NUM_HEADS] ? m[META_NUM_HEADS] : 1) == 0;
+    ok &= m[META_LAYOUT] != FP8KV_LAYOUT_SPLIT_X || m[META_HEAD_SIZE] % FP8KV_SPLIT_X == 0;
+    if (!ok)
+        return bad_case(dir, p, c->index, "meta.npy", "implausible shape parameters");
+    c->shape = (struct fp8kv_cache_shape){m[META_NUM_BLOCKS], m[META_BLOCK_SIZE], m[META_NUM_HEADS],
+                                          m[META_HEAD_SIZE], (enum fp8kv_kv_layout)m[META_LAYOUT]};
+    c->in = (enum fp8kv_kv_dtype)m[META_IN_DTYPE];
+    c->num_tokens = m[META_NUM_TOKENS];
+    c->num_seqs = m[META_NUM_SEQS];
+    c->max_blocks = m[META_MAX_BLOCKS];
+    c->num_q_heads = m[META_NUM_Q_HEADS];
+    c->case_count = m[META_CASE_COUNT];
+    c->width = (size_t)c->shape.num_heads * (size_t)c->shape.head_size;
+    c->cache_bytes = (size_t)c->shape.num_blocks * (size_t)c->shape.block_size * c->width;
+    return FP8KV_OK;
+}
+
+/* index_slots: slot_token[s] = the token written to slot s, or -1; refuses a slot outside the
+ * cache or written twice. */
+static int index_slots(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
+{
+    const int64_t total_slots = (int64_t)c->shape.num_blocks * c->shape.block_size;
+    c->slot_token = malloc((size_t)total_slots * sizeof *c->slot_token);
+    if (!c->slot_token)
+        return fp8kv_fail("out of memory");
+    for (int64_t s = 0; s < total_slots; s++)
+        c->slot_token[s] = -1;
+    for (int t = 0; t < c->num_tokens; t++) {
+        const int64_t s = ((const int64_t *)c->slots.data)[t];
+        if (s < -1 || s >= total_slots || (s >= 0 && c->slot_token[s] != -1))
+            return bad_case(dir, p, c->index, "slot_mapping.npy", "slot out of range or repeated");
+        if (s >= 0)
+            c->slot_token[s] = t;
+    }
+    return FP8KV_OK;
+}
+
+/* check_sequences: lengths within the block table, blocks within the cache; sums the rows. */
+static int check_sequences(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
+{
+    const int32_t *lens = c->seq_lens.data, *table = c->block_table.data;
+    for (size_t i = 0; i < (size_t)c->num_seqs; i++) {
+        if (lens[i] < 0 || lens[i] > c->max_blocks * c->shape.block_size)
+            return bad_case(dir, p, c->index, "seq_lens.npy", "length beyond the block table");
+        c->rows += (size_t)lens[i];
+        for (int j = 0; j * c->shape.block_size < lens[i]; j++)
+            if (table[i * (size_t)c->max_blocks + (size_t)j] < 0 ||
+                table[i * (size_t)c->max_blocks + (size_t)j] >= c->shape.num_blocks)
+                return bad_case(dir, p, c->index, "block_table.npy", "block out of range");
+    }
+    return FP8KV_OK;
+}
+
+static int load_inputs(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
+{
+    const int index = c->index;
+    const size_t tokens = (size_t)c->num_tokens, seqs = (size_t)c->num_seqs;
+    const enum fp8kv_npy_dtype in_npy = c->in == FP8KV_KV_F32 ? FP8KV_NPY_U32 : FP8KV_NPY_U16;
+    if (load(dir, p, index, "key.npy", in_npy, tokens, c->width, &c->key) != 0 ||
+        load(dir, p, index, "value.npy", in_npy, tokens, c->width, &c->value) != 0 ||
+        load(dir, p, index, "slot_mapping.npy", FP8KV_NPY_I64, tokens, 0, &c->slots) != 0 ||
+        load(dir, p, index, "scales.npy", FP8KV_NPY_U32, 3, 0, &c->scales) != 0 ||
+        load(dir, p, index, "block_table.npy", FP8KV_NPY_I32, seqs, (size_t)c->max_blocks,
+             &c->block_table) != 0 ||
+        load(dir, p, index, "seq_lens.npy", FP8KV_NPY_I32, seqs, 0, &c->seq_lens) != 0)
+        return FP8KV_ERR;
+    if (index_slots(dir, p, c) != 0 || check_sequences(dir, p, c) != 0)
+        return FP8KV_ERR;
+    const uint32_t *scales = c->scales.data;
+    c->k_scale = f32_of_bits(scales[0]);
+    c->v_scale = f32_of_bits(scales[1]);
+    c->softmax_scale = f32_of_bits(scales[2]);
+    return FP8KV_OK;
+}
+
+static int load_outputs(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
+{
+    const int index = c->index;
+    const size_t qrows = (size_t)c->num_seqs * (size_t)c->num_q_heads;
+    const size_t head = (size_t)c->shape.head_size, half = c->rows * c->width;
+    if (load(dir, p, index, "query.npy", FP8KV_NPY_F32, qrows, head, &c->query) != 0 ||
+        load(dir, p, index, "key_cache.npy", FP8KV_NPY_U8, c->cache_bytes, 0, &c->key_cache) != 0 ||
+        load(dir, p, index, "value_cache.npy", FP8KV_NPY_U8, c->cache_bytes, 0, &c->value_cache) !=
+            0 ||
+        load(dir, p, index, "gather_f32.npy", FP8KV_NPY_U32, 2, half, &c->gather[0]) != 0 ||
+        load(dir, p, index, "gather_f16.npy", FP8KV_NPY_U16, 2, half, &c->gather[1]) != 0 ||
+        load(dir, p, index, "gather_bf16.npy", FP8KV_NPY_U16, 2, half, &c->gather[2]) != 0 ||
+        load(dir, p, index, "attention.npy", FP8KV_NPY_F64, qrows, head, &c->attention) != 0)
+        return FP8KV_ERR;
+    return FP8KV_OK;
+}
+
+int fp8kv_kv_case_load(const char *dir, const struct fp8kv_profile *p, int index,
+                       struct fp8kv_kv_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->index = index;
+    int rc = load_meta(dir, p, c);
+    if (rc == 0)
+        rc = load_inputs(dir, p, c);
+    if (rc == 0)
+        rc = load_outputs(dir, p, c);
+    if (rc == 0 && index > 0) {
+        struct fp8kv_npy first = {0};
+        rc = load(dir, p, 0, "meta.npy", FP8KV_NPY_I32, META_LEN, 0, &first);
+        if (rc == 0 && ((const int32_t *)first.data)[META_CASE_COUNT] != c->case_count)
+            rc = bad_case(dir, p, index, "meta.npy", "case_count differs from case 0's");
+        else if (rc == 0 && index >= c->case_count)
+            rc = bad_case(dir, p, index, "meta.npy", "index beyond case_count");
+        fp8kv_npy_free(&first);
+    }
+    if (rc != 0)
+        fp8kv_kv_case_free(c);
+    return rc;
+}
+
+int fp8kv_kv_case_count(const char *dir, const struct fp8kv_profile *p, int *count)
+{
+    struct fp8kv_kv_case c;
+    const int rc = fp8kv_kv_case_load(dir, p, 0, &c);
+    if (rc == 0)
+        *count = c.case_count;
+    fp8kv_kv_case_free(&c);
+    return rc;
+}
+
+void fp8kv_kv_case_describe(const struct fp8kv_kv_case *c, const char *what, char *buf, size_t size)
+{
+    snprintf(buf, size, "kv/case%d: %s, %s in, %d x %d heads (q %d), block %d, k %g v %g, %s",
+             c->index, fp8kv_kv_layout_name(c->shape.layout), fp8kv_kv_dtype_name(c->in),
+             c->shape.num_heads, c->shape.head_size, c->num_q_heads, c->shape.block_size,
+             (double)c->k_scale, (double)c->v_scale, what);
+}
+
+/* ---- naming an element ----------------------------------------------------------------------- */
+
+/* locate: the (slot, head, dim) of byte o of a key (is_key) or value cache, by the layouts of
+ * docs/DESIGN.md §4 taken apart (the judge's own arithmetic, not the subject's offset functions).
+ */
+static void locate(const struct fp8kv_cache_shape *s, int is_key, size_t o, long long *slot,
+                   int *head, int *dim)
+{
+    const size_t bs = (size_t)s->block_size, H = (size_t)s->num_heads, D = (size_t)s->head_size;
+    size_t pos, h, d, block;
+    if (s->layout == FP8KV_LAYOUT_SPLIT_X && is_key) { /* [block][h][d/16][pos][d%16] */
+        const size_t lane = o % FP8KV_SPLIT_X;
+        o /= FP8KV_SPLIT_X;
+        pos = o % bs;
+        o /= bs;
+        d = (o % (D / FP8KV_SPLIT_X)) * FP8KV_SPLIT_X + lane;
+        o /= D / FP8KV_SPLIT_X;
+        h = o % H;
+        block = o / H;
+    } else if (s->layout == FP8KV_LAYOUT_SPLIT_X) { /* [block][h][d][pos] */
+        pos = o % bs;
+        o /= bs;
+        d = o % D;
+        o /= D;
+        h = o % H;
+        block = o / H;
+    } else { /* [block][pos][h][d] */
+        d = o % D;
+        o /= D;
+        h = o % H;
+        o /= H;
+        pos = o % bs;
+        block = o / bs;
+    }
+    *slot = (long long)(block * bs + pos);
+    *head = (int)h;
+    *dim = (int)d;
+}
+
+/* seq_of_row: the sequence and position of gather output row r. */
+static void seq_of_row(const struct fp8kv_kv_case *c, size_t r, int *seq, int *pos)
+{
+    const int32_t *lens = c->seq_lens.data;
+    int i = 0;
+    while (i + 1 < c->num_seqs && r >= (size_t)lens[i])
+        r -= (size_t)lens[i++];
+    *seq = i;
+    *pos = (int)r;
+}
+
+static uint32_t element_bits(const void *a, size_t esize, size_t i)
+{
+    return esize == 4 ? ((const uint32_t *)a)[i] : ((const uint16_t *)a)[i];
+}
+
+/* input_text: "0x3c00 (1)": an input element of dtype in as its bits and its value. */
+static void input_text(enum fp8kv_kv_dtype in, uint32_t bits, char *buf, size_t size)
+{
+    const float x = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)in, bits));
+    snprintf(buf, size, "0x%0*x (%.9g)", in == FP8KV_KV_F32 ? 8 : 4, bits, (double)x);
+}
+
+/* ---- store ----------------------------------------------------------------------------------- */
+
+/* The class of the quotient x / scale a written byte stores (rounded to f32 for classing only;
+ * the expected byte is the oracle's). */
+static int quotient_class(const struct fp8kv_profile *p, float x, float scale)
+{
+    const float q = (float)((double)x / (double)scale);
+    uint32_t bits;
+    memcpy(&bits, &q, sizeof bits);
+    return (int)fp8kv_classify_f32(p->format, bits);
+}
+
+static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
+                        const struct fp8kv_profile *p, int is_key, const uint8_t *got)
+{
+    const uint8_t *want = is_key ? c->key_cache.data : c->value_cache.data;
+    const struct fp8kv_npy *in = is_key ? &c->key : &c->value;
+    const float scale = is_key ? c->k_scale : c->v_scale;
+    const size_t esize = c->in == FP8KV_KV_F32 ? 4 : 2, bs = (size_t)c->shape.block_size;
+    const char *cache = is_key ? "key_cache" : "value_cache";
+    for (size_t o = 0; o < c->cache_bytes; o++) {
+        long long slot;
+        int h, d;
+        locate(&c->shape, is_key, o, &slot, &h, &d);
+        const int32_t t = c->slot_token[slot];
+        uint32_t x = 0;
+        int cls = -1;
+        if (t >= 0) {
+            x = element_bits(in->data, esize,
+                             (size_t)t * c->width + (size_t)h * c->shape.head_size + (size_t)d);
+            cls = quotient_class(p, f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, x)),
+                                 scale);
+        }
+        chk->cases++;
+        if (cls >= 0)
+            chk->class_cases[cls]++;
+        if (got[o] == want[o])
+            continue;
+        const size_t block = (size_t)slot / bs, offset = (size_t)slot % bs;
+        if (t < 0) {
+            fp8kv_check_failure(chk, -1,
+                                "%s[%zu] no token (slot %lld = block %zu offset %zu) head %d dim "
+                                "%d => %02x  expected %02x (unwritten)",
+                                cache, o, slot, block, offset, h, d, got[o], want[o]);
+            continue;
+        }
+        char text[48];
+        input_text(c->in, x, text, sizeof text);
+        fp8kv_check_failure(chk, cls,
+                            "%s[%zu] token %d (slot %lld = block %zu offset %zu) head %d dim %d: "
+                            "%s / %.9g => %02x  expected %02x  %s",
+                            cache, o, (int)t, slot, block, offset, h, d, text, (double)scale,
+                            got[o], want[o], fp8kv_class_names[cls]);
+    }
+}
+
+void fp8kv_kv_judge_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                          const char *subject, const uint8_t *key_cache, const uint8_t *value_cache,
+                          struct fp8kv_check *chk, uint64_t cache_mismatches[2])
+{
+    char detail[160];
+    fp8kv_kv_case_describe(c, "cache bytes, sentinel 0xa5", detail, sizeof detail);
+    fp8kv_check_init(chk, "kv-store", subject, p->name, detail);
+    chk->has_classes = 1;
+    judge_cache(chk, c, p, 1, key_cache);
+    const uint64_t key_mismatches = chk->mismatches;
+    judge_cache(chk, c, p, 0, value_cache);
+    if (cache_mismatches) {
+        cache_mismatches[0] = key_mismatches;
+        cache_mismatches[1] = chk->mismatches - key_mismatches;
+    }
+}
+
+/* ---- read ------------------------------------------------------------------------------------ */
+
+int fp8kv_kv_judge_gather(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                          const char *subject, enum fp8kv_kv_dtype out, const void *got,
+                          struct fp8kv_check *chk)
+{
+    const size_t half = c->rows * c->width, n = 2 * half, esize = out == FP8KV_KV_F32 ? 4 : 2;
+    float *y = malloc(n * sizeof *y + 1);
+    double *ref = malloc(n * sizeof *ref + 1);
+    if (!y || !ref) {
+        free(y);
+        free(ref);
+        return fp8kv_fail("out of memory");
+    }
+    char name[32], detail[160];
+    snprintf(name, sizeof name, "kv-read-%s", fp8kv_kv_dtype_name(out));
+    fp8kv_kv_case_describe(c, "gather + dequant bits, rounded read model", detail, sizeof detail);
+    fp8kv_check_init(chk, name, subject, p->name, detail);
+    const void *want = c->gather[out].data;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t g = element_bits(got, esize, i), w = element_bits(want, esize, i);
+        y[i] = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)out, g));
+        ref[i] = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)out, w));
+        chk->cases++;
+        if (g == w)
+            continue;
+        const size_t e = i % half, row = e / c->width;
+        int seq, pos;
+        seq_of_row(c, row, &seq, &pos);
+        const int h = (int)(e % c->width) / c->shape.head_size;
+        const int d = (int)(e % c->width) % c->shape.head_size;
+        const int is_key = i < half;
+        const int32_t block =
+            ((const int32_t *)c->block_table
+                 .data)[(size_t)seq * c->max_blocks + (size_t)(pos / c->shape.block_size)];
+        const int64_t slot = (int64_t)block * c->shape.block_size + pos % c->shape.block_size;
+        const uint8_t *cache = is_key ? c->key_cache.data : c->value_cache.data;
+        const size_t o = is_key ? fp8kv_key_offset(&c->shape, slot, h, d)
+                                : fp8kv_value_offset(&c->shape, slot, h, d);
+        fp8kv_check_failure(chk, -1,
+                            "%s[%zu] seq %d pos %d (block %d offset %d) head %d dim %d: code %02x "
+                            "* %.9g => %0*x  expected %0*x",
+                            is_key ? "key" : "value", e, seq, pos, (int)block,
+                            pos % c->shape.block_size, h, d, cache[o],
+                            (double)(is_key ? c->k_scale : c->v_scale), (int)(2 * esize), g,
+                            (int)(2 * esize), w);
+    }
+    chk->has_nmse = 1;
+    chk->nmse = fp8kv_nmse(y, ref, n);
+    chk->threshold = 0.0; /* the expected values model this very computation */
+    free(y);
+    free(ref);
+    return FP8KV_OK;
+}
+
+/* ---- attention ------------------------------------------------------------------------------- */
+
+void fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                              const char *subject, const float *y, const char *detail_suffix,
+                              struct fp8kv_check *chk)
+{
+    const size_t D = (size_t)c->shape.head_size, n = (size_t)c->num_seqs * c->num_q_heads * D;
+    char detail[160];
+    fp8kv_kv_case_describe(c, "NMSE vs 128-bit reference", detail, sizeof detail);
+    if (detail_suffix) {
+        const size_t used = strlen(detail);
+        snprintf(detail + used, sizeof detail - used, "%s", detail_suffix);
+    }
+    fp8kv_check_init(chk, "kv-attention", subject, p->name, detail);
+    const double *ref = c->attention.data;
+    chk->cases = n;
+    chk->has_nmse = 1;
+    chk->nmse = fp8kv_nmse(y, ref, n);
+    chk->threshold = FP8KV_KV_ATTENTION_THRESHOLD;
+    if (chk->nmse <= chk->threshold)
+        return;
+    /* name the outputs whose error exceeds their share of the allowed total */
+    double energy = 0.0;
+    for (size_t i = 0; i < n; i++)
+        energy += isfinite(ref[i]) ? ref[i] * ref[i] : 0.0;
+    const double budget = chk->threshold * energy / (double)n;
+    for (size_t i = 0; i < n; i++) {
+        const double e = (double)y[i] - ref[i];
+        const int nan_differs = isnan(y[i]) != isnan(ref[i]);
+        if (!nan_differs && !(e * e > budget))
+            continue;
+        uint32_t bits;
+        memcpy(&bits, &y[i], sizeof bits);
+        const size_t row = i / D;
+        fp8kv_check_failure(chk, -1,
+                            "out[%zu] seq %zu qhead %zu dim %zu => %08x (%.9g)  expected %.17g", i,
+                            row / (size_t)c->num_q_heads, row % (size_t)c->num_q_heads, i % D, bits,
+                            (double)y[i], ref[i]);
+    }
+}
