@@ -231,12 +231,20 @@ int fp8kv_kv_case_count(const char *dir, const struct fp8kv_profile *p, int *cou
     return rc;
 }
 
+void fp8kv_kv_case_words(const struct fp8kv_kv_case *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s, %s in, %d x %d heads (q %d), block %d, k %g v %g",
+             fp8kv_kv_layout_name(c->shape.layout), fp8kv_kv_dtype_name(c->in), c->shape.num_heads,
+             c->shape.head_size, c->num_q_heads, c->shape.block_size, (double)c->k_scale,
+             (double)c->v_scale);
+}
+
 void fp8kv_kv_case_describe(const struct fp8kv_kv_case *c, const char *what, char *buf, size_t size)
 {
-    snprintf(buf, size, "kv/case%d: %s, %s in, %d x %d heads (q %d), block %d, k %g v %g, %s",
-             c->index, fp8kv_kv_layout_name(c->shape.layout), fp8kv_kv_dtype_name(c->in),
-             c->shape.num_heads, c->shape.head_size, c->num_q_heads, c->shape.block_size,
-             (double)c->k_scale, (double)c->v_scale, what);
+    char words[128];
+    fp8kv_kv_case_words(c, words, sizeof words);
+    if (snprintf(buf, size, "kv/case%d: %s, %s", c->index, words, what) >= (int)size)
+        buf[size - 1] = '\0'; /* cut: a detail is words, never parsed */
 }
 
 /* ---- naming an element ----------------------------------------------------------------------- */

@@ -13,6 +13,7 @@
 #include "fp8kv/fileio.h"
 #include "fp8kv/run.h"
 #include "fp8kv/verify.h"
+#include "report_json.h"
 
 #ifndef FP8KV_VERSION
 #define FP8KV_VERSION "unknown"
@@ -50,7 +51,7 @@ static const char *verdict_of(const struct fp8kv_report_meta *m, const struct fp
     return fp8kv_results_passed(r) ? "conformant" : "nonconformant";
 }
 
-static json_t *check_json(const struct fp8kv_check *c)
+json_t *fp8kv_check_json(const struct fp8kv_check *c)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:b, s:f}", "name", c->name,
                           "subject", c->subject, "profile", c->profile, "detail", c->detail,
@@ -66,6 +67,11 @@ static json_t *check_json(const struct fp8kv_check *c)
             json_object_set_new(cls, fp8kv_class_names[k],
                                 json_integer((json_int_t)c->class_mismatches[k]));
         json_object_set_new(o, "class_mismatches", cls);
+        json_t *seen = json_object();
+        for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
+            json_object_set_new(seen, fp8kv_class_names[k],
+                                json_integer((json_int_t)c->class_cases[k]));
+        json_object_set_new(o, "class_cases", seen);
     }
     json_t *failures = json_array();
     for (int i = 0; i < c->failure_lines; i++)
@@ -287,7 +293,7 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
         reported += !c->gated;
         passed += c->gated && c->passed;
         failed += c->gated && !c->passed;
-        json_array_append_new(checks, check_json(c));
+        json_array_append_new(checks, fp8kv_check_json(c));
     }
     json_t *junit = json_array();
     if (rc == 0 && m->junit_dir) {
@@ -346,7 +352,7 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
 int fp8kv_write_sweep_json(const char *path, const struct fp8kv_check *c, const char *domain,
                            const char *nan_check)
 {
-    json_t *o = check_json(c);
+    json_t *o = fp8kv_check_json(c);
     json_object_set_new(o, "name", json_string(c->subject)); /* the subject, for a verdict */
     json_object_del(o, "subject");
     json_object_set_new(o, "check", json_string(c->name));

@@ -35,9 +35,10 @@ static const struct {
     const char *descr;
     size_t size;
 } dtypes[FP8KV_NPY_DTYPE_COUNT] = {
-    [FP8KV_NPY_U8] = {"|u1", 1},  [FP8KV_NPY_U16] = {"<u2", 2}, [FP8KV_NPY_U32] = {"<u4", 4},
-    [FP8KV_NPY_F32] = {"<f4", 4}, [FP8KV_NPY_F64] = {"<f8", 8}, [FP8KV_NPY_I32] = {"<i4", 4},
-    [FP8KV_NPY_I64] = {"<i8", 8},
+    [FP8KV_NPY_U8] = {"|u1", 1},  [FP8KV_NPY_U16] = {"<u2", 2},  [FP8KV_NPY_U32] = {"<u4", 4},
+    [FP8KV_NPY_F32] = {"<f4", 4}, [FP8KV_NPY_F64] = {"<f8", 8},  [FP8KV_NPY_I32] = {"<i4", 4},
+    [FP8KV_NPY_I64] = {"<i8", 8}, [FP8KV_NPY_I8] = {"|i1", 1},   [FP8KV_NPY_I16] = {"<i2", 2},
+    [FP8KV_NPY_F16] = {"<f2", 2}, [FP8KV_NPY_RAW8] = {"|V1", 1}, [FP8KV_NPY_RAW16] = {"|V2", 2},
 };
 
 const char *fp8kv_npy_descr(enum fp8kv_npy_dtype dtype)
@@ -172,6 +173,7 @@ int fp8kv_npy_write(const char *path, enum fp8kv_npy_dtype dtype, int ndim, cons
 struct parser {
     const char *p, *end;
     const char *path;
+    int max_dims; /* FP8KV_NPY_MAX_DIMS, or FP8KV_NPY_MAX_ANY_DIMS for read_any */
 };
 
 static void skip_ws(struct parser *ps)
@@ -228,7 +230,7 @@ static int accept_word(struct parser *ps, const char *word)
 
 /* parse_shape: a Python tuple "(a,)" or "(a, b)" (a trailing comma allowed) of decimal ints.
  * On error the message is recorded and FP8KV_ERR returned. */
-static int parse_shape(struct parser *ps, int *ndim, size_t shape[2])
+static int parse_shape(struct parser *ps, int *ndim, size_t shape[FP8KV_NPY_MAX_ANY_DIMS])
 {
     if (!accept(ps, '('))
         return fp8kv_fail("%s: header 'shape' is not a tuple", ps->path);
@@ -249,9 +251,9 @@ static int parse_shape(struct parser *ps, int *ndim, size_t shape[2])
                 return fp8kv_fail("%s: header 'shape' has a dimension too large", ps->path);
             v = v * 10 + d;
         }
-        if (n >= FP8KV_NPY_MAX_DIMS)
+        if (n >= ps->max_dims)
             return fp8kv_fail("%s: header 'shape' has more than %d dimensions", ps->path,
-                              FP8KV_NPY_MAX_DIMS);
+                              ps->max_dims);
         shape[n++] = v;
         trailing_comma = accept(ps, ',');
         if (!trailing_comma) {
@@ -270,13 +272,23 @@ static int parse_shape(struct parser *ps, int *ndim, size_t shape[2])
 }
 
 /* descr_to_dtype: numpy writes "|u1" for bytes; the other spellings of a one-byte type are
- * accepted because byte order means nothing there. Wider types must say little-endian. */
+ * accepted because byte order means nothing there, and so are "<V2"/">V2" (opaque bytes have
+ * no order). Wider numeric types must say little-endian. */
 static int descr_to_dtype(const char *descr, enum fp8kv_npy_dtype *dtype)
 {
-    static const char *const u1_aliases[] = {"|u1", "<u1", ">u1", "=u1", "u1"};
-    for (size_t i = 0; i < sizeof u1_aliases / sizeof u1_aliases[0]; i++)
-        if (strcmp(descr, u1_aliases[i]) == 0) {
-            *dtype = FP8KV_NPY_U8;
+    static const struct {
+        const char *alias;
+        enum fp8kv_npy_dtype dtype;
+    } aliases[] = {
+        {"<u1", FP8KV_NPY_U8},    {">u1", FP8KV_NPY_U8},   {"=u1", FP8KV_NPY_U8},
+        {"u1", FP8KV_NPY_U8},     {"<i1", FP8KV_NPY_I8},   {">i1", FP8KV_NPY_I8},
+        {"=i1", FP8KV_NPY_I8},    {"i1", FP8KV_NPY_I8},    {"<V1", FP8KV_NPY_RAW8},
+        {">V1", FP8KV_NPY_RAW8},  {"V1", FP8KV_NPY_RAW8},  {"<V2", FP8KV_NPY_RAW16},
+        {">V2", FP8KV_NPY_RAW16}, {"V2", FP8KV_NPY_RAW16},
+    };
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(descr, aliases[i].alias) == 0) {
+            *dtype = aliases[i].dtype;
             return 0;
         }
     for (int d = 0; d < FP8KV_NPY_DTYPE_COUNT; d++)
@@ -308,7 +320,8 @@ static int parse_dict(struct parser *ps, struct fp8kv_npy *out)
                 return fp8kv_fail("%s: header 'descr' is not a simple string", ps->path);
             if (descr_to_dtype(descr, &out->dtype) != 0)
                 return fp8kv_fail(
-                    "%s: unsupported descr '%s' (want |u1, <u2, <u4, <f4, <f8, <i4 or <i8)",
+                    "%s: unsupported descr '%s' (want |u1, <u2, <u4, <f4, <f8, <i4, <i8, |i1, "
+                    "<i2, <f2, |V1 or |V2)",
                     ps->path, descr);
         } else if (strcmp(key, "fortran_order") == 0) {
             if (have_order++)
@@ -321,7 +334,7 @@ static int parse_dict(struct parser *ps, struct fp8kv_npy *out)
         } else if (strcmp(key, "shape") == 0) {
             if (have_shape++)
                 return fp8kv_fail("%s: header repeats 'shape'", ps->path);
-            if (parse_shape(ps, &out->ndim, out->shape) != 0)
+            if (parse_shape(ps, &out->ndim, out->dims) != 0)
                 return FP8KV_ERR;
         } else {
             return fp8kv_fail("%s: header has unexpected key '%s'", ps->path, key);
@@ -375,7 +388,7 @@ static int read_prefix(FILE *f, const char *path, size_t *hlen, size_t *prefix_l
 
 /* read_header: the hlen bytes of the header dict, ASCII, parsed into out's dtype and shape.
  * 0 or FP8KV_ERR. */
-static int read_header(FILE *f, const char *path, size_t hlen, struct fp8kv_npy *out)
+static int read_header(FILE *f, const char *path, size_t hlen, int max_dims, struct fp8kv_npy *out)
 {
     char *header = malloc(hlen + 1);
     if (header == NULL)
@@ -387,13 +400,21 @@ static int read_header(FILE *f, const char *path, size_t hlen, struct fp8kv_npy 
         if ((unsigned char)header[i] >= 0x80 || header[i] == '\0')
             rc = fp8kv_fail("%s: header is not ASCII text", path);
     if (rc == 0) {
-        struct parser ps = {header, header + hlen, path};
+        struct parser ps = {header, header + hlen, path, max_dims};
         rc = parse_dict(&ps, out);
     }
     free(header);
-    if (rc == 0 && out->ndim == 1)
-        out->shape[1] = 1;
-    return rc;
+    if (rc != 0)
+        return rc;
+    /* the 2-D view: the first dimension, and the product of the others (1 for a 1-D array) */
+    out->shape[0] = out->dims[0];
+    out->shape[1] = 1;
+    for (int d = 1; d < out->ndim; d++) {
+        if (out->dims[d] != 0 && out->shape[1] > SIZE_MAX / out->dims[d])
+            return fp8kv_fail("%s: header 'shape' is too large (element count overflows)", path);
+        out->shape[1] *= out->dims[d];
+    }
+    return 0;
 }
 
 /* check_data_length: the data after offset bytes of a file of file_size bytes is exactly the
@@ -428,7 +449,7 @@ static int read_data(FILE *f, const char *path, size_t bytes, struct fp8kv_npy *
 
 /* read_file: parses the header, checks the data length against the file size and, when
  * want_data, reads the elements. out is zeroed first so it is safe to free on any path. */
-static int read_file(const char *path, struct fp8kv_npy *out, int want_data)
+static int read_file(const char *path, struct fp8kv_npy *out, int want_data, int max_dims)
 {
     if (out == NULL)
         return fp8kv_fail("npy read: no output given");
@@ -448,7 +469,7 @@ static int read_file(const char *path, struct fp8kv_npy *out, int want_data)
     if (rc == 0)
         rc = read_prefix(f, path, &hlen, &prefix_len);
     if (rc == 0)
-        rc = read_header(f, path, hlen, out);
+        rc = read_header(f, path, hlen, max_dims, out);
     if (rc == 0)
         rc = check_data_length(path, out, (unsigned long long)st.st_size,
                                (unsigned long long)(prefix_len + hlen), &bytes);
@@ -462,12 +483,17 @@ static int read_file(const char *path, struct fp8kv_npy *out, int want_data)
 
 int fp8kv_npy_read(const char *path, struct fp8kv_npy *out)
 {
-    return read_file(path, out, 1);
+    return read_file(path, out, 1, FP8KV_NPY_MAX_DIMS);
+}
+
+int fp8kv_npy_read_any(const char *path, struct fp8kv_npy *out)
+{
+    return read_file(path, out, 1, FP8KV_NPY_MAX_ANY_DIMS);
 }
 
 int fp8kv_npy_read_header(const char *path, struct fp8kv_npy *out)
 {
-    return read_file(path, out, 0);
+    return read_file(path, out, 0, FP8KV_NPY_MAX_DIMS);
 }
 
 int fp8kv_npy_read_expect(const char *path, enum fp8kv_npy_dtype dtype, int ndim, size_t want_len,

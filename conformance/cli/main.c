@@ -31,6 +31,8 @@ static const struct fp8kv_cli_command commands[] = {
      fp8kv_cmd_verify_stream},
     {"audit", "exhaustive diff of a codec change (built-in names or plugins), oracle-judged",
      fp8kv_cmd_audit},
+    {"judge-kv", "judge an engine's KV caches and outputs (.npy files) against a golden case",
+     fp8kv_cmd_judge_kv},
     {"run", "a conformance run of a target, with its report", fp8kv_cmd_run},
     {"bench", "the performance figures: sweep speed, memory, a whole run", fp8kv_cmd_bench},
     {"report", "write a report for a target that was compiled but not run", fp8kv_cmd_report},

@@ -204,7 +204,7 @@ Test(npy, descr_and_elem_size)
     cr_assert_str_eq(fp8kv_npy_descr(FP8KV_NPY_I32), "<i4");
     cr_assert_str_eq(fp8kv_npy_descr(FP8KV_NPY_I64), "<i8");
     cr_assert_null(fp8kv_npy_descr(FP8KV_NPY_DTYPE_COUNT));
-    const size_t sizes[FP8KV_NPY_DTYPE_COUNT] = {1, 2, 4, 4, 8, 4, 8};
+    const size_t sizes[FP8KV_NPY_DTYPE_COUNT] = {1, 2, 4, 4, 8, 4, 8, 1, 2, 2, 1, 2};
     for (int d = 0; d < FP8KV_NPY_DTYPE_COUNT; d++)
         cr_assert_eq(fp8kv_npy_elem_size((enum fp8kv_npy_dtype)d), sizes[d]);
     cr_assert_eq(fp8kv_npy_elem_size(FP8KV_NPY_DTYPE_COUNT), 0);
@@ -409,7 +409,7 @@ Test(npy, rejects_unknown_descr)
 {
     const uint32_t v[4] = {0};
     const char *path = in_tmp("g.npy");
-    const char *descrs[] = {">i4", "<i2", ">u4", "<u8", "|b1", "<f2", "O", "<U1"};
+    const char *descrs[] = {">i4", ">i2", ">u4", "<u8", "|b1", ">f2", "O", "<U1", "|V4"};
     for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++) {
         char dict[128];
         snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (1,), }",
@@ -428,6 +428,48 @@ Test(npy, rejects_3d_and_0d_shapes)
     expect_reject(path, "more than 2 dimensions");
     make_npy(path, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (), }", v, 1);
     expect_reject(path, "0-d");
+}
+
+Test(npy, read_any_takes_up_to_8_dimensions_and_engine_dtypes)
+{
+    const uint8_t v[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    const char *path = in_tmp("any.npy");
+    make_npy(path, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2, 2, 2), }", v, 16);
+    struct fp8kv_npy a;
+    expect_reject(path, "more than 2 dimensions"); /* the strict reader still refuses */
+    cr_assert_eq(fp8kv_npy_read_any(path, &a), 0, "%s", fp8kv_last_error());
+    cr_assert_eq(a.ndim, 4);
+    cr_assert_eq(a.shape[0], 2);
+    cr_assert_eq(a.shape[1], 8);
+    cr_assert_eq(a.count, 16);
+    cr_assert_eq(a.dims[3], 2);
+    cr_assert_eq(memcmp(a.data, v, 16), 0);
+    fp8kv_npy_free(&a);
+    const struct {
+        const char *descr;
+        enum fp8kv_npy_dtype dtype;
+    } kinds[] = {{"<V2", FP8KV_NPY_RAW16},
+                 {"|V1", FP8KV_NPY_RAW8},
+                 {"<f2", FP8KV_NPY_F16},
+                 {"|i1", FP8KV_NPY_I8},
+                 {"<i2", FP8KV_NPY_I16}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char dict[128];
+        const size_t n = 16 / fp8kv_npy_elem_size(kinds[i].dtype);
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }",
+                 kinds[i].descr, n);
+        make_npy(path, 1, dict, v, 16);
+        cr_assert_eq(fp8kv_npy_read_any(path, &a), 0, "%s: %s", kinds[i].descr, fp8kv_last_error());
+        cr_assert_eq(a.dtype, kinds[i].dtype, "%s", kinds[i].descr);
+        cr_assert_eq(a.count, n);
+        fp8kv_npy_free(&a);
+    }
+    make_npy(path, 1,
+             "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }", v,
+             1);
+    cr_assert_eq(fp8kv_npy_read_any(path, &a), FP8KV_ERR);
+    cr_assert_not_null(strstr(fp8kv_last_error(), "more than 8 dimensions"), "%s",
+                       fp8kv_last_error());
 }
 
 Test(npy, rejects_missing_file)

@@ -52,6 +52,9 @@ int fp8kv_kv_case_load(const char *dir, const struct fp8kv_profile *p, int index
 /* fp8kv_kv_case_free: frees every array of c (safe on a zeroed or freed case). */
 void fp8kv_kv_case_free(struct fp8kv_kv_case *c);
 
+/* fp8kv_kv_case_words: "<layout>, <dtype> in, H x D heads (q Q), block B, k .. v .." into buf. */
+void fp8kv_kv_case_words(const struct fp8kv_kv_case *c, char *buf, size_t size);
+
 /* fp8kv_kv_case_describe: "kv/caseN: <layout>, <dtype> in, H x D heads (q Q), block B, k .. v
  * .., <what>" into buf. */
 void fp8kv_kv_case_describe(const struct fp8kv_kv_case *c, const char *what, char *buf,

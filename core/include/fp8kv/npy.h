@@ -1,8 +1,11 @@
 /* fp8kv/npy.h — NumPy .npy v1.0 files: the container of every golden vector.
  *
- * Only what the vectors use: little-endian, C order, 1-D or 2-D arrays of u1/u2/u4/f4/f8/i4/i8.
- * Written files are byte-for-byte deterministic (numpy's own header layout: the dict padded
- * with spaces and a final newline to a multiple of 64 bytes) and load with numpy.load.
+ * The vectors use little-endian, C order, 1-D or 2-D arrays of u1/u2/u4/f4/f8/i4/i8. Arrays an
+ * engine saves (caches and outputs judged by `fp8kv judge-kv`) may also be i1/i2/f2, raw 1- or
+ * 2-byte elements (|V1, |V2: ml_dtypes' float8 and bfloat16 saved by numpy), and have up to
+ * FP8KV_NPY_MAX_ANY_DIMS dimensions (fp8kv_npy_read_any). Written files are byte-for-byte
+ * deterministic (numpy's own header layout: the dict padded with spaces and a final newline to a
+ * multiple of 64 bytes) and load with numpy.load.
  */
 #ifndef FP8KV_NPY_H
 #define FP8KV_NPY_H
@@ -22,21 +25,29 @@ enum fp8kv_npy_dtype {
     FP8KV_NPY_F64,
     FP8KV_NPY_I32,
     FP8KV_NPY_I64,
+    FP8KV_NPY_I8,
+    FP8KV_NPY_I16,
+    FP8KV_NPY_F16,
+    FP8KV_NPY_RAW8,  /* |V1: one opaque byte (an ml_dtypes float8 saved by numpy) */
+    FP8KV_NPY_RAW16, /* |V2: two opaque bytes (an ml_dtypes bfloat16) */
     FP8KV_NPY_DTYPE_COUNT
 };
 
 #define FP8KV_NPY_MAX_DIMS 2
+#define FP8KV_NPY_MAX_ANY_DIMS 8
 
 struct fp8kv_npy {
     enum fp8kv_npy_dtype dtype;
-    int ndim;                         /* 1 or 2 */
-    size_t shape[FP8KV_NPY_MAX_DIMS]; /* shape[1] is 1 when ndim is 1 */
-    size_t count;                     /* shape[0] * shape[1] */
-    void *data;                       /* count elements, owned; NULL after a header-only read */
+    int ndim;                            /* 1 or 2 (up to FP8KV_NPY_MAX_ANY_DIMS: read_any) */
+    size_t shape[FP8KV_NPY_MAX_DIMS];    /* shape[1] is 1 when ndim is 1; beyond 2-D, the product
+                                            of every dimension after the first */
+    size_t dims[FP8KV_NPY_MAX_ANY_DIMS]; /* the shape as the file gives it (ndim entries) */
+    size_t count;                        /* shape[0] * shape[1] */
+    void *data;                          /* count elements, owned; NULL after a header-only read */
 };
 
 /* fp8kv_npy_descr: numpy's descr string of a dtype ("|u1", "<u2", "<u4", "<f4", "<f8", "<i4",
- * "<i8"). */
+ * "<i8", "|i1", "<i2", "<f2", "|V1", "|V2"). */
 const char *fp8kv_npy_descr(enum fp8kv_npy_dtype dtype);
 
 /* fp8kv_npy_elem_size: bytes per element of a dtype. */
@@ -52,6 +63,9 @@ int fp8kv_npy_write(const char *path, enum fp8kv_npy_dtype dtype, int ndim, cons
  * more than 2 dimensions, and a data length that does not match the shape, with a message
  * naming path and what is wrong. Returns 0 or FP8KV_ERR. */
 int fp8kv_npy_read(const char *path, struct fp8kv_npy *out);
+
+/* fp8kv_npy_read_any: fp8kv_npy_read, allowing up to FP8KV_NPY_MAX_ANY_DIMS dimensions. */
+int fp8kv_npy_read_any(const char *path, struct fp8kv_npy *out);
 
 /* fp8kv_npy_read_header: as fp8kv_npy_read (length check included) but leaves data NULL. */
 int fp8kv_npy_read_header(const char *path, struct fp8kv_npy *out);

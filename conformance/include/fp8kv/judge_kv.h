@@ -1,0 +1,67 @@
+/* fp8kv/judge_kv.h — judging an engine's KV-cache outputs for one golden case, from buffers.
+ *
+ * The one judge behind `fp8kv judge-kv` (outputs saved as .npy files) and the Python package
+ * (numpy arrays, torch tensors): the vector directory is verified first, the case loaded and
+ * validated, every buffer's size checked against the case, then each output judged by
+ * fp8kv/kv_judge.h. The result carries the checks, the verdict, and the report as text and as
+ * JSON (schema "fp8kv-judge-kv", version FP8KV_JUDGE_KV_SCHEMA_VERSION; docs/python.md).
+ */
+#ifndef FP8KV_JUDGE_KV_H
+#define FP8KV_JUDGE_KV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fp8kv/checks.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FP8KV_JUDGE_KV_SCHEMA_VERSION 1
+
+/* What an engine produced for a case. Any part may be absent (NULL), but key and value caches
+ * come together and at least one part is given. Each *_name says where a buffer came from (a
+ * file path, "key_cache"), for the messages. */
+struct fp8kv_judge_kv_input {
+    const char *subject; /* what is judged, for the report (NULL: "engine") */
+    /* the whole caches as the store left them (filled with 0xA5 before it), case layout */
+    const uint8_t *key_cache, *value_cache;
+    size_t key_bytes, value_bytes;
+    const char *key_name, *value_name;
+    /* the gather + dequant rows: key rows then value rows, elements of gather_dtype */
+    const void *gather;
+    size_t gather_count;
+    enum fp8kv_kv_dtype gather_dtype;
+    const char *gather_name;
+    /* the decode step's output [num_seqs, num_q_heads, head_size], f32 */
+    const float *attention;
+    size_t attention_count;
+    const char *attention_name;
+};
+
+/* The verdict on one case. */
+struct fp8kv_judge_kv_result {
+    int conformant;               /* every judged part passed */
+    uint64_t bytes, mismatches;   /* cache bytes judged; differing bytes + gather elements */
+    uint64_t cache_mismatches[2]; /* key, value */
+    struct fp8kv_results checks;  /* kv-store, kv-read-<dtype>, kv-attention: those given */
+    char *text;                   /* the report as `fp8kv judge-kv` prints it (malloc'd) */
+    char *json;                   /* the same as a JSON document (malloc'd) */
+};
+
+/* fp8kv_judge_kv: judges in against case case_index of profile (a name of vectors/README.md)
+ * in the vector directory vectors. FP8KV_OK: judged (the verdict is in out, to be freed with
+ * fp8kv_judge_kv_result_free); FP8KV_ERR: bad input — unverifiable vectors, an unknown
+ * profile or case, a missing part, a buffer of the wrong size — with a message naming it
+ * (out is then empty). */
+int fp8kv_judge_kv(const char *vectors, const char *profile, int case_index,
+                   const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out);
+
+/* fp8kv_judge_kv_result_free: releases out (safe on a zeroed or freed result). */
+void fp8kv_judge_kv_result_free(struct fp8kv_judge_kv_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

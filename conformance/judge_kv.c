@@ -1,0 +1,215 @@
+/* judge_kv.c — fp8kv/judge_kv.h: one golden case, an engine's buffers, one verdict. */
+#include "fp8kv/judge_kv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/diag.h"
+#include "fp8kv/kv_judge.h"
+#include "fp8kv/verify.h"
+#include "report_json.h"
+
+static int check_size(const char *name, const char *what, size_t have, size_t want,
+                      const struct fp8kv_kv_case *c, const char *unit)
+{
+    if (have == want)
+        return FP8KV_OK;
+    return fp8kv_fail("%s: %zu %s, but case %d of this profile needs %zu (%s)", name, have, unit,
+                      c->index, want, what);
+}
+
+/* check_input: the parts given, and their sizes against case c. */
+static int check_input(const struct fp8kv_judge_kv_input *in, const struct fp8kv_kv_case *c)
+{
+    if (!in->key_cache != !in->value_cache)
+        return fp8kv_fail("the key and value caches are judged together: give both");
+    if (!in->key_cache && !in->gather && !in->attention)
+        return fp8kv_fail("nothing to judge: give the caches, a gather output or an "
+                          "attention output");
+    char what[128];
+    snprintf(what, sizeof what, "num_blocks %d x block_size %d x heads %d x head_size %d",
+             c->shape.num_blocks, c->shape.block_size, c->shape.num_heads, c->shape.head_size);
+    if (in->key_cache &&
+        (check_size(in->key_name, what, in->key_bytes, c->cache_bytes, c, "bytes") != 0 ||
+         check_size(in->value_name, what, in->value_bytes, c->cache_bytes, c, "bytes") != 0))
+        return FP8KV_ERR;
+    if (in->gather) {
+        if (in->gather_dtype < FP8KV_KV_F32 || in->gather_dtype > FP8KV_KV_BF16)
+            return fp8kv_fail("%s: unknown gather dtype %d", in->gather_name, in->gather_dtype);
+        snprintf(what, sizeof what, "2 (key, value) x %zu rows x %zu", c->rows, c->width);
+        if (check_size(in->gather_name, what, in->gather_count, 2 * c->rows * c->width, c,
+                       "elements") != 0)
+            return FP8KV_ERR;
+    }
+    if (in->attention) {
+        snprintf(what, sizeof what, "num_seqs %d x q heads %d x head_size %d", c->num_seqs,
+                 c->num_q_heads, c->shape.head_size);
+        if (check_size(in->attention_name, what, in->attention_count,
+                       (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size, c,
+                       "elements") != 0)
+            return FP8KV_ERR;
+    }
+    return FP8KV_OK;
+}
+
+static int judge_parts(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                       const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out)
+{
+    const char *subject = in->subject ? in->subject : "engine";
+    struct fp8kv_check chk;
+    int rc = FP8KV_OK;
+    if (in->key_cache) {
+        fp8kv_kv_judge_store(c, p, subject, in->key_cache, in->value_cache, &chk,
+                             out->cache_mismatches);
+        fp8kv_check_finish(&chk, 0.0);
+        out->bytes = 2 * c->cache_bytes;
+        out->mismatches += chk.mismatches;
+        rc = fp8kv_results_add(&out->checks, &chk);
+    }
+    if (rc == 0 && in->gather)
+        rc = fp8kv_kv_judge_gather(c, p, subject, in->gather_dtype, in->gather, &chk);
+    if (rc == 0 && in->gather) {
+        fp8kv_check_finish(&chk, 0.0);
+        out->mismatches += chk.mismatches;
+        rc = fp8kv_results_add(&out->checks, &chk);
+    }
+    if (rc == 0 && in->attention) {
+        fp8kv_kv_judge_attention(c, p, subject, in->attention, NULL, &chk);
+        fp8kv_check_finish(&chk, 0.0);
+        rc = fp8kv_results_add(&out->checks, &chk);
+    }
+    out->conformant = rc == 0 && fp8kv_results_passed(&out->checks);
+    return rc;
+}
+
+/* ---- the report -------------------------------------------------------------------------- */
+
+static void text_classes(FILE *f, const struct fp8kv_check *chk)
+{
+    uint64_t classed = 0, classed_bad = 0;
+    fprintf(f, "    %-20s %12s %12s\n", "input class", "bytes", "mismatches");
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
+        classed += chk->class_cases[k];
+        classed_bad += chk->class_mismatches[k];
+        if (chk->class_cases[k])
+            fprintf(f, "    %-20s %12llu %12llu\n", fp8kv_class_names[k],
+                    (unsigned long long)chk->class_cases[k],
+                    (unsigned long long)chk->class_mismatches[k]);
+    }
+    fprintf(f, "    %-20s %12llu %12llu\n", "(no token: sentinel)",
+            (unsigned long long)(chk->cases - classed),
+            (unsigned long long)(chk->mismatches - classed_bad));
+}
+
+static void text_check(FILE *f, const struct fp8kv_check *chk, const uint64_t cache_mismatches[2])
+{
+    const char *verdict = chk->passed ? "pass" : "FAIL";
+    if (strcmp(chk->name, "kv-store") == 0) {
+        fprintf(f, "  store: %s: key_cache %llu of %llu bytes differ, value_cache %llu of %llu\n",
+                verdict, (unsigned long long)cache_mismatches[0],
+                (unsigned long long)(chk->cases / 2), (unsigned long long)cache_mismatches[1],
+                (unsigned long long)(chk->cases / 2));
+        text_classes(f, chk);
+    } else if (strncmp(chk->name, "kv-read-", 8) == 0) {
+        fprintf(f, "  gather %s: %s: %llu of %llu elements differ, nmse %.3g\n", chk->name + 8,
+                verdict, (unsigned long long)chk->mismatches, (unsigned long long)chk->cases,
+                chk->nmse);
+    } else {
+        fprintf(f, "  attention: %s: nmse %.3g (threshold %g) over %llu outputs\n", verdict,
+                chk->nmse, chk->threshold, (unsigned long long)chk->cases);
+    }
+    if (chk->failure_lines)
+        fprintf(f, "    first failures:\n");
+    for (int i = 0; i < chk->failure_lines; i++)
+        fprintf(f, "      %s\n", chk->failures[i]);
+}
+
+static char *render_text(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                         const struct fp8kv_judge_kv_result *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    char words[128];
+    fp8kv_kv_case_words(c, words, sizeof words);
+    fprintf(f, "judge-kv %s case%d: %s\n", p->name, c->index, words);
+    for (size_t i = 0; i < out->checks.count; i++)
+        text_check(f, &out->checks.items[i], out->cache_mismatches);
+    fprintf(f, "judge-kv %s case%d: bytes=%llu mismatches=%llu verdict=%s\n", p->name, c->index,
+            (unsigned long long)out->bytes, (unsigned long long)out->mismatches,
+            out->conformant ? "conformant" : "nonconformant");
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                         const struct fp8kv_judge_kv_result *out)
+{
+    json_t *checks = json_array();
+    for (size_t i = 0; i < out->checks.count; i++)
+        json_array_append_new(checks, fp8kv_check_json(&out->checks.items[i]));
+    json_t *o = json_pack(
+        "{s:s, s:i, s:s, s:s, s:i, s:{s:s, s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:[I, I], s:s, "
+        "s:o}",
+        "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "command",
+        "judge-kv", "profile", p->name, "case", c->index, "shape", "layout",
+        fp8kv_kv_layout_name(c->shape.layout), "in_dtype", fp8kv_kv_dtype_name(c->in), "num_blocks",
+        c->shape.num_blocks, "block_size", c->shape.block_size, "num_heads", c->shape.num_heads,
+        "head_size", c->shape.head_size, "bytes", (json_int_t)out->bytes, "mismatches",
+        (json_int_t)out->mismatches, "cache_mismatches", (json_int_t)out->cache_mismatches[0],
+        (json_int_t)out->cache_mismatches[1], "verdict",
+        out->conformant ? "conformant" : "nonconformant", "checks", checks);
+    char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
+    json_decref(o);
+    return text;
+}
+
+/* ---- the entry point --------------------------------------------------------------------- */
+
+int fp8kv_judge_kv(const char *vectors, const char *profile, int case_index,
+                   const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct fp8kv_profile *p = profile ? fp8kv_profile_by_name(profile) : NULL;
+    if (!p)
+        return fp8kv_fail("unknown profile '%s' (the profiles of vectors/README.md)",
+                          profile ? profile : "(none)");
+    if (fp8kv_vectors_trust(vectors) != 0)
+        return FP8KV_ERR;
+    int count = 0;
+    if (fp8kv_kv_case_count(vectors, p, &count) != 0)
+        return FP8KV_ERR;
+    if (case_index < 0 || case_index >= count)
+        return fp8kv_fail("unknown case %d: profile %s has cases 0..%d", case_index, p->name,
+                          count - 1);
+    struct fp8kv_kv_case c;
+    if (fp8kv_kv_case_load(vectors, p, case_index, &c) != 0)
+        return FP8KV_ERR;
+    int rc = check_input(in, &c);
+    if (rc == 0)
+        rc = judge_parts(&c, p, in, out);
+    if (rc == 0) {
+        out->text = render_text(&c, p, out);
+        out->json = render_json(&c, p, out);
+        if (!out->text || !out->json)
+            rc = fp8kv_fail("out of memory");
+    }
+    fp8kv_kv_case_free(&c);
+    if (rc != 0)
+        fp8kv_judge_kv_result_free(out);
+    return rc;
+}
+
+void fp8kv_judge_kv_result_free(struct fp8kv_judge_kv_result *out)
+{
+    fp8kv_results_free(&out->checks);
+    free(out->text);
+    free(out->json);
+    memset(out, 0, sizeof *out);
+}
