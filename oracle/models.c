@@ -1,4 +1,5 @@
 /* models.c — the store scale models and the read models of docs/DESIGN.md §1. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fp8kv/diag.h"
@@ -177,9 +178,16 @@ int fp8kv_oracle_parse(enum fp8kv_dtype dtype, const char *text, uint32_t *bits)
     mpfr_t r;
     mpfr_init2(r, bf->prec);
     char *end = NULL;
-    /* base 0: decimal, or hex with a 0x prefix; rounded once, straight to the dtype */
+    /* The grammar is C's strtod's (decimal, hex float with 0x, inf, infinity, nan): MPFR's base
+     * 0 also takes 0b binary and '@' exponents, which no other tool reads the same way, so a
+     * word strtod does not consume whole is refused first (found by fuzz_cli_input). The value
+     * is then MPFR's: base 0, rounded once, straight to the dtype. */
+    char *c_end = NULL;
+    (void)strtod(text, &c_end);
     int t = mpfr_strtofr(r, text, &end, 0, MPFR_RNDN);
-    int rc = end != text && *end == '\0' ? FP8KV_OK : FP8KV_ERR;
+    int rc = end != text && *end == '\0' && c_end != text && *c_end == '\0' && !strchr(text, '@')
+                 ? FP8KV_OK
+                 : FP8KV_ERR;
     if (rc == 0 && mpfr_nan_p(r)) {
         const char *p = text;
         while (*p == ' ' || *p == '\t')

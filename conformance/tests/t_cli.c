@@ -129,4 +129,12 @@ Test(cli, inputs_mean_one_thing)
         run("timeout 5 " FP8KV " gen --check --vectors /nonexistent/fp8kv 2>&1", out, sizeof out),
         2, "%s", out);
     cr_assert(strstr(out, "/nonexistent/fp8kv"), "%s", out);
+    /* MPFR reads '@' exponents and 0b binary; the rule is strtod's grammar (fuzz_cli_input) */
+    const char *foreign[] = {"0@-1", "1@2", "0b101", "@inf@", "@nan@"};
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, FP8KV " encode -- '%s' 2>&1", foreign[i]);
+        cr_assert_eq(run(cmd, out, sizeof out), 2, "%s: %s", foreign[i], out);
+        cr_assert(strstr(out, "not a valid f32 input"), "%s: %s", foreign[i], out);
+    }
 }
