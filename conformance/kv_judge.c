@@ -231,6 +231,18 @@ int fp8kv_kv_case_count(const char *dir, const struct fp8kv_profile *p, int *cou
     return rc;
 }
 
+int fp8kv_kv_case_find(const char *dir, const struct fp8kv_profile *p, int index,
+                       struct fp8kv_kv_case *c)
+{
+    int count = 0;
+    memset(c, 0, sizeof *c);
+    if (fp8kv_kv_case_count(dir, p, &count) != 0)
+        return FP8KV_ERR;
+    if (index < 0 || index >= count)
+        return fp8kv_fail("unknown case %d: profile %s has cases 0..%d", index, p->name, count - 1);
+    return fp8kv_kv_case_load(dir, p, index, c);
+}
+
 void fp8kv_kv_case_words(const struct fp8kv_kv_case *c, char *buf, size_t size)
 {
     snprintf(buf, size, "%s, %s in, %d x %d heads (q %d), block %d, k %g v %g",

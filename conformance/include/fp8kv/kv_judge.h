@@ -49,6 +49,11 @@ int fp8kv_kv_case_count(const char *dir, const struct fp8kv_profile *p, int *cou
 int fp8kv_kv_case_load(const char *dir, const struct fp8kv_profile *p, int index,
                        struct fp8kv_kv_case *c);
 
+/* fp8kv_kv_case_find: fp8kv_kv_case_load of a case a user named: an index outside the profile's
+ * cases is an error saying which exist ("unknown case 9: profile P has cases 0..4"). */
+int fp8kv_kv_case_find(const char *dir, const struct fp8kv_profile *p, int index,
+                       struct fp8kv_kv_case *c);
+
 /* fp8kv_kv_case_free: frees every array of c (safe on a zeroed or freed case). */
 void fp8kv_kv_case_free(struct fp8kv_kv_case *c);
 

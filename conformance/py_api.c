@@ -1,0 +1,174 @@
+/* py_api.c — libfp8kv_py: the flat C interface the Python package (python/fp8kv) calls
+ * through ctypes. Everything here forwards to the judge library: the package judges, encodes
+ * and decodes with the same C code as the CLI, never with a second implementation.
+ *
+ * Conventions: functions return 0 or a negative fp8kv status, with fp8kv_py_last_error()
+ * saying why; strings handed out are malloc'd and released with fp8kv_py_free. The ABI is
+ * versioned by fp8kv_py_abi_version(); the package refuses a library of another version.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fp8kv/diag.h"
+#include "fp8kv/judge_kv.h"
+#include "fp8kv/kv_judge.h"
+#include "fp8kv/verify.h"
+
+#define FP8KV_PY_ABI_VERSION 1
+#define API __attribute__((visibility("default")))
+
+API int fp8kv_py_abi_version(void);
+API const char *fp8kv_py_last_error(void);
+API void fp8kv_py_free(void *p);
+API const char *fp8kv_py_profile_name(int i);
+API int fp8kv_py_case_count(const char *vectors, const char *profile, int *count);
+API char *fp8kv_py_case_json(const char *vectors, const char *profile, int index);
+API int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const char *subject,
+                          const uint8_t *key_cache, size_t key_bytes, const uint8_t *value_cache,
+                          size_t value_bytes, const void *gather, size_t gather_count,
+                          int gather_dtype, const float *attention, size_t attention_count,
+                          int *conformant, char **text, char **json);
+API int fp8kv_py_encode(const char *profile, const char *model, float scale, const uint32_t *x,
+                        size_t n, uint8_t *out);
+API int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size_t n,
+                        float *out);
+
+int fp8kv_py_abi_version(void)
+{
+    return FP8KV_PY_ABI_VERSION;
+}
+
+const char *fp8kv_py_last_error(void)
+{
+    return fp8kv_last_error();
+}
+
+void fp8kv_py_free(void *p)
+{
+    free(p);
+}
+
+/* fp8kv_py_profile_name: the name of profile i, or NULL past the last. */
+const char *fp8kv_py_profile_name(int i)
+{
+    return i >= 0 && i < fp8kv_profile_count ? fp8kv_profiles[i].name : NULL;
+}
+
+static const struct fp8kv_profile *profile_named(const char *name)
+{
+    const struct fp8kv_profile *p = name ? fp8kv_profile_by_name(name) : NULL;
+    if (!p)
+        fp8kv_fail("unknown profile '%s'", name ? name : "(none)");
+    return p;
+}
+
+/* fp8kv_py_case_count: the number of golden KV cases of profile, after verifying vectors. */
+int fp8kv_py_case_count(const char *vectors, const char *profile, int *count)
+{
+    const struct fp8kv_profile *p = profile_named(profile);
+    if (!p || fp8kv_vectors_trust(vectors) != 0)
+        return FP8KV_ERR;
+    return fp8kv_kv_case_count(vectors, p, count);
+}
+
+/* fp8kv_py_case_json: case index of profile, loaded and validated (vectors verified first):
+ * its parameters, scales (as f32 bits and values) and the paths of its files, as JSON. */
+char *fp8kv_py_case_json(const char *vectors, const char *profile, int index)
+{
+    const struct fp8kv_profile *p = profile_named(profile);
+    struct fp8kv_kv_case c;
+    if (!p || fp8kv_vectors_trust(vectors) != 0 || fp8kv_kv_case_find(vectors, p, index, &c) != 0)
+        return NULL;
+    const uint32_t *scales = c.scales.data;
+    json_t *o = json_pack(
+        "{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:I, s:[I, I, I], "
+        "s:[f, f, f]}",
+        "profile", p->name, "index", c.index, "case_count", c.case_count, "num_blocks",
+        c.shape.num_blocks, "block_size", c.shape.block_size, "num_heads", c.shape.num_heads,
+        "head_size", c.shape.head_size, "layout", fp8kv_kv_layout_name(c.shape.layout), "in_dtype",
+        fp8kv_kv_dtype_name(c.in), "num_tokens", c.num_tokens, "num_seqs", c.num_seqs,
+        "max_blocks_per_seq", c.max_blocks, "num_q_heads", c.num_q_heads, "rows",
+        (json_int_t)c.rows, "cache_bytes", (json_int_t)c.cache_bytes, "scale_bits",
+        (json_int_t)scales[0], (json_int_t)scales[1], (json_int_t)scales[2], "scales",
+        (double)c.k_scale, (double)c.v_scale, (double)c.softmax_scale);
+    json_t *files = json_object();
+    static const char *const names[] = {"meta",        "key",         "value",      "slot_mapping",
+                                        "scales",      "block_table", "seq_lens",   "query",
+                                        "key_cache",   "value_cache", "gather_f32", "gather_f16",
+                                        "gather_bf16", "attention"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char file[64], path[1024];
+        snprintf(file, sizeof file, "kv/case%d_%s.npy", index, names[i]);
+        json_object_set_new(files, names[i],
+                            json_string(fp8kv_vector_path(path, sizeof path, vectors, p, file)));
+    }
+    json_object_set_new(o, "files", files);
+    char *text = json_dumps(o, JSON_SORT_KEYS);
+    json_decref(o);
+    fp8kv_kv_case_free(&c);
+    if (!text)
+        fp8kv_fail("out of memory");
+    return text;
+}
+
+/* fp8kv_py_judge_kv: fp8kv_judge_kv on flat arguments (NULL: a part not given); *text and
+ * *json receive the report (free with fp8kv_py_free). */
+int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const char *subject,
+                      const uint8_t *key_cache, size_t key_bytes, const uint8_t *value_cache,
+                      size_t value_bytes, const void *gather, size_t gather_count, int gather_dtype,
+                      const float *attention, size_t attention_count, int *conformant, char **text,
+                      char **json)
+{
+    const struct fp8kv_judge_kv_input in = {subject,         key_cache,
+                                            value_cache,     key_bytes,
+                                            value_bytes,     "key_cache",
+                                            "value_cache",   gather,
+                                            gather_count,    (enum fp8kv_kv_dtype)gather_dtype,
+                                            "gather",        attention,
+                                            attention_count, "attention"};
+    struct fp8kv_judge_kv_result r;
+    if (fp8kv_judge_kv(vectors, profile, index, &in, &r) != 0)
+        return FP8KV_ERR;
+    *conformant = r.conformant;
+    *text = r.text;
+    *json = r.json;
+    r.text = r.json = NULL; /* handed to the caller */
+    fp8kv_judge_kv_result_free(&r);
+    return FP8KV_OK;
+}
+
+/* fp8kv_py_encode: out[i] = the code of f32 x[i] (bits) stored at scale under profile and
+ * scale model (f32_div, f32_mul_recip, f16_div): the bits codec, proven equal to the oracle
+ * on every f32 input, after the model's quotient. */
+int fp8kv_py_encode(const char *profile, const char *model, float scale, const uint32_t *x,
+                    size_t n, uint8_t *out)
+{
+    const struct fp8kv_profile *p = profile_named(profile);
+    if (!p)
+        return FP8KV_ERR;
+    int m = 0;
+    while (m < FP8KV_MODEL_COUNT && strcmp(fp8kv_model_names[m], model ? model : "") != 0)
+        m++;
+    if (m == FP8KV_MODEL_COUNT)
+        return fp8kv_fail("unknown scale model '%s'", model ? model : "(none)");
+    struct fp8kv_codec_cfg cfg;
+    if (fp8kv_model_cfg(p, (enum fp8kv_scale_model)m, &cfg) != 0)
+        return FP8KV_ERR;
+    for (size_t i = 0; i < n; i++)
+        out[i] = fp8kv_store_f32(cfg, fp8kv_f32_from_bits(x[i]), scale);
+    return FP8KV_OK;
+}
+
+/* fp8kv_py_decode: out[i] = decode(codes[i]) * scale rounded to f32 (the rounded read model). */
+int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size_t n, float *out)
+{
+    const struct fp8kv_profile *p = profile_named(profile);
+    if (!p)
+        return FP8KV_ERR;
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
+    for (size_t i = 0; i < n; i++)
+        out[i] = fp8kv_decode_bits(cfg, codes[i]) * scale;
+    return FP8KV_OK;
+}

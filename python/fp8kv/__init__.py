@@ -1,0 +1,20 @@
+"""fp8kv: judge fp8 KV-cache kernels against an exact MPFR oracle's golden cases.
+
+    import fp8kv
+    for case in fp8kv.kv_cases("e4m3fn_satfinite"):
+        k, v = case.new_caches()
+        my_store(case.key, case.value, case.slot_mapping, k, v, case.k_scale, case.v_scale)
+        print(fp8kv.judge_store(case, k, v))      # or case.judge_store(k, v) in a test
+
+The judging, encoding and decoding are the C library's (the same code as `fp8kv judge-kv`);
+see docs/python.md.
+"""
+from ._native import Fp8kvError
+from .cases import KVCase, default_vectors, kv_case, kv_cases, profiles
+from .codec import MODELS, decode, encode
+from .judge import Judgement, NonconformantError, judge_attention, judge_gather, judge_store
+
+__all__ = ["Fp8kvError", "Judgement", "KVCase", "MODELS", "NonconformantError", "decode",
+           "default_vectors", "encode", "judge_attention", "judge_gather", "judge_store",
+           "kv_case", "kv_cases", "profiles"]
+__version__ = "0.1.0"

@@ -1,0 +1,74 @@
+"""libfp8kv_py through ctypes: the C judge, encoder and decoder the package forwards to."""
+import ctypes
+import os
+import pathlib
+
+ABI_VERSION = 1
+_HERE = pathlib.Path(__file__).resolve().parent
+
+
+class Fp8kvError(Exception):
+    """Bad input: vectors that do not verify, an unknown profile or case, a wrong-sized buffer."""
+
+
+def _load():
+    path = os.environ.get("FP8KV_PY_LIB") or str(_HERE / "_lib" / "libfp8kv_py.so")
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError(f"fp8kv: cannot load the judge library {path}: {e} "
+                          "(install the package with `pip install ./python` from a checkout)")
+    c = ctypes
+    sig = {
+        "fp8kv_py_abi_version": (c.c_int, []),
+        "fp8kv_py_last_error": (c.c_char_p, []),
+        "fp8kv_py_free": (None, [c.c_void_p]),
+        "fp8kv_py_profile_name": (c.c_char_p, [c.c_int]),
+        "fp8kv_py_case_count": (c.c_int, [c.c_char_p, c.c_char_p, c.POINTER(c.c_int)]),
+        "fp8kv_py_case_json": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int]),
+        "fp8kv_py_judge_kv": (c.c_int, [
+            c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
+            c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
+            c.c_void_p, c.c_size_t, c.c_int, c.c_void_p, c.c_size_t,
+            c.POINTER(c.c_int), c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),
+        "fp8kv_py_encode": (c.c_int, [c.c_char_p, c.c_char_p, c.c_float, c.c_void_p, c.c_size_t,
+                                      c.c_void_p]),
+        "fp8kv_py_decode": (c.c_int, [c.c_char_p, c.c_float, c.c_void_p, c.c_size_t,
+                                      c.c_void_p]),
+    }
+    for name, (restype, argtypes) in sig.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    if lib.fp8kv_py_abi_version() != ABI_VERSION:
+        raise ImportError(f"fp8kv: {path} has ABI {lib.fp8kv_py_abi_version()}, "
+                          f"this package needs {ABI_VERSION}: reinstall it")
+    return lib
+
+
+lib = _load()
+
+
+def check(rc):
+    """Raises Fp8kvError with the library's message when rc is not 0."""
+    if rc != 0:
+        raise Fp8kvError(lib.fp8kv_py_last_error().decode(errors="replace"))
+
+
+def take_string(ptr):
+    """The text of a malloc'd C string, which is then freed."""
+    if not ptr:
+        raise Fp8kvError(lib.fp8kv_py_last_error().decode(errors="replace"))
+    try:
+        return ctypes.string_at(ptr).decode()
+    finally:
+        lib.fp8kv_py_free(ptr)
+
+
+def profiles():
+    """The profile names, in the table's order."""
+    names, i = [], 0
+    while (name := lib.fp8kv_py_profile_name(i)) is not None:
+        names.append(name.decode())
+        i += 1
+    return names

@@ -1,0 +1,122 @@
+"""The golden KV cases of a profile, as Python objects with numpy arrays."""
+import json
+import os
+import pathlib
+
+import numpy as np
+
+from . import _native
+from .judge import judge_attention, judge_gather, judge_store
+
+_PACKAGE_VECTORS = pathlib.Path(__file__).resolve().parent / "vectors"
+SENTINEL = 0xA5
+
+
+def default_vectors():
+    """$FP8KV_VECTORS, else the vectors installed with the package."""
+    return os.environ.get("FP8KV_VECTORS") or str(_PACKAGE_VECTORS)
+
+
+def _input_dtype(name):
+    if name == "f32":
+        return np.float32
+    if name == "f16":
+        return np.float16
+    try:
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    except ImportError:  # the bits, when ml_dtypes is not there
+        return np.uint16
+
+
+class KVCase:
+    """One golden case: the inputs of a store (key, value, slot_mapping, k_scale, v_scale), of a
+    gather (key_cache, value_cache: the golden caches, block_table, seq_lens) and of a decode
+    step (query, softmax_scale), with the parameters as attributes. Its judge_* methods judge
+    an engine's outputs and raise NonconformantError (an AssertionError carrying the report)
+    when they are wrong, which is what a test wants; fp8kv.judge_* return the judgement."""
+
+    def __init__(self, info, vectors):
+        self.vectors = vectors
+        self.profile = info["profile"]
+        self.index = info["index"]
+        for key in ("num_blocks", "block_size", "num_heads", "head_size", "layout", "in_dtype",
+                    "num_tokens", "num_seqs", "num_q_heads", "max_blocks_per_seq", "cache_bytes",
+                    "rows"):
+            setattr(self, key, info[key])
+        self.k_scale, self.v_scale, self.softmax_scale = (
+            float(np.uint32(b).view(np.float32)) for b in info["scale_bits"])
+        files = info["files"]
+        dtype = _input_dtype(self.in_dtype)
+        width = self.num_heads * self.head_size
+        self.key = np.load(files["key"]).view(dtype).reshape(self.num_tokens, self.num_heads,
+                                                             self.head_size)
+        self.value = np.load(files["value"]).view(dtype).reshape(self.num_tokens, self.num_heads,
+                                                                 self.head_size)
+        self.slot_mapping = np.load(files["slot_mapping"])
+        self.block_table = np.load(files["block_table"])
+        self.seq_lens = np.load(files["seq_lens"])
+        self.query = np.load(files["query"]).reshape(self.num_seqs, self.num_q_heads,
+                                                     self.head_size)
+        self.key_cache = np.load(files["key_cache"]).reshape(self.key_cache_shape)
+        self.value_cache = np.load(files["value_cache"]).reshape(self.value_cache_shape)
+        self.width = width
+
+    @property
+    def key_cache_shape(self):
+        """The key cache's shape in this case's layout (docs/DESIGN.md §4)."""
+        b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
+        return (b, s, h, d) if self.layout == "nhd" else (b, h, d // 16, s, 16)
+
+    @property
+    def value_cache_shape(self):
+        """The value cache's shape in this case's layout."""
+        b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
+        return (b, s, h, d) if self.layout == "nhd" else (b, h, d, s)
+
+    def new_caches(self):
+        """(key_cache, value_cache): fresh uint8 caches filled with the 0xA5 sentinel, as a
+        store must find them."""
+        return (np.full(self.key_cache_shape, SENTINEL, np.uint8),
+                np.full(self.value_cache_shape, SENTINEL, np.uint8))
+
+    def __repr__(self):
+        return (f"KVCase({self.profile} case{self.index}: {self.layout}, {self.in_dtype} in, "
+                f"{self.num_heads} x {self.head_size} heads (q {self.num_q_heads}), "
+                f"block {self.block_size}, {self.num_tokens} tokens, {self.num_seqs} seqs)")
+
+    @property
+    def id(self):
+        return f"{self.profile}-case{self.index}"
+
+    def judge_store(self, key_cache, value_cache, subject="engine"):
+        return judge_store(self, key_cache, value_cache, subject=subject).check()
+
+    def judge_gather(self, out, dtype=None, subject="engine"):
+        return judge_gather(self, out, dtype=dtype, subject=subject).check()
+
+    def judge_attention(self, out, subject="engine"):
+        return judge_attention(self, out, subject=subject).check()
+
+
+def profiles():
+    """The names of the profiles (vectors/README.md)."""
+    return _native.profiles()
+
+
+def kv_cases(profile, vectors=None):
+    """Every golden KV case of profile, loaded and validated (the vectors are verified against
+    MANIFEST.json and SHA256SUMS first): a list of KVCase."""
+    vectors = str(vectors or default_vectors())
+    count = _native.ctypes.c_int(0)
+    _native.check(_native.lib.fp8kv_py_case_count(vectors.encode(), profile.encode(),
+                                                  _native.ctypes.byref(count)))
+    return [kv_case(profile, i, vectors) for i in range(count.value)]
+
+
+def kv_case(profile, index, vectors=None):
+    """Golden case index of profile."""
+    vectors = str(vectors or default_vectors())
+    text = _native.take_string(
+        _native.lib.fp8kv_py_case_json(vectors.encode(), profile.encode(), int(index)))
+    return KVCase(json.loads(text), vectors)

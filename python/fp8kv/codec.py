@@ -1,0 +1,46 @@
+"""Exact fp8 encode and decode on numpy arrays, with the C codec proven equal to the oracle."""
+import numpy as np
+
+from . import _native
+from .arrays import to_numpy
+
+MODELS = ("f32_div", "f32_mul_recip", "f16_div")
+
+
+def _f32_bits(a, name):
+    if name == "float32":
+        return a.reshape(-1).view(np.uint32)
+    if name == "float16":
+        return a.reshape(-1).astype(np.float32).view(np.uint32)  # exact
+    if name == "bfloat16":
+        return (a.reshape(-1).view(np.uint16).astype(np.uint32) << 16)  # exact
+    raise _native.Fp8kvError(f"encode: {name} input: give float32, float16 or bfloat16")
+
+
+def encode(x, profile="e4m3fn_satfinite", scale=1.0, model="f32_div"):
+    """The fp8 codes (uint8, x's shape) of x / scale under profile, the quotient computed as
+    the scale model says (f32_div: RN32(x / s); f32_mul_recip: RN32(x * RN32(1 / s)); f16_div:
+    RN16(RN32(x / s))), then rounded once to the format. Exact: the C bits codec, which the
+    tests sweep against the MPFR oracle over every f32 input."""
+    a, name = to_numpy(x)
+    bits = np.ascontiguousarray(_f32_bits(a, name))
+    out = np.empty(bits.size, np.uint8)
+    _native.check(_native.lib.fp8kv_py_encode(
+        profile.encode(), model.encode(), float(np.float32(scale)),
+        bits.ctypes.data_as(_native.ctypes.c_void_p), bits.size,
+        out.ctypes.data_as(_native.ctypes.c_void_p)))
+    return out.reshape(a.shape)
+
+
+def decode(codes, profile="e4m3fn_satfinite", scale=1.0):
+    """float32 values of the codes times scale, rounded once to f32 (the read path's model;
+    NaN codes give NaN)."""
+    a, _ = to_numpy(codes)
+    if a.dtype.itemsize != 1:
+        raise _native.Fp8kvError("decode: codes are one byte each (uint8 or a float8 type)")
+    c = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    out = np.empty(c.size, np.float32)
+    _native.check(_native.lib.fp8kv_py_decode(
+        profile.encode(), float(np.float32(scale)), c.ctypes.data_as(_native.ctypes.c_void_p),
+        c.size, out.ctypes.data_as(_native.ctypes.c_void_p)))
+    return out.reshape(a.shape)

@@ -1,0 +1,117 @@
+"""Judging an engine's outputs for a golden case, with the C judge of `fp8kv judge-kv`."""
+import ctypes
+import json
+
+import numpy as np
+
+from . import _native
+from .arrays import bits_of, to_numpy
+
+_GATHER_DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+_DTYPE_OF_NAME = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
+class NonconformantError(AssertionError):
+    """Raised by KVCase.judge_*: the outputs are wrong; .judgement holds the verdict."""
+
+    def __init__(self, judgement):
+        super().__init__("\n" + judgement.text)
+        self.judgement = judgement
+
+
+class Judgement:
+    """The verdict on one case: .verdict ("conformant" | "nonconformant"), .mismatches
+    (differing cache bytes + differing gather elements), .bytes, .checks (one dict per judged
+    part: name, cases, mismatches, class_cases, class_mismatches, nmse, threshold, failures),
+    .failures (every check's first failures), .text (the report; also str())."""
+
+    def __init__(self, conformant, text, doc):
+        self.conformant = bool(conformant)
+        self.text = text
+        self.json = doc
+        self.verdict = doc["verdict"]
+        self.mismatches = doc["mismatches"]
+        self.bytes = doc["bytes"]
+        self.cache_mismatches = tuple(doc["cache_mismatches"])
+        self.checks = doc["checks"]
+        self.failures = [line for c in self.checks for line in c["failures"]]
+
+    def __bool__(self):
+        return self.conformant
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"<Judgement {self.verdict}: mismatches={self.mismatches} bytes={self.bytes}>"
+
+    def class_mismatches(self, check="kv-store"):
+        """{input class: mismatches} of a check (the store's by default)."""
+        for c in self.checks:
+            if c["name"] == check:
+                return dict(c.get("class_mismatches", {}))
+        raise KeyError(check)
+
+    def check(self):
+        """self when conformant, else NonconformantError with the report."""
+        if not self.conformant:
+            raise NonconformantError(self)
+        return self
+
+
+def _ptr(a):
+    return a.ctypes.data_as(ctypes.c_void_p) if a is not None else None
+
+
+def _judge(case, subject, key=None, value=None, gather=None, gather_dtype=0, attention=None):
+    conformant = ctypes.c_int(0)
+    text, doc = ctypes.c_void_p(), ctypes.c_void_p()
+    rc = _native.lib.fp8kv_py_judge_kv(
+        case.vectors.encode(), case.profile.encode(), case.index, subject.encode(),
+        _ptr(key), 0 if key is None else key.size, _ptr(value), 0 if value is None else value.size,
+        _ptr(gather), 0 if gather is None else gather.size, gather_dtype,
+        _ptr(attention), 0 if attention is None else attention.size,
+        ctypes.byref(conformant), ctypes.byref(text), ctypes.byref(doc))
+    _native.check(rc)
+    text = _native.take_string(text.value)
+    doc = json.loads(_native.take_string(doc.value))
+    return Judgement(conformant.value, text, doc)
+
+
+def _cache_bytes(x, what):
+    a, name = to_numpy(x)
+    if a.dtype.itemsize != 1:
+        raise _native.Fp8kvError(f"{what}: elements of {a.dtype.itemsize} bytes ({name}): a cache "
+                                 "holds one-byte codes (uint8, int8 or a float8 type)")
+    return bits_of(a, 1)
+
+
+def judge_store(case, key_cache, value_cache, subject="engine"):
+    """Judges the caches a store wrote for case (filled with 0xA5 before it; any shape with the
+    case's byte count; uint8, int8, float8 tensors or arrays): a Judgement."""
+    return _judge(case, subject, key=_cache_bytes(key_cache, "key_cache"),
+                  value=_cache_bytes(value_cache, "value_cache"))
+
+
+def judge_gather(case, out, dtype=None, subject="engine"):
+    """Judges gather + dequant rows: the key rows then the value rows of every sequence
+    (2 x sum(seq_lens) x heads x head_size elements), bit for bit. dtype ("f32", "f16",
+    "bf16") is inferred from float32/float16/bfloat16 arrays; give it for raw bits."""
+    a, name = to_numpy(out)
+    dtype = dtype or _DTYPE_OF_NAME.get(name)
+    if dtype not in _GATHER_DTYPES:
+        raise _native.Fp8kvError(f"gather: cannot tell f32, f16 or bf16 from {name}: give dtype=")
+    size = 4 if dtype == "f32" else 2
+    if a.dtype.itemsize != size:
+        raise _native.Fp8kvError(f"gather: {name} elements cannot hold {dtype}")
+    return _judge(case, subject, gather=bits_of(a, size), gather_dtype=_GATHER_DTYPES[dtype])
+
+
+def judge_attention(case, out, subject="engine"):
+    """Judges a decode step's output [num_seqs, num_q_heads, head_size] as float32 by NMSE
+    against the oracle's result (threshold 1e-10)."""
+    a, name = to_numpy(out)
+    if name != "float32":
+        raise _native.Fp8kvError(f"attention: {name} output: it is judged as float32 (the "
+                                 "threshold 1e-10 is below f16 rounding)")
+    return _judge(case, subject, attention=np.ascontiguousarray(a, np.float32).reshape(-1))

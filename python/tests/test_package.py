@@ -1,0 +1,208 @@
+"""The fp8kv Python package: cases, the judge (the same verdicts as `fp8kv judge-kv`), planted
+engine faults caught with the right class, exact encode/decode, arrays of every kind, and bad
+input. Run from the repository root after `pip install ./python`:
+
+    .venv/bin/python3 -m pytest python/tests examples/python
+"""
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fp8kv
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "python"))
+import numpy_engine as engine  # noqa: E402
+
+CLI = os.environ.get("FP8KV_CLI", str(ROOT / "build" / "conformance" / "fp8kv"))
+OCP = [p for p in fp8kv.profiles() if p.startswith("e4m3fn_") and p != "e4m3fn_satfinite_infnan"]
+
+
+def stored(case, faults=()):
+    k, v = case.new_caches()
+    engine.store(case.key, case.value, case.slot_mapping, k, v, case.k_scale, case.v_scale,
+                 case.layout, case.profile, faults)
+    return k, v
+
+
+def test_cases_have_the_meta_fields_and_inputs():
+    cases = fp8kv.kv_cases("e4m3fn_satfinite")
+    assert len(cases) >= 4
+    layouts = {c.layout for c in cases}
+    assert layouts == {"nhd", "split_x"}
+    for c in cases:
+        assert c.key.shape == (c.num_tokens, c.num_heads, c.head_size)
+        assert c.slot_mapping.shape == (c.num_tokens,) and c.slot_mapping.dtype == np.int64
+        assert c.block_table.shape == (c.num_seqs, c.max_blocks_per_seq)
+        assert c.query.shape == (c.num_seqs, c.num_q_heads, c.head_size)
+        assert c.key_cache.size == c.cache_bytes and c.key_cache.shape == c.key_cache_shape
+        assert c.k_scale > 0 and c.v_scale > 0 and c.softmax_scale > 0
+        assert c.num_q_heads % c.num_heads == 0
+
+
+@pytest.mark.parametrize("fault, where, cls", [
+    ("scale_ignored", "cache[", None),
+    ("k_scale_for_v", "value_cache[", None),
+    ("padding_written", "(unwritten)", None),
+    ("fnuz_bytes", "cache[", None),
+])
+def test_planted_store_faults_are_caught(fault, where, cls):
+    caught = 0
+    for profile in OCP:
+        for c in fp8kv.kv_cases(profile):
+            j = fp8kv.judge_store(c, *stored(c, (fault,)))
+            if j.conformant:
+                continue
+            caught += 1
+            assert j.verdict == "nonconformant" and j.mismatches > 0
+            assert any(where in line for line in j.failures), j.text
+            if fault == "k_scale_for_v":
+                assert j.cache_mismatches[0] == 0, j.text
+            if fault == "padding_written":  # sentinel bytes have no input class
+                assert sum(j.class_mismatches().values()) < j.mismatches, j.text
+            else:
+                assert sum(j.class_mismatches().values()) == j.mismatches, j.text
+            with pytest.raises(fp8kv.NonconformantError) as e:
+                c.judge_store(*stored(c, (fault,)))
+            assert "verdict=nonconformant" in str(e.value)
+    assert caught > 0, f"{fault} never caught"
+
+
+def test_wrong_split_x_width_is_caught_in_the_key_cache():
+    cases = [c for c in fp8kv.kv_cases("e4m3fn_satfinite") if c.layout == "split_x"]
+    assert cases
+    for c in cases:
+        j = fp8kv.judge_store(c, *stored(c, ("split_x_8",)))
+        assert not j and j.cache_mismatches[1] == 0 and j.cache_mismatches[0] > 0, j.text
+
+
+def test_python_and_cli_give_the_same_verdicts(tmp_path):
+    if not os.access(CLI, os.X_OK):
+        pytest.skip(f"no fp8kv CLI at {CLI} (set FP8KV_CLI)")
+    for fault in ((), ("scale_ignored",), ("padding_written",)):
+        for c in fp8kv.kv_cases("e4m3fn_satfinite"):
+            k, v = stored(c, fault)
+            np.save(tmp_path / "k.npy", k)
+            np.save(tmp_path / "v.npy", v)
+            j = fp8kv.judge_store(c, k, v)
+            r = subprocess.run([CLI, "judge-kv", "--vectors", c.vectors, "--profile", c.profile,
+                                "--case", str(c.index), "--key-cache", str(tmp_path / "k.npy"),
+                                "--value-cache", str(tmp_path / "v.npy")],
+                               capture_output=True, text=True)
+            assert r.returncode == (0 if j else 1), r.stderr
+            last = r.stdout.strip().splitlines()[-1]
+            assert last == j.text.strip().splitlines()[-1]
+            assert f"mismatches={j.mismatches} " in last
+
+
+def test_encode_matches_the_golden_vectors():
+    vectors = pathlib.Path(fp8kv.default_vectors())
+    for profile in fp8kv.profiles():
+        x = np.load(vectors / profile / "edges_input.npy").view(np.float32)
+        want = np.load(vectors / profile / "edges_expected.npy")
+        assert np.array_equal(fp8kv.encode(x, profile=profile), want), profile
+        codes = np.arange(256, dtype=np.uint8)
+        table = np.load(vectors / profile / "decode.npy")
+        got = fp8kv.decode(codes, profile=profile)
+        assert np.array_equal(np.isnan(got), np.isnan(table))
+        assert np.array_equal(got[~np.isnan(got)], table[~np.isnan(table)]), profile
+
+
+def test_encode_models_and_scales():
+    x = np.array([448.0, 1.0, -0.0, np.inf, np.nan], np.float32)
+    assert list(fp8kv.encode(x)) == [0x7E, 0x38, 0x80, 0x7E, 0x7F]
+    assert list(fp8kv.encode(x, profile="e4m3fn_nan")[:4]) == [0x7E, 0x38, 0x80, 0x7F]
+    assert fp8kv.encode(np.float32([3.0]), scale=2.0)[0] == fp8kv.encode(np.float32([1.5]))[0]
+    h = np.array([1.0, -2.5], np.float16)
+    assert np.array_equal(fp8kv.encode(h), fp8kv.encode(h.astype(np.float32)))
+    for model in fp8kv.MODELS:
+        fp8kv.encode(x, scale=0.1, model=model)
+    with pytest.raises(fp8kv.Fp8kvError, match="exact"):
+        fp8kv.encode(x, scale=0.1, model="exact")
+    assert fp8kv.decode(np.uint8([0x38]), scale=0.5)[0] == np.float32(0.5)
+
+
+def test_arrays_of_every_kind_are_taken_as_bits():
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[1]
+    k, v = stored(c)
+    import ml_dtypes
+
+    assert fp8kv.judge_store(c, k.view(np.int8), v.view(ml_dtypes.float8_e4m3fn))
+
+    class Dlpack:  # only the DLPack protocol
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, *args, **kwargs):
+            return self.a.__dlpack__(*args, **kwargs)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    class HasArray:  # only __array__
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    assert fp8kv.judge_store(c, Dlpack(k), HasArray(v))
+    rows = engine.gather(c.key_cache, c.value_cache, c.block_table, c.seq_lens, c.k_scale,
+                         c.v_scale, c.layout, c.profile, c.num_heads, c.head_size, np.float16)
+    assert fp8kv.judge_gather(c, rows)
+    assert fp8kv.judge_gather(c, rows.view(np.uint16), dtype="f16")
+    assert not fp8kv.judge_gather(c, rows.view(np.uint16), dtype="bf16")
+
+
+def test_bad_input_is_an_error_naming_the_part():
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
+    k, v = c.new_caches()
+    with pytest.raises(fp8kv.Fp8kvError, match="key_cache: .* bytes"):
+        fp8kv.judge_store(c, k.reshape(-1)[1:], v)
+    with pytest.raises(fp8kv.Fp8kvError, match="key_cache: elements of 4 bytes"):
+        fp8kv.judge_store(c, k.astype(np.float32), v)
+    with pytest.raises(fp8kv.Fp8kvError, match="give dtype"):
+        fp8kv.judge_gather(c, np.zeros(4, np.uint16))
+    with pytest.raises(fp8kv.Fp8kvError, match="float32"):
+        fp8kv.judge_attention(c, np.zeros(4, np.float16))
+    with pytest.raises(fp8kv.Fp8kvError, match="unknown case"):
+        fp8kv.kv_case("e4m3fn_satfinite", 99)
+    with pytest.raises(fp8kv.Fp8kvError, match="unknown profile"):
+        fp8kv.kv_cases("e4m3fn_bogus")
+
+
+def test_tampered_vectors_are_refused(tmp_path):
+    import shutil
+
+    copy = tmp_path / "vectors"
+    shutil.copytree(fp8kv.default_vectors(), copy)
+    meta = copy / "e4m3fn_satfinite" / "kv" / "case0_meta.npy"
+    data = bytearray(meta.read_bytes())
+    data[-1] ^= 1
+    meta.write_bytes(bytes(data))
+    with pytest.raises(fp8kv.Fp8kvError, match="case0_meta.npy"):
+        fp8kv.kv_cases("e4m3fn_satfinite", vectors=copy)
+
+
+def test_a_failing_fixture_test_prints_the_report(tmp_path):
+    test = tmp_path / "test_faulty.py"
+    test.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'examples' / 'python')!r})\n"
+        "import numpy_engine as engine, pytest\n"
+        "@pytest.mark.fp8kv_profiles('e4m3fn_satfinite')\n"
+        "def test_store(fp8kv_case):\n"
+        "    c = fp8kv_case\n"
+        "    k, v = c.new_caches()\n"
+        "    engine.store(c.key, c.value, c.slot_mapping, k, v, c.k_scale, c.v_scale,\n"
+        "                 c.layout, c.profile, ('k_scale_for_v',))\n"
+        "    c.judge_store(k, v)\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        str(test)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "verdict=nonconformant" in r.stdout and "value_cache[" in r.stdout, r.stdout
+    assert "e4m3fn_satfinite-case0" in r.stdout
