@@ -1,0 +1,215 @@
+/* child.c — code under test in a child process (child.h). */
+#define _GNU_SOURCE
+#include "child.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fp8kv/diag.h"
+
+int fp8kv_child_send(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int fp8kv_child_receive(int fd, void *p, size_t n)
+{
+    char *c = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = recv(fd, c + got, n - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            return 0;
+        got += (size_t)k;
+    }
+    return 1;
+}
+
+void fp8kv_child_copy_text(char *dst, size_t size, const char *src)
+{
+    size_t n = src ? strnlen(src, size - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
+}
+
+/* Kills the child and every process it started (its process group): nothing of a plugin
+ * outlives the harness's use of it. */
+static void stop_group(struct fp8kv_child *c)
+{
+    if (c->pid > 0) {
+        kill(-c->pid, SIGKILL);
+        kill(c->pid, SIGKILL); /* in case it left its group */
+    }
+}
+
+int fp8kv_child_failed(struct fp8kv_child *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->failure, sizeof c->failure, fmt, ap);
+    va_end(ap);
+    if (!c->dead && c->pid > 0) {
+        stop_group(c);
+        waitpid(c->pid, NULL, 0);
+        c->pid = -1;
+    }
+    c->dead = 1;
+    fp8kv_fail("%s", c->failure);
+    return FP8KV_ERR_SUBJECT;
+}
+
+/* How the child ended, in words, once its socket closed. */
+static void describe_end(struct fp8kv_child *c, char *out, size_t size)
+{
+    int status = 0;
+    pid_t r = waitpid(c->pid, &status, 0);
+    kill(-c->pid, SIGKILL); /* children the plugin left behind */
+    c->pid = -1;
+    if (r < 0)
+        snprintf(out, size, "ended (no status)");
+    else if (WIFSIGNALED(status))
+        snprintf(out, size, "crashed (signal %d, %s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(out, size, "exited with status %d", WEXITSTATUS(status));
+}
+
+/* Waits for n bytes of answer; 0, or FP8KV_ERR_SUBJECT with `doing` in the message. */
+static int await_answer(struct fp8kv_child *c, void *answer, size_t n, const char *doing)
+{
+    /* the socket answers, or the child's end shows on its pidfd: a child that crashed after
+     * forking leaves a grandchild holding the socket open, and is a crash, not a hang */
+    struct pollfd pfd[2] = {{.fd = c->socket, .events = POLLIN},
+                            {.fd = c->pidfd, .events = POLLIN}};
+    int ready;
+    do
+        ready = poll(pfd, c->pidfd > 0 ? 2 : 1, c->timeout_ms);
+    while (ready < 0 && errno == EINTR);
+    if (ready == 0)
+        return fp8kv_child_failed(c, "plugin %s hung: no answer within %.3g s while %s (killed)",
+                                  c->path, c->timeout_ms / 1000.0, doing);
+    int got =
+        ready > 0 && (pfd[0].revents & POLLIN) ? fp8kv_child_receive(c->socket, answer, n) : -1;
+    if (got == 1)
+        return 0;
+    char how[160];
+    describe_end(c, how, sizeof how);
+    return fp8kv_child_failed(c, "plugin %s %s while %s", c->path, how, doing);
+}
+
+int fp8kv_child_request(struct fp8kv_child *c, const void *request, size_t request_bytes,
+                        void *answer, size_t answer_bytes, const char *doing)
+{
+    if (c->dead) {
+        fp8kv_fail("%s", c->failure);
+        return FP8KV_ERR_SUBJECT;
+    }
+    if (fp8kv_child_send(c->socket, request, request_bytes) != 0) {
+        char how[160];
+        describe_end(c, how, sizeof how);
+        return fp8kv_child_failed(c, "plugin %s %s before %s", c->path, how, doing);
+    }
+    return await_answer(c, answer, answer_bytes, doing);
+}
+
+/* The shared memory rounded up to pages, then an inaccessible guard page: a plugin writing
+ * past the end of the region faults (a crash, reported) instead of reaching other memory. */
+static size_t mapped_bytes(size_t shared_bytes)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (shared_bytes + page - 1) / page * page + page;
+}
+
+int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_bytes, int timeout_ms,
+                      fp8kv_child_serve serve, void *arg, void *hello, size_t hello_bytes)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = mapped_bytes(shared_bytes);
+    memset(c, 0, sizeof *c);
+    c->pid = -1;
+    c->pidfd = -1;
+    c->socket = -1;
+    c->timeout_ms = timeout_ms;
+    fp8kv_child_copy_text(c->path, sizeof c->path, path);
+    pthread_mutex_init(&c->lock, NULL);
+    c->started = 1;
+    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return fp8kv_fail("cannot map plugin buffers: %s", strerror(errno));
+    if (mprotect(p + bytes - page, page, PROT_NONE) != 0) {
+        munmap(p, bytes);
+        return fp8kv_fail("cannot protect plugin buffers: %s", strerror(errno));
+    }
+    /* the region ends flush against the guard page */
+    c->shared = p + (bytes - page - shared_bytes);
+    c->shared_bytes = shared_bytes;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return fp8kv_fail("cannot make a plugin socket: %s", strerror(errno));
+    fflush(NULL); /* nothing buffered twice */
+    c->pid = fork();
+    if (c->pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return fp8kv_fail("cannot start a plugin worker: %s", strerror(errno));
+    }
+    if (c->pid == 0) {
+        setpgid(0, 0); /* its own process group: the harness stops the plugin's children too */
+        close(sv[0]);
+        dup2(STDERR_FILENO, STDOUT_FILENO); /* a chatty plugin must not mix into the verdicts */
+        _exit(serve(sv[1], c->shared, arg));
+    }
+    setpgid(c->pid, c->pid); /* (also here: whichever runs first) */
+#ifdef SYS_pidfd_open
+    c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0); /* -1 on old kernels: socket only */
+#endif
+    close(sv[1]);
+    c->socket = sv[0];
+    return await_answer(c, hello, hello_bytes, "loading");
+}
+
+void fp8kv_child_stop(struct fp8kv_child *c)
+{
+    if (c->socket > 0)
+        close(c->socket); /* the child reads EOF and exits */
+    if (c->pid > 0) {
+        stop_group(c); /* a child still busy (or hung) goes too, with its children */
+        waitpid(c->pid, NULL, 0);
+    }
+    if (c->pidfd > 0)
+        close(c->pidfd);
+    if (c->shared) {
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = mapped_bytes(c->shared_bytes);
+        munmap((char *)c->shared - (bytes - page - c->shared_bytes), bytes);
+    }
+    if (c->started)
+        pthread_mutex_destroy(&c->lock);
+    c->started = 0;
+    c->socket = -1;
+    c->pid = -1;
+    c->pidfd = -1;
+    c->shared = NULL;
+}

@@ -1,0 +1,67 @@
+/* child.h — code under test in a child process: the machinery every plugin host shares
+ * (internal to the judge library).
+ *
+ * A child is forked, becomes its own process group, and runs a serve function that talks to
+ * the harness over a socket and works in a shared memory region followed by an inaccessible
+ * guard page. The harness waits for each answer with a timeout and watches the child's end on
+ * a pidfd, so a crash (even after the plugin forked) is reported as a crash, a silence as a
+ * hang; either way the child's whole process group is killed and every later request fails
+ * with the same message.
+ */
+#ifndef FP8KV_CHILD_H
+#define FP8KV_CHILD_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct fp8kv_child {
+    pid_t pid; /* also the id of the child's process group */
+    int pidfd; /* readable once the child has ended (-1: not supported) */
+    int socket;
+    void *shared; /* shared_bytes of memory shared with the child, then a guard page */
+    size_t shared_bytes;
+    int timeout_ms;
+    pthread_mutex_t lock; /* one request at a time */
+    int dead;             /* crashed, hung or stopped: every later request fails */
+    char failure[512];    /* why it died, for later requests */
+    char path[1024];      /* the plugin, for messages */
+    int started;          /* fp8kv_child_start ran (the lock is initialized) */
+};
+
+/* The child's side: runs in the forked process with the socket and the shared memory; its
+ * return value is the child's exit status. */
+typedef int (*fp8kv_child_serve)(int socket, void *shared, void *arg);
+
+/* fp8kv_child_start: maps shared_bytes (rounded up to pages) of shared memory, forks a child
+ * running serve(socket, shared, arg), and waits up to timeout_ms for its first message of
+ * hello_bytes into hello. 0; FP8KV_ERR (the system refused: no memory, no fork); or
+ * FP8KV_ERR_SUBJECT (the child crashed or hung before its first message). path names the
+ * plugin in messages. Call before starting threads of your own (it forks). */
+int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_bytes, int timeout_ms,
+                      fp8kv_child_serve serve, void *arg, void *hello, size_t hello_bytes);
+
+/* fp8kv_child_request: sends request_bytes of request, then waits for answer_bytes of answer.
+ * 0, or FP8KV_ERR_SUBJECT with a message saying what happened while `doing`. The caller holds
+ * c->lock. */
+int fp8kv_child_request(struct fp8kv_child *c, const void *request, size_t request_bytes,
+                        void *answer, size_t answer_bytes, const char *doing);
+
+/* fp8kv_child_failed: marks c dead with a printf-style message (also the current fp8kv error),
+ * stops it, and returns FP8KV_ERR_SUBJECT. */
+int fp8kv_child_failed(struct fp8kv_child *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* fp8kv_child_stop: ends the child (closing its socket, then killing its process group) and
+ * unmaps the shared memory. Safe on a child that never started (zeroed with pid -1). */
+void fp8kv_child_stop(struct fp8kv_child *c);
+
+/* The child's side of the socket: fp8kv_child_send writes all n bytes (0 or -1);
+ * fp8kv_child_receive reads n bytes (1), or sees the other side close first (0), or fails (-1). */
+int fp8kv_child_send(int fd, const void *p, size_t n);
+int fp8kv_child_receive(int fd, void *p, size_t n);
+
+/* fp8kv_child_copy_text: dst = src cut to size - 1 characters (NULL: ""). */
+void fp8kv_child_copy_text(char *dst, size_t size, const char *src);
+
+#endif
