@@ -11,6 +11,7 @@
  */
 #include "fp8kv/checks.h"
 #include "fp8kv/kv_judge.h"
+#include "kv_call.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,11 +44,47 @@ static void append_attention_plan(const struct fp8kv_subject *subject, struct fp
 
 /* ---- store, read and attention on the golden cases --------------------------------------- */
 
-/* A subject's failure on golden inputs is the subject's: FP8KV_ERR_SUBJECT, whatever it said,
- * with its message. */
-static int subject_status(int rc)
+/* The subject's KV entry points through the KV ABI (kv_call.c stages device memory): 0 or the
+ * subject's failure (FP8KV_ERR_SUBJECT with its message). */
+static int run_store(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                     const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in, const void *key,
+                     const void *value, int num_tokens, const int64_t *slots, float k_scale,
+                     float v_scale, uint8_t *kc, uint8_t *vc)
 {
-    return rc == 0 ? FP8KV_OK : FP8KV_ERR_SUBJECT;
+    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg);
+    const struct fp8kv_kv_store_args_v1 a = {&layout, in,      num_tokens, key, value,
+                                             slots,   k_scale, v_scale,    kc,  vc};
+    struct fp8kv_kv_call call;
+    fp8kv_kv_call_store(&call, &a);
+    return fp8kv_kv_call_run(subject->kv, &call);
+}
+
+static int run_gather(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                      const struct fp8kv_cache_shape *shape, int is_key, const uint8_t *cache,
+                      const int32_t *table, int max_blocks, const int32_t *lens, int num_seqs,
+                      float scale, enum fp8kv_kv_dtype out, void *dst)
+{
+    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg);
+    const struct fp8kv_kv_gather_args_v1 a = {&layout, is_key, num_seqs, max_blocks, out,
+                                              cache,   table,  lens,     scale,      dst};
+    struct fp8kv_kv_call call;
+    fp8kv_kv_call_gather(&call, &a);
+    return fp8kv_kv_call_run(subject->kv, &call);
+}
+
+static int run_attention(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                         const struct fp8kv_cache_shape *shape, const float *query, int q_heads,
+                         const uint8_t *kc, const uint8_t *vc, const int32_t *table, int max_blocks,
+                         const int32_t *lens, int num_seqs, float k_scale, float v_scale,
+                         float softmax_scale, float *out)
+{
+    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg);
+    const struct fp8kv_kv_attention_args_v1 a = {
+        &layout, q_heads, num_seqs, max_blocks, query,         kc, vc,
+        table,   lens,    k_scale,  v_scale,    softmax_scale, out};
+    struct fp8kv_kv_call call;
+    fp8kv_kv_call_attention(&call, &a);
+    return fp8kv_kv_call_run(subject->kv, &call);
 }
 
 static int check_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
@@ -63,9 +100,8 @@ static int check_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile
     }
     memset(kc, SENTINEL, c->cache_bytes);
     memset(vc, SENTINEL, c->cache_bytes);
-    int rc = subject_status(subject->store(subject->ctx, cfg, &c->shape, c->in, c->key.data,
-                                           c->value.data, c->num_tokens, c->slots.data, c->k_scale,
-                                           c->v_scale, kc, vc));
+    int rc = run_store(subject, cfg, &c->shape, c->in, c->key.data, c->value.data, c->num_tokens,
+                       c->slots.data, c->k_scale, c->v_scale, kc, vc);
     if (rc == 0) {
         struct fp8kv_check chk;
         fp8kv_kv_judge_store(c, p, subject->name, kc, vc, &chk, NULL);
@@ -87,14 +123,12 @@ static int check_read(const struct fp8kv_kv_case *c, const struct fp8kv_profile 
     if (!got)
         return fp8kv_fail("out of memory");
     memset(got, SENTINEL, 2 * half * esize);
-    int rc =
-        subject->gather(subject->ctx, cfg, &c->shape, 1, c->key_cache.data, c->block_table.data,
+    int rc = run_gather(subject, cfg, &c->shape, 1, c->key_cache.data, c->block_table.data,
                         c->max_blocks, c->seq_lens.data, c->num_seqs, c->k_scale, odt, got);
     if (rc == 0)
-        rc = subject->gather(subject->ctx, cfg, &c->shape, 0, c->value_cache.data,
-                             c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
-                             c->v_scale, odt, got + half * esize);
-    rc = subject_status(rc);
+        rc = run_gather(subject, cfg, &c->shape, 0, c->value_cache.data, c->block_table.data,
+                        c->max_blocks, c->seq_lens.data, c->num_seqs, c->v_scale, odt,
+                        got + half * esize);
     struct fp8kv_check chk;
     if (rc == 0)
         rc = fp8kv_kv_judge_gather(c, p, subject->name, odt, got, &chk);
@@ -116,10 +150,10 @@ static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_pro
     if (!y)
         return fp8kv_fail("out of memory");
     memset(y, SENTINEL, n * sizeof *y);
-    const int rc = subject_status(subject->attention(
-        subject->ctx, cfg, &c->shape, c->query.data, c->num_q_heads, c->key_cache.data,
-        c->value_cache.data, c->block_table.data, c->max_blocks, c->seq_lens.data, c->num_seqs,
-        c->k_scale, c->v_scale, c->softmax_scale, y));
+    const int rc =
+        run_attention(subject, cfg, &c->shape, c->query.data, c->num_q_heads, c->key_cache.data,
+                      c->value_cache.data, c->block_table.data, c->max_blocks, c->seq_lens.data,
+                      c->num_seqs, c->k_scale, c->v_scale, c->softmax_scale, y);
     if (rc != 0) {
         free(y);
         return rc;
@@ -230,12 +264,12 @@ int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p,
         memset(kc, SENTINEL, QUANT_N);
         memset(vc, SENTINEL, QUANT_N);
         memset(y, SENTINEL, QUANT_N * sizeof *y);
-        rc = subject->store(subject->ctx, cfg, &shape, FP8KV_KV_F32, x, x, QUANT_TOKENS, slots,
-                            scale, scale, kc, vc);
+        rc = run_store(subject, cfg, &shape, FP8KV_KV_F32, x, x, QUANT_TOKENS, slots, scale, scale,
+                       kc, vc);
         if (rc == 0)
-            rc = subject->gather(subject->ctx, cfg, &shape, 1, kc, table,
-                                 QUANT_TOKENS / QUANT_BLOCK, &len, 1, scale, FP8KV_KV_F32, y);
-        if ((rc = subject_status(rc)) != 0)
+            rc = run_gather(subject, cfg, &shape, 1, kc, table, QUANT_TOKENS / QUANT_BLOCK, &len, 1,
+                            scale, FP8KV_KV_F32, y);
+        if (rc != 0)
             break;
 
         struct fp8kv_check chk;
@@ -407,9 +441,9 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
     if (rc == 0) {
         long_reference(&lc, decode, w, ref);
         memset(y, SENTINEL, lc.qn * sizeof *y);
-        rc = subject_status(subject->attention(subject->ctx, cfg, &lc.shape, lc.q, q_heads, lc.kc,
-                                               lc.vc, lc.bt, lc.max_blocks, long_lens, LONG_SEQS,
-                                               lc.k_scale, lc.v_scale, lc.softmax_scale, y));
+        rc = run_attention(subject, cfg, &lc.shape, lc.q, q_heads, lc.kc, lc.vc, lc.bt,
+                           lc.max_blocks, long_lens, LONG_SEQS, lc.k_scale, lc.v_scale,
+                           lc.softmax_scale, y);
     }
     if (rc == 0) {
         char detail[160];

@@ -36,35 +36,33 @@ struct kv_paths {
 static const struct kv_paths cpu_paths = {"cpu-reference", fp8kv_cpu_reshape_and_cache,
                                           fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
 
-static int store_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                    enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                    const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
-                    uint8_t *value_cache)
+/* The ABI entry points (fp8kv/kv_plugin.h) of a kv_paths (ctx), storing with f32_div. */
+static int store_of(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 {
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
     return ((const struct kv_paths *)ctx)
-        ->store(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale, v_scale, key_cache,
-                value_cache);
+        ->store(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), &shape,
+                (enum fp8kv_kv_dtype)a->in_dtype, a->key, a->value, a->num_tokens, a->slot_mapping,
+                a->k_scale, a->v_scale, a->key_cache, a->value_cache);
 }
 
-static int gather_of(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                     int is_key, const uint8_t *cache, const int32_t *block_table,
-                     int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
-                     enum fp8kv_kv_dtype out, void *dst)
+static int gather_of(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
 {
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
     return ((const struct kv_paths *)ctx)
-        ->gather(cfg, shape, is_key, cache, block_table, max_blocks_per_seq, seq_lens, num_seqs,
-                 scale, out, dst);
+        ->gather(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), &shape, a->is_key, a->cache_data,
+                 a->block_table, a->max_blocks_per_seq, a->seq_lens, a->num_seqs, a->scale,
+                 (enum fp8kv_kv_dtype)a->out_dtype, a->out);
 }
 
-static int attention_of(void *ctx, struct fp8kv_codec_cfg cfg,
-                        const struct fp8kv_cache_shape *shape, const float *query, int num_q_heads,
-                        const uint8_t *key_cache, const uint8_t *value_cache,
-                        const int32_t *block_table, int max_blocks_per_seq, const int32_t *seq_lens,
-                        int num_seqs, float k_scale, float v_scale, float softmax_scale, float *out)
+static int attention_of(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
     return ((const struct kv_paths *)ctx)
-        ->attention(cfg, shape, query, num_q_heads, key_cache, value_cache, block_table,
-                    max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale, softmax_scale, out);
+        ->attention(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), &shape, a->query,
+                    a->num_q_heads, a->key_cache, a->value_cache, a->block_table,
+                    a->max_blocks_per_seq, a->seq_lens, a->num_seqs, a->k_scale, a->v_scale,
+                    a->softmax_scale, a->out);
 }
 
 /* The CPU target's own KV subject, from its subject table. */
@@ -77,16 +75,18 @@ static const struct fp8kv_subject *cpu_reference(void)
     return s;
 }
 
-/* paths as a subject with store, gather and attention. */
-static struct fp8kv_subject subject_of(const struct kv_paths *paths)
+/* paths as a subject with store, gather and attention: KV-ABI kernels (into *kernels, which
+ * must outlive the subject) over host memory. */
+static struct fp8kv_subject subject_of(const struct kv_paths *paths,
+                                       struct fp8kv_kv_kernels_v1 *kernels)
 {
+    *kernels = (struct fp8kv_kv_kernels_v1){
+        FP8KV_KV_ABI_VERSION, paths->name,   NULL,     NULL,      NULL,
+        FP8KV_KV_MEMORY_HOST, (void *)paths, store_of, gather_of, attention_of};
     struct fp8kv_subject s = {.name = paths->name,
                               .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
                               .claim = FP8KV_CLAIM_ALL,
-                              .ctx = (void *)paths,
-                              .store = store_of,
-                              .gather = gather_of,
-                              .attention = attention_of};
+                              .kv = kernels};
     return s;
 }
 
@@ -94,7 +94,8 @@ static void run_kv(const struct fp8kv_profile *p, const struct kv_paths *paths,
                    struct fp8kv_results *r)
 {
     memset(r, 0, sizeof *r);
-    const struct fp8kv_subject subject = subject_of(paths);
+    struct fp8kv_kv_kernels_v1 kernels;
+    const struct fp8kv_subject subject = subject_of(paths, &kernels);
     cr_assert_eq(fp8kv_check_kv(VECTORS, p, &subject, r), 0, "%s: %s", p->name, fp8kv_last_error());
     cr_assert_geq(r->count, MIN_CASES * CHECKS_PER_CASE, "%s: only %zu checks", p->name, r->count);
     cr_assert_eq(r->count % CHECKS_PER_CASE, 0);

@@ -232,3 +232,36 @@ int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
     free(scores);
     return FP8KV_OK;
 }
+
+/* ---- the KV-kernel ABI ----------------------------------------------------------------------- */
+
+_Static_assert(FP8KV_KV_ABI_NHD == (int)FP8KV_LAYOUT_NHD &&
+                   FP8KV_KV_ABI_SPLIT_X == (int)FP8KV_LAYOUT_SPLIT_X &&
+                   FP8KV_KV_SPLIT_X == FP8KV_SPLIT_X,
+               "the ABI's layouts are kv_cache.h's");
+_Static_assert(FP8KV_KV_ABI_F32 == (int)FP8KV_KV_F32 && FP8KV_KV_ABI_F16 == (int)FP8KV_KV_F16 &&
+                   FP8KV_KV_ABI_BF16 == (int)FP8KV_KV_BF16,
+               "the ABI's dtypes are kv_cache.h's");
+_Static_assert(FP8KV_KV_ABI_E4M3FN == (int)FP8KV_CODEC_E4M3FN &&
+                   FP8KV_KV_ABI_E4M3FNUZ == (int)FP8KV_CODEC_E4M3FNUZ,
+               "the ABI's formats are codec.h's");
+
+struct fp8kv_kv_layout_v1 fp8kv_kv_abi_layout(const struct fp8kv_cache_shape *shape,
+                                              struct fp8kv_codec_cfg cfg)
+{
+    return (struct fp8kv_kv_layout_v1){shape->num_blocks, shape->block_size,      shape->num_heads,
+                                       shape->head_size,  (int32_t)shape->layout, cfg.format,
+                                       cfg.saturate,      cfg.inf_to_nan};
+}
+
+struct fp8kv_cache_shape fp8kv_kv_abi_shape(const struct fp8kv_kv_layout_v1 *l)
+{
+    return (struct fp8kv_cache_shape){l->num_blocks, l->block_size, l->num_heads, l->head_size,
+                                      (enum fp8kv_kv_layout)l->layout};
+}
+
+struct fp8kv_codec_cfg fp8kv_kv_abi_cfg(const struct fp8kv_kv_layout_v1 *l, int model)
+{
+    return (struct fp8kv_codec_cfg){(uint8_t)l->format, (uint8_t)(l->saturate != 0),
+                                    (uint8_t)(l->inf_to_nan != 0), (uint8_t)model};
+}

@@ -60,39 +60,52 @@ static int decode_table_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8
     return FP8KV_OK;
 }
 
-/* ---- the KV-cache paths as subject entry points ---------------------------------------------- */
+/* ---- the KV-cache paths as KV-ABI kernels (fp8kv/kv_plugin.h) ---------------------------------
+ */
 
-static int store_cpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                     enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
-                     uint8_t *value_cache)
+/* ctx: the store's scale model (enum fp8kv_codec_model) */
+static int store_cpu(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 {
-    (void)ctx;
-    return fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping,
-                                       k_scale, v_scale, key_cache, value_cache);
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    return fp8kv_cpu_reshape_and_cache(fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape,
+                                       (enum fp8kv_kv_dtype)a->in_dtype, a->key, a->value,
+                                       a->num_tokens, a->slot_mapping, a->k_scale, a->v_scale,
+                                       a->key_cache, a->value_cache);
 }
 
-static int gather_cpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                      int is_key, const uint8_t *cache, const int32_t *block_table,
-                      int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
-                      enum fp8kv_kv_dtype out, void *dst)
+static int gather_cpu(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
 {
-    (void)ctx;
-    return fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table, max_blocks_per_seq,
-                                    seq_lens, num_seqs, scale, out, dst);
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    return fp8kv_cpu_gather_dequant(fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape,
+                                    a->is_key, a->cache_data, a->block_table, a->max_blocks_per_seq,
+                                    a->seq_lens, a->num_seqs, a->scale,
+                                    (enum fp8kv_kv_dtype)a->out_dtype, a->out);
 }
 
-static int attention_cpu(void *ctx, struct fp8kv_codec_cfg cfg,
-                         const struct fp8kv_cache_shape *shape, const float *query, int num_q_heads,
-                         const uint8_t *key_cache, const uint8_t *value_cache,
-                         const int32_t *block_table, int max_blocks_per_seq,
-                         const int32_t *seq_lens, int num_seqs, float k_scale, float v_scale,
-                         float softmax_scale, float *out)
+static int attention_cpu(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
-    (void)ctx;
-    return fp8kv_cpu_paged_attention(cfg, shape, query, num_q_heads, key_cache, value_cache,
-                                     block_table, max_blocks_per_seq, seq_lens, num_seqs, k_scale,
-                                     v_scale, softmax_scale, out);
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    return fp8kv_cpu_paged_attention(fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape,
+                                     a->query, a->num_q_heads, a->key_cache, a->value_cache,
+                                     a->block_table, a->max_blocks_per_seq, a->seq_lens,
+                                     a->num_seqs, a->k_scale, a->v_scale, a->softmax_scale, a->out);
+}
+
+static const int models[] = {FP8KV_CODEC_F32_DIV, FP8KV_CODEC_F32_MUL_RECIP, FP8KV_CODEC_F16_DIV};
+#define MODEL_COUNT (int)(sizeof models / sizeof models[0])
+#define CPU_KV(m)                                                                                  \
+    {                                                                                              \
+        FP8KV_KV_ABI_VERSION, "cpu-reference", NULL, NULL, NULL, FP8KV_KV_MEMORY_HOST,             \
+            (void *)&models[m], store_cpu, gather_cpu, attention_cpu                               \
+    }
+static const struct fp8kv_kv_kernels_v1 cpu_kv[MODEL_COUNT] = {CPU_KV(0), CPU_KV(1), CPU_KV(2)};
+
+const struct fp8kv_kv_kernels_v1 *fp8kv_cpu_kv_kernels(int model)
+{
+    for (int m = 0; m < MODEL_COUNT; m++)
+        if (models[m] == model)
+            return &cpu_kv[m];
+    return NULL;
 }
 
 /* ---- the table ------------------------------------------------------------------------------- */
@@ -122,9 +135,7 @@ const struct fp8kv_subject fp8kv_cpu_subjects[] = {
      .description = "the CPU reference store, gather + dequant and paged attention (kv_cache.c)",
      .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
      .claim = FP8KV_CLAIM_ALL,
-     .store = store_cpu,
-     .gather = gather_cpu,
-     .attention = attention_cpu},
+     .kv = &cpu_kv[0]},
 };
 const int fp8kv_cpu_subject_count = (int)(sizeof fp8kv_cpu_subjects / sizeof fp8kv_cpu_subjects[0]);
 

@@ -100,6 +100,37 @@ int buffer::download(void *host, size_t n) const
     return FP8KV_OK;
 }
 
+extern "C" int fp8kv_gpu_alloc(size_t bytes, void **device)
+{
+    *device = nullptr;
+    int rc = require_open("fp8kv_gpu_alloc");
+    if (rc != 0)
+        return rc;
+    FP8KV_GPU_CHECK(hipMalloc(device, bytes ? bytes : 1));
+    return FP8KV_OK;
+}
+
+extern "C" void fp8kv_gpu_free(void *device)
+{
+    if (device)
+        (void)hipFree(device);
+}
+
+extern "C" int fp8kv_gpu_to_device(void *device, const void *host, size_t bytes)
+{
+    if (bytes)
+        FP8KV_GPU_CHECK(hipMemcpy(device, host, bytes, hipMemcpyHostToDevice));
+    return FP8KV_OK;
+}
+
+extern "C" int fp8kv_gpu_to_host(void *host, const void *device, size_t bytes)
+{
+    FP8KV_GPU_CHECK(hipDeviceSynchronize());
+    if (bytes)
+        FP8KV_GPU_CHECK(hipMemcpy(host, device, bytes, hipMemcpyDeviceToHost));
+    return FP8KV_OK;
+}
+
 timer::~timer()
 {
     if (begin)

@@ -38,40 +38,16 @@ static int decode_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, s
 
 /* ---- the KV kernels -------------------------------------------------------------------------- */
 
-static int store_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                     enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
-                     uint8_t *value_cache)
-{
-    (void)ctx;
-    return device_status(fp8kv_gpu_reshape_and_cache(FP8KV_GPU_CODEC_BITS, cfg, shape, in, key,
-                                                     value, num_tokens, slot_mapping, k_scale,
-                                                     v_scale, key_cache, value_cache));
-}
-
-static int gather_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                      int is_key, const uint8_t *cache, const int32_t *block_table,
-                      int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
-                      enum fp8kv_kv_dtype out, void *dst)
-{
-    (void)ctx;
-    return device_status(fp8kv_gpu_gather_dequant(cfg, shape, is_key, cache, block_table,
-                                                  max_blocks_per_seq, seq_lens, num_seqs, scale,
-                                                  out, dst));
-}
-
-static int attention_gpu(void *ctx, struct fp8kv_codec_cfg cfg,
-                         const struct fp8kv_cache_shape *shape, const float *query, int num_q_heads,
-                         const uint8_t *key_cache, const uint8_t *value_cache,
-                         const int32_t *block_table, int max_blocks_per_seq,
-                         const int32_t *seq_lens, int num_seqs, float k_scale, float v_scale,
-                         float softmax_scale, float *out)
-{
-    (void)ctx;
-    return device_status(fp8kv_gpu_paged_attention(
-        cfg, shape, query, num_q_heads, key_cache, value_cache, block_table, max_blocks_per_seq,
-        seq_lens, num_seqs, k_scale, v_scale, softmax_scale, 0, out));
-}
+static const struct fp8kv_kv_kernels_v1 gpu_kv = {FP8KV_KV_ABI_VERSION,
+                                                  "gpu-kernels",
+                                                  NULL,
+                                                  NULL,
+                                                  NULL,
+                                                  FP8KV_KV_MEMORY_DEVICE,
+                                                  NULL,
+                                                  fp8kv_gpu_kv_store,
+                                                  fp8kv_gpu_kv_gather,
+                                                  fp8kv_gpu_kv_attention};
 
 static int attention_plan_gpu(void *ctx, struct fp8kv_codec_cfg cfg,
                               const struct fp8kv_cache_shape *shape, int num_q_heads, int num_seqs,
@@ -126,9 +102,7 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
             .memory = FP8KV_MEMORY_DEVICE,
             .flags = FP8KV_SUBJECT_LONG_CONTEXT,
             .claim = FP8KV_CLAIM_ALL,
-            .store = store_gpu,
-            .gather = gather_gpu,
-            .attention = attention_gpu,
+            .kv = &gpu_kv,
             .attention_plan = attention_plan_gpu,
         };
     *out = table;

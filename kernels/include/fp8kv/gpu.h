@@ -134,6 +134,16 @@ int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_domain dom
  * number of subjects (0 when no device is open). */
 int fp8kv_gpu_subjects(const struct fp8kv_subject **table);
 
+/* ---- device memory, for subjects that take device pointers -------------------------------- */
+
+/* fp8kv_gpu_alloc: bytes (at least 1) of memory on the open device into *device; 0 or a
+ * negative status. fp8kv_gpu_free releases it (NULL is fine). fp8kv_gpu_to_device and
+ * fp8kv_gpu_to_host copy bytes (to_host after the device is idle); 0 or a negative status. */
+int fp8kv_gpu_alloc(size_t bytes, void **device);
+void fp8kv_gpu_free(void *device);
+int fp8kv_gpu_to_device(void *device, const void *host, size_t bytes);
+int fp8kv_gpu_to_host(void *host, const void *device, size_t bytes);
+
 /* ---- the KV cache ---------------------------------------------------------------------------- */
 
 /* The KV kernels, with the contracts of fp8kv/kv_cache.h (host pointers; copies inside); the
@@ -157,6 +167,12 @@ int fp8kv_gpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
                               float k_scale, float v_scale, float softmax_scale, int partition,
                               float *out);
+
+/* The KV kernels as KV-ABI entry points on device memory (fp8kv/kv_plugin.h; kv_abi.hip): the
+ * "gpu-kernels" subject's descriptor. Each returns 0 or a negative status. */
+int fp8kv_gpu_kv_store(void *ctx, const struct fp8kv_kv_store_args_v1 *args);
+int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *args);
+int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *args);
 
 /* ---- benchmarks (issue 4) -------------------------------------------------------------------- */
 

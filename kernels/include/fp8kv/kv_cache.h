@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "fp8kv/codec.h"
+#include "fp8kv/kv_plugin.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +79,25 @@ int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
                               const uint8_t *value_cache, const int32_t *block_table,
                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
                               float k_scale, float v_scale, float softmax_scale, float *out);
+
+/* ---- the KV-kernel ABI (fp8kv/kv_plugin.h) and these types ------------------------------------
+ */
+
+/* fp8kv_kv_abi_layout: the ABI's description of a cache of this shape under cfg. */
+struct fp8kv_kv_layout_v1 fp8kv_kv_abi_layout(const struct fp8kv_cache_shape *shape,
+                                              struct fp8kv_codec_cfg cfg);
+
+/* fp8kv_kv_abi_shape: the shape an ABI layout describes. */
+struct fp8kv_cache_shape fp8kv_kv_abi_shape(const struct fp8kv_kv_layout_v1 *layout);
+
+/* fp8kv_kv_abi_cfg: the codec configuration an ABI layout asks for, with store scale model
+ * model (enum fp8kv_codec_model). */
+struct fp8kv_codec_cfg fp8kv_kv_abi_cfg(const struct fp8kv_kv_layout_v1 *layout, int model);
+
+/* fp8kv_cpu_kv_kernels: the CPU reference paths above as KV-ABI kernels (host memory, every
+ * profile), storing with scale model model (enum fp8kv_codec_model; the golden cases' is
+ * FP8KV_CODEC_F32_DIV). NULL for an unknown model. */
+const struct fp8kv_kv_kernels_v1 *fp8kv_cpu_kv_kernels(int model);
 
 #ifdef __cplusplus
 }

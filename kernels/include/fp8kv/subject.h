@@ -4,8 +4,10 @@
  * GPU kernels, a codec plugin in another process, a byte stream from a pipe and, through the
  * same entry points, an engine's own kernels. It says what it can do (capabilities), where it
  * computes (memory), which profiles it implements (claim), and gives one entry point per
- * capability. Every entry point takes host pointers (a device subject copies inside) and
- * returns 0 or a negative enum fp8kv_status (FP8KV_ERR_SUBJECT: it crashed, hung or a device
+ * capability. The KV-cache paths are a KV-ABI descriptor (fp8kv/kv_plugin.h), the one way to
+ * be a KV subject: fp8kv's CPU and GPU kernels and an engine's plugin alike. The codec entry
+ * points take host pointers (a device subject copies inside) and return 0 or a negative enum
+ * fp8kv_status (FP8KV_ERR_SUBJECT: it crashed, hung or a device
  * call failed; the message is in fp8kv_last_error()), so a failing subject is reported, never
  * judged on stale outputs.
  *
@@ -121,21 +123,9 @@ struct fp8kv_subject {
     /* y[i] = RN32(decode(q[i]) * s) */
     int (*decode)(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
                   float *y);
-    /* the contracts of fp8kv_cpu_reshape_and_cache, fp8kv_cpu_gather_dequant and
-       fp8kv_cpu_paged_attention (fp8kv/kv_cache.h) */
-    int (*store)(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                 enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                 const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
-                 uint8_t *value_cache);
-    int (*gather)(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                  int is_key, const uint8_t *cache, const int32_t *block_table,
-                  int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs, float scale,
-                  enum fp8kv_kv_dtype out, void *dst);
-    int (*attention)(void *ctx, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                     const float *query, int num_q_heads, const uint8_t *key_cache,
-                     const uint8_t *value_cache, const int32_t *block_table, int max_blocks_per_seq,
-                     const int32_t *seq_lens, int num_seqs, float k_scale, float v_scale,
-                     float softmax_scale, float *out);
+    /* the KV-cache paths (FP8KV_CAP_STORE, _GATHER, _ATTENTION: the entry points it has), with
+       their memory (host or device) and their own ctx */
+    const struct fp8kv_kv_kernels_v1 *kv;
     /* every input of the domain at scale 1 through the encoder, each code judged against runs
        (nruns entries, starts increasing from 0) */
     int (*sweep)(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,

@@ -1,0 +1,212 @@
+/* kv_call.c — calling KV-ABI kernels with host buffers (kv_call.h). */
+#include "kv_call.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/diag.h"
+#ifdef FP8KV_HAVE_GPU
+#include "fp8kv/gpu.h"
+#endif
+
+static size_t cache_bytes(const struct fp8kv_kv_layout_v1 *l)
+{
+    return (size_t)l->num_blocks * (size_t)l->block_size * (size_t)l->num_heads *
+           (size_t)l->head_size;
+}
+
+static size_t dtype_bytes(int dtype)
+{
+    return dtype == FP8KV_KV_ABI_F32 ? 4 : 2;
+}
+
+static size_t count(int n)
+{
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* ---- making calls ------------------------------------------------------------------------ */
+
+void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARRAYS])
+{
+    int n = 0;
+    switch (c->op) {
+    case FP8KV_KV_OP_STORE: {
+        struct fp8kv_kv_store_args_v1 *a = &c->args.store;
+        a->cache = &c->layout;
+        slot[n++] = (void **)&a->key;
+        slot[n++] = (void **)&a->value;
+        slot[n++] = (void **)&a->slot_mapping;
+        slot[n++] = (void **)&a->key_cache;
+        slot[n++] = (void **)&a->value_cache;
+        break;
+    }
+    case FP8KV_KV_OP_GATHER: {
+        struct fp8kv_kv_gather_args_v1 *a = &c->args.gather;
+        a->cache = &c->layout;
+        slot[n++] = (void **)&a->cache_data;
+        slot[n++] = (void **)&a->block_table;
+        slot[n++] = (void **)&a->seq_lens;
+        slot[n++] = (void **)&a->out;
+        break;
+    }
+    default: {
+        struct fp8kv_kv_attention_args_v1 *a = &c->args.attention;
+        a->cache = &c->layout;
+        slot[n++] = (void **)&a->query;
+        slot[n++] = (void **)&a->key_cache;
+        slot[n++] = (void **)&a->value_cache;
+        slot[n++] = (void **)&a->block_table;
+        slot[n++] = (void **)&a->seq_lens;
+        slot[n++] = (void **)&a->out;
+        break;
+    }
+    }
+    c->arrays = n;
+}
+
+/* sizes: the bytes and output flags of c's arrays, in fp8kv_kv_call_arrays' order */
+static void sizes(struct fp8kv_kv_call *c, const size_t *bytes, const int *output, int n)
+{
+    void **slot[FP8KV_KV_CALL_ARRAYS];
+    fp8kv_kv_call_arrays(c, slot);
+    for (int i = 0; i < n; i++) {
+        c->bytes[i] = bytes[i];
+        c->output[i] = output[i];
+    }
+}
+
+void fp8kv_kv_call_store(struct fp8kv_kv_call *c, const struct fp8kv_kv_store_args_v1 *a)
+{
+    memset(c, 0, sizeof *c);
+    c->op = FP8KV_KV_OP_STORE;
+    c->layout = *a->cache;
+    c->args.store = *a;
+    const size_t cache = cache_bytes(a->cache), tokens = count(a->num_tokens);
+    const size_t input =
+        tokens * count(a->cache->num_heads) * count(a->cache->head_size) * dtype_bytes(a->in_dtype);
+    const size_t bytes[] = {input, input, tokens * sizeof(int64_t), cache, cache};
+    const int output[] = {0, 0, 0, 1, 1};
+    sizes(c, bytes, output, 5);
+}
+
+void fp8kv_kv_call_gather(struct fp8kv_kv_call *c, const struct fp8kv_kv_gather_args_v1 *a)
+{
+    memset(c, 0, sizeof *c);
+    c->op = FP8KV_KV_OP_GATHER;
+    c->layout = *a->cache;
+    c->args.gather = *a;
+    size_t rows = 0;
+    for (int i = 0; i < a->num_seqs; i++)
+        rows += count(a->seq_lens[i]);
+    const size_t seqs = count(a->num_seqs);
+    const size_t bytes[] = {
+        cache_bytes(a->cache), seqs * count(a->max_blocks_per_seq) * sizeof(int32_t),
+        seqs * sizeof(int32_t),
+        rows * count(a->cache->num_heads) * count(a->cache->head_size) * dtype_bytes(a->out_dtype)};
+    const int output[] = {0, 0, 0, 1};
+    sizes(c, bytes, output, 4);
+}
+
+void fp8kv_kv_call_attention(struct fp8kv_kv_call *c, const struct fp8kv_kv_attention_args_v1 *a)
+{
+    memset(c, 0, sizeof *c);
+    c->op = FP8KV_KV_OP_ATTENTION;
+    c->layout = *a->cache;
+    c->args.attention = *a;
+    const size_t seqs = count(a->num_seqs), cache = cache_bytes(a->cache);
+    const size_t q = seqs * count(a->num_q_heads) * count(a->cache->head_size) * sizeof(float);
+    const size_t bytes[] = {q,
+                            cache,
+                            cache,
+                            seqs * count(a->max_blocks_per_seq) * sizeof(int32_t),
+                            seqs * sizeof(int32_t),
+                            q};
+    const int output[] = {0, 0, 0, 0, 0, 1};
+    sizes(c, bytes, output, 6);
+}
+
+const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c)
+{
+    return c->op == FP8KV_KV_OP_STORE    ? "store"
+           : c->op == FP8KV_KV_OP_GATHER ? "gather"
+                                         : "attention";
+}
+
+/* ---- running them ------------------------------------------------------------------------ */
+
+/* subject_failed: the kernels' nonzero return as the subject's failure. */
+static int subject_failed(const struct fp8kv_kv_kernels_v1 *k, const char *entry, int rc,
+                          const char *before)
+{
+    if (rc == FP8KV_UNAVAILABLE) /* fp8kv's device kernels without an open device */
+        return rc;
+    const char *after = fp8kv_last_error();
+    const int own = strcmp(before, after) != 0 && after[0];
+    return fp8kv_status_fail(FP8KV_ERR_SUBJECT, "kernels %s: %s returned %d%s%s",
+                             k->name ? k->name : "(unnamed)", entry, rc, own ? ": " : "",
+                             own ? after : "");
+}
+
+static int invoke(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c)
+{
+    switch (c->op) {
+    case FP8KV_KV_OP_STORE: return k->store(k->ctx, &c->args.store);
+    case FP8KV_KV_OP_GATHER: return k->gather(k->ctx, &c->args.gather);
+    default: return k->attention(k->ctx, &c->args.attention);
+    }
+}
+
+#ifdef FP8KV_HAVE_GPU
+/* staged: c run with every array copied to the device and its outputs copied back. */
+static int staged(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c, const char *before)
+{
+    void **slot[FP8KV_KV_CALL_ARRAYS], *host[FP8KV_KV_CALL_ARRAYS],
+        *device[FP8KV_KV_CALL_ARRAYS] = {0};
+    fp8kv_kv_call_arrays(c, slot);
+    int rc = FP8KV_OK;
+    for (int i = 0; i < c->arrays && rc == 0; i++) {
+        host[i] = *slot[i];
+        rc = fp8kv_gpu_alloc(c->bytes[i], &device[i]);
+        if (rc == 0)
+            rc = fp8kv_gpu_to_device(device[i], host[i], c->bytes[i]);
+        if (rc == 0)
+            *slot[i] = device[i];
+    }
+    if (rc == 0) {
+        const int got = invoke(k, c);
+        rc = got != 0 ? subject_failed(k, fp8kv_kv_call_name(c), got, before) : FP8KV_OK;
+    }
+    for (int i = 0; i < c->arrays && rc == 0; i++)
+        if (c->output[i])
+            rc = fp8kv_gpu_to_host(host[i], device[i], c->bytes[i]);
+    for (int i = 0; i < c->arrays; i++) {
+        fp8kv_gpu_free(device[i]);
+        if (device[i])
+            *slot[i] = host[i];
+    }
+    return rc;
+}
+#else
+static int staged(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c, const char *before)
+{
+    (void)k;
+    (void)c;
+    (void)before;
+    return fp8kv_status_fail(FP8KV_UNAVAILABLE, "kernels on device memory need a GPU build of "
+                                                "fp8kv (-DFP8KV_GPU=cuda or hip)");
+}
+#endif
+
+int fp8kv_kv_call_run(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c)
+{
+    char before[256];
+    snprintf(before, sizeof before, "%s", fp8kv_last_error());
+    void **slot[FP8KV_KV_CALL_ARRAYS];
+    fp8kv_kv_call_arrays(c, slot); /* the arguments point at this copy's layout */
+    if (k->memory == FP8KV_KV_MEMORY_DEVICE)
+        return staged(k, c, before);
+    const int got = invoke(k, c);
+    return got == 0 ? FP8KV_OK : subject_failed(k, fp8kv_kv_call_name(c), got, before);
+}

@@ -1,0 +1,96 @@
+/* kv_abi.hip — the device KV kernels as KV-ABI entry points (fp8kv/kv_plugin.h) on device
+ * memory: every array argument is a device pointer, as an engine's kernels take them, and each
+ * call returns when its results are in place. The store uses the bits codec; the scale model is
+ * the golden cases' (f32_div). The harness validates slots and block tables before a call; the
+ * gather and attention still read the sequence lengths back to size their launches. */
+#include "common.h"
+
+#include <vector>
+
+using namespace fp8kv_gpu;
+
+namespace
+{
+
+int begin(const struct fp8kv_kv_layout_v1 *layout, const char *what,
+          struct fp8kv_cache_shape *shape)
+{
+    int rc = require_open(what);
+    *shape = fp8kv_kv_abi_shape(layout);
+    return rc != 0 ? rc : check_shape(shape, what);
+}
+
+/* The lengths of the sequences, from the device; the longest into *longest. */
+int read_lengths(const int32_t *d_seq_lens, int num_seqs, std::vector<int32_t> &lens, int *longest)
+{
+    lens.assign((size_t)num_seqs, 0);
+    if (num_seqs > 0)
+        FP8KV_GPU_CHECK(hipMemcpy(lens.data(), d_seq_lens, (size_t)num_seqs * sizeof(int32_t),
+                                  hipMemcpyDeviceToHost));
+    *longest = 0;
+    for (int32_t n : lens) {
+        if (n < 0)
+            return FP8KV_FAIL("a sequence length of %d", n);
+        *longest = n > *longest ? n : *longest;
+    }
+    return FP8KV_OK;
+}
+
+} // namespace
+
+extern "C" int fp8kv_gpu_kv_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
+{
+    (void)ctx;
+    struct fp8kv_cache_shape shape;
+    int rc = begin(a->cache, "store", &shape);
+    if (rc == 0)
+        rc = launch_store(FP8KV_GPU_CODEC_BITS, fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV),
+                          shape, a->in_dtype, a->key, a->value, a->num_tokens, a->slot_mapping,
+                          a->k_scale, a->v_scale, a->key_cache, a->value_cache);
+    if (rc == 0)
+        FP8KV_GPU_CHECK(hipDeviceSynchronize());
+    return rc;
+}
+
+extern "C" int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
+{
+    (void)ctx;
+    struct fp8kv_cache_shape shape;
+    std::vector<int32_t> lens;
+    int longest = 0, rc = begin(a->cache, "gather", &shape);
+    if (rc == 0)
+        rc = read_lengths(a->seq_lens, a->num_seqs, lens, &longest);
+    if (rc != 0)
+        return rc;
+    std::vector<int64_t> row_start((size_t)a->num_seqs + 1, 0);
+    for (int i = 0; i < a->num_seqs; i++)
+        row_start[i + 1] = row_start[i] + lens[i];
+    buffer d_rows;
+    if ((rc = d_rows.upload(row_start.data(), row_start.size() * sizeof(int64_t))) != 0 ||
+        (rc = launch_gather(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), shape, a->is_key,
+                            a->cache_data, a->block_table, a->max_blocks_per_seq,
+                            d_rows.as<int64_t>(), a->seq_lens, a->num_seqs, longest, a->scale,
+                            a->out_dtype, a->out)) != 0)
+        return rc;
+    FP8KV_GPU_CHECK(hipDeviceSynchronize());
+    return FP8KV_OK;
+}
+
+extern "C" int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
+{
+    (void)ctx;
+    struct fp8kv_cache_shape shape;
+    std::vector<int32_t> lens;
+    int longest = 0, rc = begin(a->cache, "attention", &shape);
+    if (rc == 0)
+        rc = read_lengths(a->seq_lens, a->num_seqs, lens, &longest);
+    buffer scratch;
+    if (rc == 0)
+        rc = launch_attention(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), shape, 0, a->query,
+                              a->num_q_heads, a->key_cache, a->value_cache, a->block_table,
+                              a->max_blocks_per_seq, a->seq_lens, a->num_seqs, longest, a->k_scale,
+                              a->v_scale, a->softmax_scale, 0, a->out, scratch);
+    if (rc == 0)
+        FP8KV_GPU_CHECK(hipDeviceSynchronize());
+    return rc;
+}

@@ -1,0 +1,114 @@
+/* fp8kv/kv_plugin.h — the KV-kernel ABI, version 1: how a paged fp8 KV cache's kernels are
+ * judged, an engine's (a plugin) and fp8kv's own alike.
+ *
+ * An engine builds its store (reshape_and_cache), and optionally its gather + dequant and its
+ * paged-attention decode, into a shared library that exports one function, fp8kv_kv_kernels_v1,
+ * returning a descriptor of static storage duration. `fp8kv check-kv --plugin LIB.so` loads it
+ * in a child process (a crash or a hang never takes the harness down: exit 4) and runs every
+ * golden KV case of the profiles it implements through it. fp8kv's own CPU reference paths and
+ * GPU kernels are descriptors of this same type: there is one way to be a KV subject.
+ *
+ * Contract for the kernels:
+ *   - abi_version is FP8KV_KV_ABI_VERSION; store is required, gather and attention may be NULL;
+ *   - format ("e4m3fn" | "e4m3fnuz"), overflow ("satfinite" | "nan") and, under satfinite,
+ *     inf ("clamp": +-Inf stores +-max; "nan": Inf stores NaN) say which profile the kernels
+ *     implement; NULL in a field means "whichever the arguments ask" (args->format etc.);
+ *   - memory FP8KV_KV_MEMORY_HOST: every pointer in the arguments is host memory;
+ *     FP8KV_KV_MEMORY_DEVICE: every array is device memory (CUDA or HIP, of the current device),
+ *     and the entry point returns when its results are in place (synchronize before returning);
+ *   - each entry point returns 0, or a nonzero value when it could not run (the harness reports
+ *     it as the subject's failure, never judges its outputs); it must not keep the pointers;
+ *   - the caches start filled with 0xA5 bytes: a store writes exactly the slots of its tokens;
+ *   - scales are per tensor (this version); the quotient the golden cases hold is RN32(x / s).
+ * Layouts (x = FP8KV_KV_SPLIT_X = 16 bytes):
+ *   NHD      key and value: [num_blocks, block_size, num_heads, head_size]
+ *   SPLIT_X  key: [num_blocks, num_heads, head_size / 16, block_size, 16];
+ *            value: [num_blocks, num_heads, head_size, block_size]
+ * A slot s is position s % block_size of block s / block_size; a slot of -1 is a padding token.
+ * This header needs nothing but the C standard library; a plugin links nothing of fp8kv's.
+ */
+#ifndef FP8KV_KV_PLUGIN_H
+#define FP8KV_KV_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FP8KV_KV_ABI_VERSION 1
+#define FP8KV_KV_SPLIT_X 16
+
+enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1 };
+enum fp8kv_kv_abi_dtype { FP8KV_KV_ABI_F32 = 0, FP8KV_KV_ABI_F16 = 1, FP8KV_KV_ABI_BF16 = 2 };
+enum fp8kv_kv_abi_format { FP8KV_KV_ABI_E4M3FN = 0, FP8KV_KV_ABI_E4M3FNUZ = 1 };
+enum fp8kv_kv_abi_memory { FP8KV_KV_MEMORY_HOST = 0, FP8KV_KV_MEMORY_DEVICE = 1 };
+
+/* The cache and the profile every call carries. */
+struct fp8kv_kv_layout_v1 {
+    int32_t num_blocks, block_size, num_heads, head_size;
+    int32_t layout;     /* enum fp8kv_kv_abi_layout */
+    int32_t format;     /* enum fp8kv_kv_abi_format */
+    int32_t saturate;   /* 1: finite overflow clamps to +-max; 0: it gives NaN */
+    int32_t inf_to_nan; /* under saturate: 1: +-Inf gives NaN; 0: it clamps to +-max */
+};
+
+/* reshape_and_cache: token t's key and value rows [num_heads, head_size] (elements of in_dtype)
+ * are stored at slot slot_mapping[t] of the caches as fp8(x / scale); -1 skips the token. */
+struct fp8kv_kv_store_args_v1 {
+    const struct fp8kv_kv_layout_v1 *cache;
+    int32_t in_dtype; /* enum fp8kv_kv_abi_dtype: raw f32, f16 or bf16 bits */
+    int32_t num_tokens;
+    const void *key, *value;     /* [num_tokens, num_heads, head_size] */
+    const int64_t *slot_mapping; /* [num_tokens] */
+    float k_scale, v_scale;
+    uint8_t *key_cache, *value_cache;
+};
+
+/* gather + dequant: for each sequence i, its seq_lens[i] tokens (block
+ * block_table[i * max_blocks_per_seq + pos / block_size]) read from the key (is_key) or value
+ * cache, decoded, multiplied by scale in f32 and rounded to out_dtype, into
+ * out [sum seq_lens, num_heads, head_size], sequences one after the other. */
+struct fp8kv_kv_gather_args_v1 {
+    const struct fp8kv_kv_layout_v1 *cache;
+    int32_t is_key, num_seqs, max_blocks_per_seq, out_dtype;
+    const uint8_t *cache_data;
+    const int32_t *block_table, *seq_lens;
+    float scale;
+    void *out;
+};
+
+/* one paged-attention decode step: query [num_seqs, num_q_heads, head_size] (f32, num_q_heads
+ * a multiple of num_heads: q head h reads kv head h / (num_q_heads / num_heads)); for each
+ * sequence and q head, out = softmax(softmax_scale * q.k) . v over its seq_lens[i] tokens, k and
+ * v dequantized with k_scale and v_scale; out [num_seqs, num_q_heads, head_size] (f32; a
+ * sequence of length 0 gives zeros). */
+struct fp8kv_kv_attention_args_v1 {
+    const struct fp8kv_kv_layout_v1 *cache;
+    int32_t num_q_heads, num_seqs, max_blocks_per_seq;
+    const float *query;
+    const uint8_t *key_cache, *value_cache;
+    const int32_t *block_table, *seq_lens;
+    float k_scale, v_scale, softmax_scale;
+    float *out;
+};
+
+struct fp8kv_kv_kernels_v1 {
+    uint32_t abi_version; /* FP8KV_KV_ABI_VERSION */
+    const char *name;
+    const char *format, *overflow, *inf; /* the profile implemented; NULL: any */
+    uint32_t memory;                     /* enum fp8kv_kv_abi_memory */
+    void *ctx;                           /* handed to every entry point */
+    int (*store)(void *ctx, const struct fp8kv_kv_store_args_v1 *args);
+    int (*gather)(void *ctx, const struct fp8kv_kv_gather_args_v1 *args);       /* or NULL */
+    int (*attention)(void *ctx, const struct fp8kv_kv_attention_args_v1 *args); /* or NULL */
+};
+
+/* the one symbol a KV plugin exports */
+const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
