@@ -140,10 +140,12 @@ const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c)
 static int subject_failed(const struct fp8kv_kv_kernels_v1 *k, const char *entry, int rc,
                           const char *before)
 {
-    if (rc == FP8KV_UNAVAILABLE) /* fp8kv's device kernels without an open device */
-        return rc;
     const char *after = fp8kv_last_error();
     const int own = strcmp(before, after) != 0 && after[0];
+    /* fp8kv's own kernels say what happened themselves (no open device, a plugin worker that
+     * crashed): a status with a fresh message passes through */
+    if (own && (rc == FP8KV_UNAVAILABLE || rc == FP8KV_ERR_SUBJECT))
+        return rc;
     return fp8kv_status_fail(FP8KV_ERR_SUBJECT, "kernels %s: %s returned %d%s%s",
                              k->name ? k->name : "(unnamed)", entry, rc, own ? ": " : "",
                              own ? after : "");

@@ -34,6 +34,7 @@ int fp8kv_cmd_report(int argc, char **argv);
 int fp8kv_cmd_verify_stream(int argc, char **argv);
 int fp8kv_cmd_audit(int argc, char **argv);
 int fp8kv_cmd_judge_kv(int argc, char **argv);
+int fp8kv_cmd_check_kv(int argc, char **argv);
 
 /* fp8kv_cli_vectors_dir: the vector directory to read: the --vectors value when given, else
  * $FP8KV_VECTORS, else ./vectors when it exists, else the installed vectors (../share/fp8kv/

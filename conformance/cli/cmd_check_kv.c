@@ -1,0 +1,133 @@
+/* cmd_check_kv.c — `fp8kv check-kv`: every golden KV case through a KV-kernel plugin
+ * (fp8kv/kv_plugin.h) in a worker process, or through one of fp8kv's own KV subjects. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/kv_plugin_host.h"
+#include "fp8kv/run.h"
+#include "fp8kv/verify.h"
+
+static const char check_kv_help[] =
+    "usage: fp8kv check-kv (--plugin LIB.so | --subject NAME) [--profile P] [--device N]\n"
+    "                      [--timeout S] [--vectors DIR]\n"
+    "\n"
+    "Runs every golden KV case (vectors/<profile>/kv/) through KV kernels and judges them: the\n"
+    "store byte for byte, the gather + dequant in f32, f16 and bf16 bit for bit, the attention\n"
+    "by NMSE against the oracle (threshold 1e-10), for each profile the kernels implement.\n"
+    "  --plugin LIB.so  a shared library exporting fp8kv_kv_kernels_v1 (fp8kv/kv_plugin.h), run\n"
+    "                   in a worker process; device-memory kernels need a GPU build\n"
+    "  --subject NAME   fp8kv's own kernels through the same interface: cpu-reference, or\n"
+    "                   gpu-kernels (a GPU build, device --device)\n"
+    "  --profile P      only this profile (default: every profile the kernels implement)\n"
+    "  --device N       the GPU for device-memory kernels (default 0)\n"
+    "  --timeout S      seconds a plugin call may take (default 30)\n"
+    "  --vectors DIR    the vector directory (verified first)\n"
+    "Prints one line per check and the last line\n"
+    "  check-kv <name>: profiles=<P> checks=<N> failed=<F> verdict=conformant|nonconformant\n"
+    "exit: 0 conformant, 1 nonconformant, 2 bad arguments, vectors or plugin, 3 no GPU for\n"
+    "      device kernels, 4 the plugin crashed, hung, failed a call or wrote out of bounds\n";
+
+enum { OPT_PLUGIN, OPT_SUBJECT, OPT_PROFILE, OPT_DEVICE, OPT_TIMEOUT, OPT_VECTORS, OPT_COUNT };
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
+    {"plugin", 1}, {"subject", 1}, {"profile", 1}, {"device", 1}, {"timeout", 1}, {"vectors", 1}};
+
+/* own_subject: fp8kv's KV subject called name, from the target that has it. */
+static int own_subject(const char *cmd, const char *name, int device, struct fp8kv_subject *out)
+{
+    struct fp8kv_target t;
+    const int gpu = strcmp(name, "gpu-kernels") == 0;
+    if (!gpu && strcmp(name, "cpu-reference") != 0)
+        return fp8kv_cli_usage_error(cmd, "unknown --subject '%s' (cpu-reference | gpu-kernels)",
+                                     name);
+    int rc = fp8kv_target_open(gpu ? FP8KV_TARGET_HIP : FP8KV_TARGET_CPU, device, &t);
+    if (rc != 0) {
+        fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
+        return fp8kv_exit_code(rc);
+    }
+    const struct fp8kv_subject *s =
+        fp8kv_subject_find(t.subjects, t.subject_count, name, FP8KV_CAP_STORE);
+    if (!s) {
+        fprintf(stderr, "fp8kv %s: this target has no %s\n", cmd, name);
+        return FP8KV_EXIT_UNAVAILABLE;
+    }
+    *out = *s;
+    return 0;
+}
+
+/* judge: the golden cases of every profile s implements (or only `only`); 0, or an exit code. */
+static int judge(const char *cmd, const struct fp8kv_subject *s, const char *only, const char *dir,
+                 struct fp8kv_results *r, int *profiles)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        if (only && strcmp(only, p->name) != 0)
+            continue;
+        if (!fp8kv_claim_covers(s->claim, fp8kv_profile_cfg(p))) {
+            if (only)
+                return fp8kv_cli_usage_error(cmd, "%s does not implement profile %s", s->name,
+                                             only);
+            continue;
+        }
+        const size_t from = r->count;
+        const int rc = fp8kv_check_kv(dir, p, s, r);
+        fp8kv_log_checks(stdout, r, from);
+        if (rc != 0)
+            return fp8kv_cli_subject_error(cmd, rc);
+        (*profiles)++;
+    }
+    if (*profiles == 0)
+        return only
+                   ? fp8kv_cli_usage_error(cmd, "unknown profile '%s'", only)
+                   : fp8kv_cli_usage_error(cmd, "%s implements no profile of the vectors", s->name);
+    return 0;
+}
+
+int fp8kv_cmd_check_kv(int argc, char **argv)
+{
+    static const char cmd[] = "check-kv";
+    struct fp8kv_cli_args a;
+    int rc, device = 0;
+    double timeout = 30.0;
+    if (fp8kv_cli_begin(cmd, check_kv_help, argc, argv, options, OPT_COUNT, &a, &rc))
+        return rc;
+    if (!a.value[OPT_PLUGIN] == !a.value[OPT_SUBJECT])
+        return fp8kv_cli_usage_error(cmd, "give one of --plugin LIB.so or --subject NAME");
+    if ((a.value[OPT_DEVICE] && (rc = fp8kv_cli_parse_device(cmd, a.value[OPT_DEVICE], &device))) ||
+        (a.value[OPT_TIMEOUT] &&
+         (rc = fp8kv_cli_parse_seconds(cmd, "timeout", a.value[OPT_TIMEOUT], &timeout))))
+        return rc;
+    if (a.value[OPT_PROFILE] && !fp8kv_profile_by_name(a.value[OPT_PROFILE]))
+        return fp8kv_cli_usage_error(cmd, "unknown profile '%s'", a.value[OPT_PROFILE]);
+    const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
+    if (fp8kv_vectors_trust(dir) != 0)
+        return fp8kv_cli_input_error(cmd);
+    struct fp8kv_kv_plugin *pl = NULL;
+    struct fp8kv_subject s;
+    if (a.value[OPT_PLUGIN]) {
+        if ((rc = fp8kv_kv_plugin_open(a.value[OPT_PLUGIN], device, timeout, &pl)) != 0) {
+            fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
+            return fp8kv_exit_code(rc);
+        }
+        s = fp8kv_kv_plugin_subject(pl);
+    } else if ((rc = own_subject(cmd, a.value[OPT_SUBJECT], device, &s)) != 0) {
+        return rc;
+    }
+    struct fp8kv_results r = {0};
+    int profiles = 0;
+    rc = judge(cmd, &s, a.value[OPT_PROFILE], dir, &r, &profiles);
+    if (rc == 0) {
+        size_t failed = 0;
+        for (size_t i = 0; i < r.count; i++)
+            failed += fp8kv_check_outcome(&r.items[i]) == FP8KV_OUTCOME_FAIL;
+        const int ok = fp8kv_results_passed(&r);
+        printf("check-kv %s: profiles=%d checks=%zu failed=%zu verdict=%s\n", s.name, profiles,
+               r.count, failed, ok ? "conformant" : "nonconformant");
+        rc = ok ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
+    }
+    fp8kv_results_free(&r);
+    fp8kv_kv_plugin_close(pl);
+    return rc;
+}

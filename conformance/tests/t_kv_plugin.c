@@ -1,0 +1,106 @@
+/* t_kv_plugin.c — `fp8kv check-kv`: the engine-style KV plugin of examples/engine_kv is
+ * conformant in a worker process, fp8kv's own CPU kernels through the same interface too, and
+ * each planted fault (plugins/kv_plugin.c) gets the verdict or exit code it deserves: wrong
+ * bytes are nonconformant with the failing check named; a crash, a hang, an error return and a
+ * write past a cache are exit 4 with the call in flight named; an unusable plugin is exit 2;
+ * device memory without a GPU build is exit 3. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define VECTORS FP8KV_SOURCE_DIR "/vectors"
+
+static int check_kv(const char *args, char *out, size_t size)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "timeout 120 %s check-kv --vectors %s --timeout 3 %s 2>&1", FP8KV_EXE,
+             VECTORS, args);
+    return test_run(cmd, out, size);
+}
+
+static int plugin(const char *fault, char *out, size_t size)
+{
+    char args[512];
+    snprintf(args, sizeof args, "--plugin %s/fp8kv_kv_plugin_%s.so", FP8KV_PLUGIN_DIR, fault);
+    return check_kv(args, out, size);
+}
+
+Test(kv_plugin, the_example_plugin_is_conformant_in_a_worker)
+{
+    static char out[1 << 16];
+    cr_assert_eq(plugin("none", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "check-kv engine_kv: profiles=1 checks=25 failed=0 verdict=conformant\n"),
+              "%s", out);
+}
+
+Test(kv_plugin, own_cpu_kernels_through_the_same_interface)
+{
+    static char out[1 << 17];
+    cr_assert_eq(check_kv("--subject cpu-reference", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "check-kv cpu-reference: profiles=6 checks=150 failed=0 "
+                          "verdict=conformant\n"),
+              "%s", out);
+    cr_assert_eq(check_kv("--subject gpu-kernels --device 0", out, sizeof out) != 0, 1, "%s", out);
+}
+
+Test(kv_plugin, wrong_bytes_are_nonconformant_in_the_right_check)
+{
+    static char out[1 << 16];
+    const struct {
+        const char *fault, *failing, *line;
+    } cases[] = {
+        {"scale_ignored", "FAIL   kv-store", "key_cache["},
+        {"k_scale_for_v", "FAIL   kv-store", "value_cache["},
+        {"padding", "FAIL   kv-store", "(unwritten)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_assert_eq(plugin(cases[i].fault, out, sizeof out), 1, "%s: %s", cases[i].fault, out);
+        cr_assert(strstr(out, cases[i].failing) && strstr(out, cases[i].line), "%s: %s",
+                  cases[i].fault, out);
+        cr_assert(strstr(out, "verdict=nonconformant\n"), "%s", out);
+        cr_assert_null(strstr(out, "FAIL   kv-read"), "%s: the reads are right: %s", cases[i].fault,
+                       out);
+    }
+}
+
+Test(kv_plugin, crashes_hangs_errors_and_overruns_are_the_subjects_failures)
+{
+    static char out[1 << 16];
+    const struct {
+        const char *fault, *says;
+    } cases[] = {
+        {"crash", "crashed (signal 11"},
+        {"hang", "hung: no answer within 3 s while running gather"},
+        {"error", "attention returned -1"},
+        {"overrun", "wrote past the end of an output"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_assert_eq(plugin(cases[i].fault, out, sizeof out), 4, "%s: %s", cases[i].fault, out);
+        cr_assert(strstr(out, cases[i].says), "%s: %s", cases[i].fault, out);
+        cr_assert_null(strstr(out, "verdict="), "%s: a verdict after a failure: %s", cases[i].fault,
+                       out);
+    }
+}
+
+Test(kv_plugin, unusable_plugins_and_arguments)
+{
+    static char out[1 << 14];
+    cr_assert_eq(plugin("abi2", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "KV ABI version 2"), "%s", out);
+    cr_assert_eq(plugin("no_store", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "store is NULL"), "%s", out);
+    cr_assert_eq(plugin("device", out, sizeof out), 3, "%s", out);
+    cr_assert(strstr(out, "device memory"), "%s", out);
+    cr_assert_eq(check_kv("--plugin /nonexistent/libkv.so", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "/nonexistent/libkv.so"), "%s", out);
+    cr_assert_eq(check_kv("", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(check_kv("--subject cpu-reference --profile e4m3fn_bogus", out, sizeof out), 2,
+                 "%s", out);
+    char args[512];
+    snprintf(args, sizeof args, "--plugin %s/fp8kv_kv_plugin_none.so --profile e4m3fnuz_nan",
+             FP8KV_PLUGIN_DIR);
+    cr_assert_eq(check_kv(args, out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "does not implement profile e4m3fnuz_nan"), "%s", out);
+}

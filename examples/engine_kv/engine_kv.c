@@ -1,0 +1,226 @@
+/* engine_kv.c — a paged fp8 (OCP e4m3fn, satfinite) KV cache's CPU kernels written the way an
+ * engine writes its portable path, built as an fp8kv KV-kernel plugin (fp8kv/kv_plugin.h):
+ *
+ *   store      reshape_and_cache: token t's key and value rows go to slot slot_mapping[t]
+ *              (-1: a padding token, skipped) as e4m3fn(x / scale), the quotient in f32;
+ *   gather     the rows of every sequence through its block table, decoded by a 256-entry
+ *              table, times the scale in f32, rounded to f32, f16 or bf16 (nearest even);
+ *   attention  one decode step: f32 scores, a max-subtracted softmax, grouped-query heads.
+ *
+ * NHD and split-x (x = 16) layouts; f32, f16 and bf16 inputs. `fp8kv check-kv --plugin
+ * libengine_kv.so` judges it on every golden case of e4m3fn_satfinite.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <fp8kv/kv_plugin.h>
+
+#if defined(__GNUC__)
+#define ENGINE_EXPORT __attribute__((visibility("default")))
+#else
+#define ENGINE_EXPORT
+#endif
+
+/* ---- number formats -------------------------------------------------------------------------- */
+
+static float f32_of(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static uint32_t bits_of(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* the f32 value of input element i (f32, f16 or bf16 bits) */
+static float load_input(const void *p, int dtype, size_t i)
+{
+    if (dtype == FP8KV_KV_ABI_F32)
+        return ((const float *)p)[i];
+    const uint16_t h = ((const uint16_t *)p)[i];
+    if (dtype == FP8KV_KV_ABI_BF16)
+        return f32_of((uint32_t)h << 16);
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    if (e == 0x1F)
+        return f32_of(sign | 0x7F800000u | m << 13);
+    if (e == 0)
+        return (sign ? -1.0f : 1.0f) * (float)m * 0x1p-24f; /* exact */
+    return f32_of(sign | (e + 112) << 23 | m << 13);
+}
+
+/* e4m3fn of v, nearest even, finite overflow and +-Inf clamped to +-448, NaN kept */
+static uint8_t to_e4m3fn(float v)
+{
+    const uint32_t b = bits_of(v);
+    const uint8_t sign = (uint8_t)(b >> 24 & 0x80);
+    uint32_t a = b & 0x7FFFFFFFu;
+    if (a > 0x7F800000u)
+        return sign | 0x7F;
+    if (a >= 0x43E80000u) /* 464 and up: rounds past 448 (Inf too) */
+        return sign | 0x7E;
+    if (a < 0x3C800000u) {                    /* below 2^-6: subnormal steps of 2^-9 */
+        const float q = f32_of(a) * 512.0f;   /* exact */
+        return sign | (uint8_t)nearbyintf(q); /* 0..8; 8 is the smallest normal */
+    }
+    /* keep 3 mantissa bits of the f32, rounding the 20 others to nearest even */
+    a += 0x7FFFFu + (a >> 20 & 1);
+    return sign | (uint8_t)(((a >> 23) - 120) << 3 | (a >> 20 & 7));
+}
+
+static float from_e4m3fn(uint8_t q)
+{
+    const int e = q >> 3 & 0xF, m = q & 7;
+    float v = (q & 0x7F) == 0x7F ? NAN
+              : e == 0           ? (float)m * 0x1p-9f
+                                 : ldexpf(1.0f + m / 8.0f, e - 7);
+    return q & 0x80 ? -v : v;
+}
+
+static uint16_t to_bf16(float f)
+{
+    const uint32_t b = bits_of(f);
+    if ((b & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)(b >> 16 | 0x40);
+    return (uint16_t)((b + 0x7FFFu + (b >> 16 & 1)) >> 16);
+}
+
+static uint16_t to_f16(float f)
+{
+    const uint32_t b = bits_of(f), sign = b >> 16 & 0x8000u, a = b & 0x7FFFFFFFu;
+    if (a > 0x7F800000u)
+        return (uint16_t)(sign | 0x7E00u);
+    if (a >= 0x477FF000u) /* rounds to 65536 or more */
+        return (uint16_t)(sign | 0x7C00u);
+    if (a < 0x38800000u) /* below 2^-14: steps of 2^-24, nearest even */
+        return (uint16_t)(sign | (uint32_t)nearbyintf(f32_of(a) * 0x1p24f));
+    const uint32_t r = a + 0xFFFu + (a >> 13 & 1);
+    return (uint16_t)(sign | (((r >> 23) - 112) << 10 | (r >> 13 & 0x3FF)));
+}
+
+/* ---- the layout --------------------------------------------------------------------------------
+ */
+
+static size_t offset(const struct fp8kv_kv_layout_v1 *c, int is_key, int64_t slot, int h, int d)
+{
+    const size_t bs = (size_t)c->block_size, H = (size_t)c->num_heads, D = (size_t)c->head_size;
+    const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
+    if (c->layout == FP8KV_KV_ABI_NHD)
+        return ((block * bs + pos) * H + (size_t)h) * D + (size_t)d;
+    if (is_key) /* [block][h][d / 16][pos][d % 16] */
+        return (((block * H + (size_t)h) * (D / 16) + (size_t)d / 16) * bs + pos) * 16 +
+               (size_t)d % 16;
+    return ((block * H + (size_t)h) * D + (size_t)d) * bs + pos; /* [block][h][d][pos] */
+}
+
+static int64_t slot_of(const int32_t *table, int max_blocks, int seq, int pos, int block_size)
+{
+    return (int64_t)table[(size_t)seq * max_blocks + pos / block_size] * block_size +
+           pos % block_size;
+}
+
+/* ---- the kernels -------------------------------------------------------------------------------
+ */
+
+static int store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
+{
+    (void)ctx;
+    const struct fp8kv_kv_layout_v1 *c = a->cache;
+    const int H = c->num_heads, D = c->head_size;
+    for (int t = 0; t < a->num_tokens; t++) {
+        const int64_t slot = a->slot_mapping[t];
+        if (slot < 0)
+            continue;
+        for (int h = 0; h < H; h++)
+            for (int d = 0; d < D; d++) {
+                const size_t i = ((size_t)t * H + h) * D + d;
+                a->key_cache[offset(c, 1, slot, h, d)] =
+                    to_e4m3fn(load_input(a->key, a->in_dtype, i) / a->k_scale);
+                a->value_cache[offset(c, 0, slot, h, d)] =
+                    to_e4m3fn(load_input(a->value, a->in_dtype, i) / a->v_scale);
+            }
+    }
+    return 0;
+}
+
+static int gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
+{
+    (void)ctx;
+    const struct fp8kv_kv_layout_v1 *c = a->cache;
+    float table[256];
+    for (int q = 0; q < 256; q++)
+        table[q] = from_e4m3fn((uint8_t)q);
+    size_t row = 0;
+    for (int s = 0; s < a->num_seqs; s++)
+        for (int pos = 0; pos < a->seq_lens[s]; pos++, row++) {
+            const int64_t slot =
+                slot_of(a->block_table, a->max_blocks_per_seq, s, pos, c->block_size);
+            for (int h = 0; h < c->num_heads; h++)
+                for (int d = 0; d < c->head_size; d++) {
+                    const float y =
+                        table[a->cache_data[offset(c, a->is_key, slot, h, d)]] * a->scale;
+                    const size_t o = (row * c->num_heads + h) * c->head_size + d;
+                    if (a->out_dtype == FP8KV_KV_ABI_F32)
+                        ((float *)a->out)[o] = y;
+                    else
+                        ((uint16_t *)a->out)[o] =
+                            a->out_dtype == FP8KV_KV_ABI_F16 ? to_f16(y) : to_bf16(y);
+                }
+        }
+    return 0;
+}
+
+static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
+{
+    (void)ctx;
+    const struct fp8kv_kv_layout_v1 *c = a->cache;
+    const int D = c->head_size, group = a->num_q_heads / c->num_heads;
+    float scores[4096];
+    for (int s = 0; s < a->num_seqs; s++)
+        for (int qh = 0; qh < a->num_q_heads; qh++) {
+            const float *q = a->query + ((size_t)s * a->num_q_heads + qh) * D;
+            float *out = a->out + ((size_t)s * a->num_q_heads + qh) * D;
+            const int n = a->seq_lens[s], h = qh / group;
+            if (n > 4096)
+                return -1; /* this example's limit */
+            float max = -INFINITY, sum = 0.0f;
+            for (int t = 0; t < n; t++) {
+                const int64_t slot =
+                    slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
+                float dot = 0.0f;
+                for (int d = 0; d < D; d++)
+                    dot +=
+                        q[d] * (from_e4m3fn(a->key_cache[offset(c, 1, slot, h, d)]) * a->k_scale);
+                scores[t] = a->softmax_scale * dot;
+                max = scores[t] > max ? scores[t] : max;
+            }
+            for (int t = 0; t < n; t++)
+                sum += (scores[t] = expf(scores[t] - max));
+            for (int d = 0; d < D; d++) {
+                float acc = 0.0f;
+                for (int t = 0; t < n; t++) {
+                    const int64_t slot =
+                        slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
+                    acc += scores[t] / sum *
+                           (from_e4m3fn(a->value_cache[offset(c, 0, slot, h, d)]) * a->v_scale);
+                }
+                out[d] = acc;
+            }
+        }
+    return 0;
+}
+
+static const struct fp8kv_kv_kernels_v1 kernels = {
+    FP8KV_KV_ABI_VERSION, "engine_kv", "e4m3fn", "satfinite", "clamp",
+    FP8KV_KV_MEMORY_HOST, NULL,        store,    gather,      attention};
+
+ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)
+{
+    return &kernels;
+}
