@@ -114,4 +114,4 @@ def judge_attention(case, out, subject="engine"):
     if name != "float32":
         raise _native.Fp8kvError(f"attention: {name} output: it is judged as float32 (the "
                                  "threshold 1e-10 is below f16 rounding)")
-    return _judge(case, subject, attention=np.ascontiguousarray(a, np.float32).reshape(-1))
+    return _judge(case, subject, attention=bits_of(a, 4).view(np.float32))

@@ -1,0 +1,23 @@
+"""Shared helpers of the torch and Triton examples: golden-case arrays as CUDA tensors."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+DEVICE = "cuda"
+
+
+def tensor(a):
+    """A numpy array of a golden case on the GPU (ml_dtypes bfloat16 as torch.bfloat16)."""
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).to(DEVICE).view(
+            torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(a)).to(DEVICE)
+
+
+def caches(case):
+    """Fresh caches on the GPU, filled with the 0xA5 sentinel, in the case's layout."""
+    k, v = case.new_caches()
+    return tensor(k), tensor(v)
