@@ -7,6 +7,9 @@ import torch_engine as engine
 from conftest import caches, tensor
 
 TORCH_PROFILES = ("e4m3fn_satfinite", "e4m3fn_nan", "e4m3fnuz_satfinite", "e4m3fnuz_nan")
+# torch's fp8 -> float conversion gives 0x7fffffff for every NaN code (sign and payload lost):
+# its reads are judged where the caches hold no NaN code; findings.py shows the others
+READ_PROFILES = ("e4m3fn_satfinite", "e4m3fnuz_satfinite")
 
 
 @pytest.mark.fp8kv_profiles(*TORCH_PROFILES)
@@ -18,7 +21,7 @@ def test_torch_store(fp8kv_case):
     c.judge_store(k, v, subject="torch-eager")
 
 
-@pytest.mark.fp8kv_profiles(*TORCH_PROFILES)
+@pytest.mark.fp8kv_profiles(*READ_PROFILES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_torch_gather(fp8kv_case, dtype):
     c = fp8kv_case
@@ -28,7 +31,7 @@ def test_torch_gather(fp8kv_case, dtype):
     c.judge_gather(rows, subject="torch-eager")
 
 
-@pytest.mark.fp8kv_profiles(*TORCH_PROFILES)
+@pytest.mark.fp8kv_profiles(*READ_PROFILES)
 def test_torch_attention(fp8kv_case):
     c = fp8kv_case
     out = engine.paged_attention(tensor(c.query), tensor(c.key_cache), tensor(c.value_cache),

@@ -10,7 +10,9 @@ plain tensor math in float32. `faults` plants the bugs engines ship (as numpy_en
   split_x_8       the split-x key layout with x = 8 instead of 16
 
 Saturation: torch's conversion gives NaN past the largest finite value (the *_nan profiles);
-under *_satfinite profiles the quotient is clamped first, as engines do.
+under *_satfinite profiles the quotient is clamped first, as engines do. Scales are float32
+tensors on the device, as engines keep them (a layer's k_scale): dividing by a Python float
+instead makes torch multiply by its reciprocal on CUDA (findings.py shows what that gives).
 """
 import torch
 
@@ -21,8 +23,12 @@ def fp8_type(profile):
     return FP8[profile.split("_")[0]]
 
 
-def quantize(x, scale, profile):
+def quantize(x, scale, profile, scale_as="tensor"):
+    """fp8 codes of x / scale; scale_as "tensor" (a float32 device tensor, as engines hold it)
+    or "python" (a Python float)."""
     dtype, largest = fp8_type(profile)
+    if scale_as == "tensor":
+        scale = torch.tensor(scale, dtype=torch.float32, device=x.device)
     q = x.float() / scale
     if "satfinite" in profile:
         q = q.clamp(-largest, largest)  # NaN stays NaN; +-Inf clamps
@@ -43,7 +49,7 @@ def _index(layout, is_key, slots, block_size, heads, head, x=16):
 
 
 def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, layout, profile,
-          faults=()):
+          faults=(), scale_as="tensor"):
     """reshape_and_cache into uint8 caches of the layout's shape (modified in place)."""
     heads, head = key.shape[1], key.shape[2]
     block_size = key_cache.shape[1] if layout == "nhd" else key_cache.shape[3]
@@ -62,9 +68,9 @@ def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, la
     key_view = key_cache if layout == "nhd" else \
         key_cache.view(key_cache.shape[0], heads, head // x, block_size, x)
     key_view[_index(layout, True, slots[keep], block_size, heads, head, x)] = \
-        quantize(key[keep], ks, fmt)
+        quantize(key[keep], ks, fmt, scale_as)
     value_cache[_index(layout, False, slots[keep], block_size, heads, head)] = \
-        quantize(value[keep], vs, fmt)
+        quantize(value[keep], vs, fmt, scale_as)
 
 
 def token_slots(block_table, seq_lens, block_size):

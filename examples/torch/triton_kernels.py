@@ -75,7 +75,7 @@ def _decode_kernel(q_ptr, key_cache_ptr, value_cache_ptr, table_ptr, lens_ptr, o
         l = l * alpha + tl.sum(p, axis=0)
         acc = acc * alpha + tl.sum(p[:, None] * v, axis=0)
         m = m_new
-    out = tl.where(l > 0, acc / tl.where(l > 0, l, 1.0), 0.0)
+    out = tl.where(n > 0, acc / l, 0.0)  # an empty sequence gives zeros; a NaN stays NaN
     tl.store(out_ptr + (s * Q_HEADS + qh) * HEAD + d, out)
 
 
