@@ -34,7 +34,7 @@ enum meta_entry {
 
 const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout)
 {
-    return layout == FP8KV_LAYOUT_SPLIT_X ? "split_x" : "nhd";
+    return layout == FP8KV_LAYOUT_SPLIT_X ? "split_x" : layout == FP8KV_LAYOUT_HND ? "hnd" : "nhd";
 }
 
 const char *fp8kv_kv_dtype_name(enum fp8kv_kv_dtype dtype)
@@ -104,7 +104,7 @@ static int load_meta(const char *dir, const struct fp8kv_profile *p, struct fp8k
              m[META_NUM_Q_HEADS] >= 1 && m[META_CASE_COUNT] >= 1;
     for (int i = 0; i < META_LEN; i++)
         ok &= m[i] <= MAX_DIM || i == META_NUM_TOKENS;
-    ok &= m[META_LAYOUT] <= FP8KV_LAYOUT_SPLIT_X && m[META_IN_DTYPE] <= FP8KV_KV_BF16;
+    ok &= m[META_LAYOUT] <= FP8KV_LAYOUT_HND && m[META_IN_DTYPE] <= FP8KV_KV_BF16;
     ok &= m[META_NUM_Q_HEADS] % (m[META_NUM_HEADS] ? m[META_NUM_HEADS] : 1) == 0;
     ok &= m[META_LAYOUT] != FP8KV_LAYOUT_SPLIT_X || m[META_HEAD_SIZE] % FP8KV_SPLIT_X == 0;
     if (!ok)
@@ -276,6 +276,13 @@ static void locate(const struct fp8kv_cache_shape *s, int is_key, size_t o, long
         o /= bs;
         d = (o % (D / FP8KV_SPLIT_X)) * FP8KV_SPLIT_X + lane;
         o /= D / FP8KV_SPLIT_X;
+        h = o % H;
+        block = o / H;
+    } else if (s->layout == FP8KV_LAYOUT_HND) { /* key and value: [block][h][pos][d] */
+        d = o % D;
+        o /= D;
+        pos = o % bs;
+        o /= bs;
         h = o % H;
         block = o / H;
     } else if (s->layout == FP8KV_LAYOUT_SPLIT_X) { /* [block][h][d][pos] */

@@ -1,7 +1,7 @@
 /* fuzz_kv_case.c — the golden KV-case loader (conformance/kv_judge.c) on altered case files.
  *
  * Input: a selector byte (which of the case's 14 files to replace), a byte choosing the real
- * case the others come from (e4m3fn_satfinite, cases 0..4), then the replacement file. The
+ * case the others come from (e4m3fn_satfinite, cases 0..9), then the replacement file. The
  * loader promises that a case it accepts keeps every kernel in bounds: so an accepted case is
  * run through the CPU reference store, gather and attention (ASan sees any read or write out
  * of bounds), and its golden outputs, judged against themselves, must have no mismatch.
@@ -19,7 +19,7 @@
 #endif
 
 #define PROFILE "e4m3fn_satfinite"
-#define BASE_CASES 5
+#define BASE_CASES 10
 static const char *const names[] = {
     "meta",  "key",       "value",       "slot_mapping", "scales",     "block_table", "seq_lens",
     "query", "key_cache", "value_cache", "gather_f32",   "gather_f16", "gather_bf16", "attention"};

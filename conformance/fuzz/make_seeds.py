@@ -52,7 +52,7 @@ seed("manifest", "stale_digest", b"\x00" + text + b"\n===SUMS===\n" + sums)
 # kv_case: each file of each base case, as the replacement of that very file
 names = ["meta", "key", "value", "slot_mapping", "scales", "block_table", "seq_lens", "query",
          "key_cache", "value_cache", "gather_f32", "gather_f16", "gather_bf16", "attention"]
-for base in range(5):
+for base in range(10):
     for i, n in enumerate(names):
         data = (vectors / profile / "kv" / f"case{base}_{n}.npy").read_bytes()
         seed("kv_case", f"case{base}_{n}", bytes([i, base]) + data)

@@ -31,7 +31,8 @@ Test(kv_plugin, the_example_plugin_is_conformant_in_a_worker)
 {
     static char out[1 << 16];
     cr_assert_eq(plugin("none", out, sizeof out), 0, "%s", out);
-    cr_assert(strstr(out, "check-kv engine_kv: profiles=1 checks=25 failed=0 verdict=conformant\n"),
+    cr_assert(strstr(out, "check-kv engine_kv: profiles=1 checks=") &&
+                  strstr(out, " failed=0 verdict=conformant\n"),
               "%s", out);
 }
 
@@ -39,8 +40,8 @@ Test(kv_plugin, own_cpu_kernels_through_the_same_interface)
 {
     static char out[1 << 17];
     cr_assert_eq(check_kv("--subject cpu-reference", out, sizeof out), 0, "%s", out);
-    cr_assert(strstr(out, "check-kv cpu-reference: profiles=6 checks=150 failed=0 "
-                          "verdict=conformant\n"),
+    cr_assert(strstr(out, "check-kv cpu-reference: profiles=6 checks=") &&
+                  strstr(out, " failed=0 verdict=conformant\n"),
               "%s", out);
     /* the GPU kernels: conformant where there is a GPU, "unavailable" (exit 3) where not */
     const int gpu = check_kv("--subject gpu-kernels --device 0", out, sizeof out);

@@ -7,7 +7,7 @@
  *              table, times the scale in f32, rounded to f32, f16 or bf16 (nearest even);
  *   attention  one decode step: f32 scores, a max-subtracted softmax, grouped-query heads.
  *
- * NHD and split-x (x = 16) layouts; f32, f16 and bf16 inputs. `fp8kv check-kv --plugin
+ * NHD, HND and split-x (x = 16) layouts; f32, f16 and bf16 inputs. `fp8kv check-kv --plugin
  * libengine_kv.so` judges it on every golden case of e4m3fn_satfinite.
  */
 #include <math.h>
@@ -113,6 +113,8 @@ static size_t offset(const struct fp8kv_kv_layout_v1 *c, int is_key, int64_t slo
     const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
     if (c->layout == FP8KV_KV_ABI_NHD)
         return ((block * bs + pos) * H + (size_t)h) * D + (size_t)d;
+    if (c->layout == FP8KV_KV_ABI_HND) /* [block][h][pos][d], key and value */
+        return ((block * H + (size_t)h) * bs + pos) * D + (size_t)d;
     if (is_key) /* [block][h][d / 16][pos][d % 16] */
         return (((block * H + (size_t)h) * (D / 16) + (size_t)d / 16) * bs + pos) * 16 +
                (size_t)d % 16;

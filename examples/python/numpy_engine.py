@@ -32,6 +32,11 @@ def quantize(x, scale, profile):
     return q.astype(fp8).view(np.uint8)
 
 
+def block_size_of(cache, layout):
+    """The block size of a cache of this layout (key or value)."""
+    return {"nhd": cache.shape[1], "hnd": cache.shape[2]}.get(layout, cache.shape[3])
+
+
 def cache_index(layout, is_key, slots, block_size, num_heads, head_size, x=16):
     """Index arrays into a cache of this layout for every (token, head, dim) of slots."""
     block = (slots // block_size)[:, None, None]
@@ -40,6 +45,8 @@ def cache_index(layout, is_key, slots, block_size, num_heads, head_size, x=16):
     d = np.arange(head_size)[None, None, :]
     if layout == "nhd":
         return block, off, h, d
+    if layout == "hnd":
+        return block, h, off, d
     if is_key:
         return block, h, d // x, off, d % x
     return block, h, d, off
@@ -50,7 +57,7 @@ def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, la
     """reshape_and_cache: token t's key and value rows go to slot slot_mapping[t] (-1: skip)."""
     slots = slot_mapping.astype(np.int64)
     heads, head = key.shape[1], key.shape[2]
-    block_size = key_cache.shape[1] if layout == "nhd" else key_cache.shape[3]
+    block_size = block_size_of(key_cache, layout)
     if "padding_written" in faults:  # padding lands in the first slot no token owns
         free = np.setdiff1d(np.arange(key_cache.size // (heads * head)), slots)
         slots = np.where(slots < 0, free[0], slots)
@@ -59,7 +66,7 @@ def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, la
     ks = 1.0 if "scale_ignored" in faults else k_scale
     vs = 1.0 if "scale_ignored" in faults else (k_scale if "k_scale_for_v" in faults else v_scale)
     x = 8 if "split_x_8" in faults else 16
-    key_view = key_cache if layout == "nhd" else \
+    key_view = key_cache if layout != "split_x" else \
         key_cache.reshape(key_cache.shape[0], heads, head // x, block_size, x)
     ki = cache_index(layout, True, slots[keep], block_size, heads, head, x)
     vi = cache_index(layout, False, slots[keep], block_size, heads, head)
@@ -80,7 +87,7 @@ def _token_slots(block_table, seq_lens, block_size):
 def dequant(cache, slots, is_key, scale, layout, profile, num_heads, head_size):
     """float32 rows [tokens, heads, head_size]: decode(code) * scale, rounded to f32."""
     fp8, _ = fp8_type(profile)
-    block_size = cache.shape[1] if layout == "nhd" else cache.shape[3]
+    block_size = block_size_of(cache, layout)
     codes = cache[cache_index(layout, is_key, slots, block_size, num_heads, head_size)]
     return codes.view(fp8).astype(np.float32) * np.float32(scale)
 
@@ -88,7 +95,7 @@ def dequant(cache, slots, is_key, scale, layout, profile, num_heads, head_size):
 def gather(key_cache, value_cache, block_table, seq_lens, k_scale, v_scale, layout, profile,
            num_heads, head_size, out_dtype):
     """Gather + dequant: the key rows then the value rows of every sequence, in out_dtype."""
-    block_size = key_cache.shape[1] if layout == "nhd" else key_cache.shape[3]
+    block_size = block_size_of(key_cache, layout)
     slots = _token_slots(block_table, seq_lens, block_size)
     k = dequant(key_cache, slots, True, k_scale, layout, profile, num_heads, head_size)
     v = dequant(value_cache, slots, False, v_scale, layout, profile, num_heads, head_size)
@@ -100,7 +107,7 @@ def paged_attention(query, key_cache, value_cache, block_table, seq_lens, k_scal
     """One decode step: for each sequence and q head, softmax(scale * q.k) . v in float32."""
     num_seqs, q_heads, head_size = query.shape
     num_heads = key_cache.shape[2] if layout == "nhd" else key_cache.shape[1]
-    block_size = key_cache.shape[1] if layout == "nhd" else key_cache.shape[3]
+    block_size = block_size_of(key_cache, layout)
     out = np.zeros(query.shape, np.float32)
     for i in range(num_seqs):
         slots = _token_slots(block_table[i:i + 1], seq_lens[i:i + 1], block_size)

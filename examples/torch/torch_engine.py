@@ -35,6 +35,11 @@ def quantize(x, scale, profile, scale_as="tensor"):
     return q.to(dtype).view(torch.uint8)
 
 
+def block_size_of(cache, layout):
+    """The block size of a cache of this layout (key or value)."""
+    return {"nhd": cache.shape[1], "hnd": cache.shape[2]}.get(layout, cache.shape[3])
+
+
 def _index(layout, is_key, slots, block_size, heads, head, x=16):
     dev = slots.device
     block = (slots // block_size)[:, None, None]
@@ -43,6 +48,8 @@ def _index(layout, is_key, slots, block_size, heads, head, x=16):
     d = torch.arange(head, device=dev)[None, None, :]
     if layout == "nhd":
         return block, off, h, d
+    if layout == "hnd":
+        return block, h, off, d
     if is_key:
         return block, h, d // x, off, d % x
     return block, h, d, off
@@ -52,7 +59,7 @@ def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, la
           faults=(), scale_as="tensor"):
     """reshape_and_cache into uint8 caches of the layout's shape (modified in place)."""
     heads, head = key.shape[1], key.shape[2]
-    block_size = key_cache.shape[1] if layout == "nhd" else key_cache.shape[3]
+    block_size = block_size_of(key_cache, layout)
     slots = slot_mapping.to(torch.int64)
     if "padding_written" in faults:
         total = key_cache.numel() // (heads * head)
@@ -65,7 +72,7 @@ def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, la
     ks = 1.0 if "scale_ignored" in faults else k_scale
     vs = 1.0 if "scale_ignored" in faults else (k_scale if "k_scale_for_v" in faults else v_scale)
     x = 8 if "split_x_8" in faults else 16
-    key_view = key_cache if layout == "nhd" else \
+    key_view = key_cache if layout != "split_x" else \
         key_cache.view(key_cache.shape[0], heads, head // x, block_size, x)
     key_view[_index(layout, True, slots[keep], block_size, heads, head, x)] = \
         quantize(key[keep], ks, fmt, scale_as)
@@ -86,14 +93,14 @@ def token_slots(block_table, seq_lens, block_size):
 def dequant(cache, slots, is_key, scale, layout, profile, heads, head):
     """float32 [tokens, heads, head]: decode(code) * scale, rounded to f32."""
     dtype, _ = fp8_type(profile)
-    block_size = cache.shape[1] if layout == "nhd" else cache.shape[3]
+    block_size = block_size_of(cache, layout)
     codes = cache[_index(layout, is_key, slots, block_size, heads, head)]
     return codes.view(dtype).float() * scale
 
 
 def gather(key_cache, value_cache, block_table, seq_lens, k_scale, v_scale, layout, profile,
            heads, head, out_dtype):
-    block_size = key_cache.shape[1] if layout == "nhd" else key_cache.shape[3]
+    block_size = block_size_of(key_cache, layout)
     slots = token_slots(block_table, seq_lens, block_size)
     k = dequant(key_cache, slots, True, k_scale, layout, profile, heads, head)
     v = dequant(value_cache, slots, False, v_scale, layout, profile, heads, head)
@@ -104,7 +111,7 @@ def paged_attention(query, key_cache, value_cache, block_table, seq_lens, k_scal
                     softmax_scale, layout, profile):
     num_seqs, q_heads, head = query.shape
     heads = key_cache.shape[2] if layout == "nhd" else key_cache.shape[1]
-    block_size = key_cache.shape[1] if layout == "nhd" else key_cache.shape[3]
+    block_size = block_size_of(key_cache, layout)
     out = torch.zeros(query.shape, dtype=torch.float32, device=query.device)
     group = q_heads // heads
     for i in range(num_seqs):

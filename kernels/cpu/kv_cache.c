@@ -32,6 +32,8 @@ size_t fp8kv_key_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int
         return (((block * heads + (size_t)head) * chunks + chunk) * bs + pos) * FP8KV_SPLIT_X +
                lane;
     }
+    if (shape->layout == FP8KV_LAYOUT_HND) /* [block][head][pos][dim] */
+        return ((block * heads + (size_t)head) * bs + pos) * hs + (size_t)dim;
     /* [block][pos][head][dim] = [slot][head][dim] */
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
 }
@@ -45,6 +47,8 @@ size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, i
         const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
         return ((block * heads + (size_t)head) * hs + (size_t)dim) * bs + pos;
     }
+    if (shape->layout == FP8KV_LAYOUT_HND) /* the key's layout: [block][head][pos][dim] */
+        return fp8kv_key_offset(shape, slot, head, dim);
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
 }
 
@@ -94,7 +98,8 @@ int fp8kv_cache_shape_check(const struct fp8kv_cache_shape *shape, const char *w
         return fp8kv_fail("%s: cache shape %d blocks x %d slots x %d heads x %d has a size < 1",
                           what, shape->num_blocks, shape->block_size, shape->num_heads,
                           shape->head_size);
-    if (shape->layout != FP8KV_LAYOUT_NHD && shape->layout != FP8KV_LAYOUT_SPLIT_X)
+    if (shape->layout != FP8KV_LAYOUT_NHD && shape->layout != FP8KV_LAYOUT_SPLIT_X &&
+        shape->layout != FP8KV_LAYOUT_HND)
         return fp8kv_fail("%s: unknown cache layout %d", what, (int)shape->layout);
     if (shape->layout == FP8KV_LAYOUT_SPLIT_X && shape->head_size % FP8KV_SPLIT_X != 0)
         return fp8kv_fail("%s: split-x layout needs head_size %% %d == 0, not %d", what,
@@ -237,7 +242,7 @@ int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
 
 _Static_assert(FP8KV_KV_ABI_NHD == (int)FP8KV_LAYOUT_NHD &&
                    FP8KV_KV_ABI_SPLIT_X == (int)FP8KV_LAYOUT_SPLIT_X &&
-                   FP8KV_KV_SPLIT_X == FP8KV_SPLIT_X,
+                   FP8KV_KV_ABI_HND == (int)FP8KV_LAYOUT_HND && FP8KV_KV_SPLIT_X == FP8KV_SPLIT_X,
                "the ABI's layouts are kv_cache.h's");
 _Static_assert(FP8KV_KV_ABI_F32 == (int)FP8KV_KV_F32 && FP8KV_KV_ABI_F16 == (int)FP8KV_KV_F16 &&
                    FP8KV_KV_ABI_BF16 == (int)FP8KV_KV_BF16,

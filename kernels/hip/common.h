@@ -113,6 +113,10 @@ __device__ __forceinline__ size_t key_offset(const struct fp8kv_cache_shape &s, 
         return (((block * heads + (size_t)head) * chunks + chunk) * bs + pos) * FP8KV_SPLIT_X +
                lane;
     }
+    if (s.layout == FP8KV_LAYOUT_HND) { /* [block][head][pos][dim] */
+        const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
+        return ((block * heads + (size_t)head) * bs + pos) * hs + (size_t)dim;
+    }
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
 }
 
@@ -124,6 +128,8 @@ __device__ __forceinline__ size_t value_offset(const struct fp8kv_cache_shape &s
         const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
         return ((block * heads + (size_t)head) * hs + (size_t)dim) * bs + pos;
     }
+    if (s.layout == FP8KV_LAYOUT_HND) /* the key's layout */
+        return key_offset(s, slot, head, dim);
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
 }
 

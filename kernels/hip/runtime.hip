@@ -161,13 +161,9 @@ int timer::stop(double *ms)
 
 int check_shape(const struct fp8kv_cache_shape *s, const char *what)
 {
-    if (s->num_blocks < 1 || s->block_size < 1 || s->num_heads < 1 || s->head_size < 1)
-        return FP8KV_FAIL("%s: cache shape has a dimension below 1", what);
-    if (s->layout != FP8KV_LAYOUT_NHD && s->layout != FP8KV_LAYOUT_SPLIT_X)
-        return FP8KV_FAIL("%s: unknown layout %d", what, (int)s->layout);
-    if (s->layout == FP8KV_LAYOUT_SPLIT_X && s->head_size % FP8KV_SPLIT_X != 0)
-        return FP8KV_FAIL("%s: split-x layout needs head_size %% 16 == 0 (head_size %d)", what,
-                          s->head_size);
+    /* the host's rule (kv_cache.c), counted as a device-side failure */
+    if (fp8kv_cache_shape_check(s, what) != 0)
+        return FP8KV_FAIL("%s", fp8kv_last_error());
     return FP8KV_OK;
 }
 

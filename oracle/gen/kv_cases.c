@@ -19,8 +19,9 @@
 /* The layout numbers of caseN_meta.npy (the values of enum fp8kv_kv_layout):
  *   NHD      key and value [num_blocks, block_size, num_heads, head_size]
  *   SPLIT_X  key [num_blocks, num_heads, head_size / 16, block_size, 16],
- *            value [num_blocks, num_heads, head_size, block_size] */
-enum { LAYOUT_NHD = 0, LAYOUT_SPLIT_X = 1 };
+ *            value [num_blocks, num_heads, head_size, block_size]
+ *   HND      key and value [num_blocks, num_heads, block_size, head_size] */
+enum { LAYOUT_NHD = 0, LAYOUT_SPLIT_X = 1, LAYOUT_HND = 2 };
 #define SPLIT_X 16
 
 #define SENTINEL 0xA5 /* every cache byte no slot writes */
@@ -55,6 +56,16 @@ static const struct case_def cases[] = {
     {LAYOUT_SPLIT_X, FP8KV_DTYPE_F32, 8, 3, 16, 6, 3, {9, 1, 4}, 2, 1, 0.05f, 1.7f, 0.25f},
     /* SPLIT_X, bf16, block size 4, three sequences, no extra tokens */
     {LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 4, 2, 16, 2, 3, {5, 8, 3}, 3, 0, 0.0123f, 3.0f, 0.25f},
+    /* HND, f16, block size 16, GQA x2 */
+    {LAYOUT_HND, FP8KV_DTYPE_F16, 16, 2, 16, 4, 2, {21, 6}, 2, 4, 0.0123f, 0.7f, 0.25f},
+    /* HND, f32, block size 32, odd head count, GQA x2 */
+    {LAYOUT_HND, FP8KV_DTYPE_F32, 32, 3, 8, 6, 2, {40, 9}, 3, 7, 0.05f, 0.1f, 0.35355339f},
+    /* NHD, bf16, block size 64, a sequence over two blocks */
+    {LAYOUT_NHD, FP8KV_DTYPE_BF16, 64, 2, 16, 2, 2, {70, 3}, 2, 10, 1.7f, 0.0123f, 0.25f},
+    /* SPLIT_X, f16, block size 32, one sequence over two blocks, GQA x2 */
+    {LAYOUT_SPLIT_X, FP8KV_DTYPE_F16, 32, 2, 32, 4, 1, {33}, 1, 2, 0.1f, 0.05f, 0.17677669f},
+    /* HND, bf16, block size 64, GQA x4 (two kv heads: under overflow = nan one stays finite) */
+    {LAYOUT_HND, FP8KV_DTYPE_BF16, 64, 2, 32, 8, 1, {65}, 2, 3, 3.0f, 0.05f, 0.17677669f},
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -155,6 +166,8 @@ static size_t key_at(const struct case_def *c, int64_t slot, int h, int d)
         return (((block * H + (size_t)h) * (D / SPLIT_X) + (size_t)d / SPLIT_X) * bs + pos) *
                    SPLIT_X +
                (size_t)d % SPLIT_X;
+    if (c->layout == LAYOUT_HND)
+        return ((block * H + (size_t)h) * bs + pos) * D + (size_t)d;
     return ((block * bs + pos) * H + (size_t)h) * D + (size_t)d;
 }
 
@@ -164,6 +177,8 @@ static size_t value_at(const struct case_def *c, int64_t slot, int h, int d)
     const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
     if (c->layout == LAYOUT_SPLIT_X)
         return ((block * H + (size_t)h) * D + (size_t)d) * bs + pos;
+    if (c->layout == LAYOUT_HND)
+        return ((block * H + (size_t)h) * bs + pos) * D + (size_t)d;
     return ((block * bs + pos) * H + (size_t)h) * D + (size_t)d;
 }
 
@@ -487,7 +502,7 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
                       const struct kv_case *k)
 {
     const struct case_def *c = k->def;
-    static const char *const layout_names[] = {"NHD", "SPLIT_X"};
+    static const char *const layout_names[] = {"NHD", "SPLIT_X", "HND"};
     const int32_t meta[META_LEN] = {k->num_blocks, c->block_size,  c->num_heads,  c->head_size,
                                     c->layout,     (int32_t)c->in, k->num_tokens, c->num_seqs,
                                     k->max_blocks, c->num_q_heads, CASE_COUNT};

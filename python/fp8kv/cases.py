@@ -66,13 +66,13 @@ class KVCase:
     def key_cache_shape(self):
         """The key cache's shape in this case's layout (docs/DESIGN.md §4)."""
         b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
-        return (b, s, h, d) if self.layout == "nhd" else (b, h, d // 16, s, 16)
+        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d)}.get(self.layout, (b, h, d // 16, s, 16))
 
     @property
     def value_cache_shape(self):
         """The value cache's shape in this case's layout."""
         b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
-        return (b, s, h, d) if self.layout == "nhd" else (b, h, d, s)
+        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d)}.get(self.layout, (b, h, d, s))
 
     def new_caches(self):
         """(key_cache, value_cache): fresh uint8 caches filled with the 0xA5 sentinel, as a

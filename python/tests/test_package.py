@@ -33,7 +33,8 @@ def test_cases_have_the_meta_fields_and_inputs():
     cases = fp8kv.kv_cases("e4m3fn_satfinite")
     assert len(cases) >= 4
     layouts = {c.layout for c in cases}
-    assert layouts == {"nhd", "split_x"}
+    assert layouts == {"nhd", "split_x", "hnd"}
+    assert {c.block_size for c in cases} >= {16, 32, 64}
     for c in cases:
         assert c.key.shape == (c.num_tokens, c.num_heads, c.head_size)
         assert c.slot_mapping.shape == (c.num_tokens,) and c.slot_mapping.dtype == np.int64

@@ -8,6 +8,8 @@
  *   FP8KV_LAYOUT_NHD      key and value: [num_blocks, block_size, num_heads, head_size]
  *   FP8KV_LAYOUT_SPLIT_X  key:   [num_blocks, num_heads, head_size / 16, block_size, 16]
  *                         value: [num_blocks, num_heads, head_size, block_size]
+ *   FP8KV_LAYOUT_HND      key and value: [num_blocks, num_heads, block_size, head_size]
+ *                         (FlashInfer's other layout)
  * A slot s is token position s % block_size of block s / block_size.
  */
 #ifndef FP8KV_KV_CACHE_H
@@ -23,7 +25,7 @@
 extern "C" {
 #endif
 
-enum fp8kv_kv_layout { FP8KV_LAYOUT_NHD = 0, FP8KV_LAYOUT_SPLIT_X = 1 };
+enum fp8kv_kv_layout { FP8KV_LAYOUT_NHD = 0, FP8KV_LAYOUT_SPLIT_X = 1, FP8KV_LAYOUT_HND = 2 };
 
 /* Element types of KV inputs and read outputs: raw f32, f16 or bf16 bit patterns. */
 enum fp8kv_kv_dtype { FP8KV_KV_F32 = 0, FP8KV_KV_F16 = 1, FP8KV_KV_BF16 = 2 };

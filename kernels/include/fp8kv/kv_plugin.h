@@ -24,6 +24,7 @@
  *   NHD      key and value: [num_blocks, block_size, num_heads, head_size]
  *   SPLIT_X  key: [num_blocks, num_heads, head_size / 16, block_size, 16];
  *            value: [num_blocks, num_heads, head_size, block_size]
+ *   HND      key and value: [num_blocks, num_heads, block_size, head_size]
  * A slot s is position s % block_size of block s / block_size; a slot of -1 is a padding token.
  * This header needs nothing but the C standard library; a plugin links nothing of fp8kv's.
  */
@@ -40,7 +41,7 @@ extern "C" {
 #define FP8KV_KV_ABI_VERSION 1
 #define FP8KV_KV_SPLIT_X 16
 
-enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1 };
+enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1, FP8KV_KV_ABI_HND = 2 };
 enum fp8kv_kv_abi_dtype { FP8KV_KV_ABI_F32 = 0, FP8KV_KV_ABI_F16 = 1, FP8KV_KV_ABI_BF16 = 2 };
 enum fp8kv_kv_abi_format { FP8KV_KV_ABI_E4M3FN = 0, FP8KV_KV_ABI_E4M3FNUZ = 1 };
 enum fp8kv_kv_abi_memory { FP8KV_KV_MEMORY_HOST = 0, FP8KV_KV_MEMORY_DEVICE = 1 };
