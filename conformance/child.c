@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "child.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -54,6 +55,27 @@ void fp8kv_child_copy_text(char *dst, size_t size, const char *src)
     size_t n = src ? strnlen(src, size - 1) : 0;
     memcpy(dst, src ? src : "", n);
     dst[n] = '\0';
+}
+
+const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *error, size_t size)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fp8kv_child_copy_text(error, size, dlerror());
+        return NULL;
+    }
+    dlerror();
+    void *sym = dlsym(lib, symbol);
+    if (!sym) {
+        snprintf(error, size, "does not export %s (%s)", symbol, dlerror());
+        return NULL;
+    }
+    const void *(*get)(void);
+    memcpy(&get, &sym, sizeof get);
+    const void *d = get();
+    if (!d)
+        snprintf(error, size, "%s() returned NULL", symbol);
+    return d;
 }
 
 /* Kills the child and every process it started (its process group): nothing of a plugin

@@ -61,6 +61,11 @@ void fp8kv_child_stop(struct fp8kv_child *c);
 int fp8kv_child_send(int fd, const void *p, size_t n);
 int fp8kv_child_receive(int fd, void *p, size_t n);
 
+/* fp8kv_child_descriptor: in the child: loads the library at path and returns what its exported
+ * descriptor function `symbol` (no arguments, returning a pointer) gives; NULL with the reason
+ * in error (size bytes): not loadable, no such symbol, or the function returned NULL. */
+const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *error, size_t size);
+
 /* fp8kv_child_copy_text: dst = src cut to size - 1 characters (NULL: ""). */
 void fp8kv_child_copy_text(char *dst, size_t size, const char *src);
 

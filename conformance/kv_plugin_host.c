@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "fp8kv/kv_plugin_host.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,24 +57,10 @@ struct fp8kv_kv_plugin {
 
 static const struct fp8kv_kv_kernels_v1 *load(const char *path, int device, struct hello *h)
 {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fp8kv_child_copy_text(h->error, sizeof h->error, dlerror());
+    const struct fp8kv_kv_kernels_v1 *d =
+        fp8kv_child_descriptor(path, "fp8kv_kv_kernels_v1", h->error, sizeof h->error);
+    if (!d)
         return NULL;
-    }
-    dlerror();
-    void *sym = dlsym(lib, "fp8kv_kv_kernels_v1");
-    if (!sym) {
-        snprintf(h->error, sizeof h->error, "does not export fp8kv_kv_kernels_v1 (%s)", dlerror());
-        return NULL;
-    }
-    const struct fp8kv_kv_kernels_v1 *(*get)(void);
-    memcpy(&get, &sym, sizeof get);
-    const struct fp8kv_kv_kernels_v1 *d = get();
-    if (!d) {
-        fp8kv_child_copy_text(h->error, sizeof h->error, "fp8kv_kv_kernels_v1() returned NULL");
-        return NULL;
-    }
     h->loaded = 1;
     h->abi_version = d->abi_version;
     if (d->abi_version != FP8KV_KV_ABI_VERSION)
