@@ -281,9 +281,17 @@ int fp8kv_cmd_bench(int argc, char **argv)
         return FP8KV_EXIT_USAGE;
     struct fp8kv_target_info gpu;
     if (kind == FP8KV_TARGET_HIP ||
-        (kind == FP8KV_TARGET_AUTO && fp8kv_gpu_target_info(device, &gpu) == 0))
+        (kind == FP8KV_TARGET_AUTO && fp8kv_gpu_target_info(device, &gpu) == 0)) {
+        /* the CPU bench's options mean nothing here: an error, never silently ignored */
+        static const int cpu_only[] = {OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE,
+                                       OPT_PLUGIN};
+        for (size_t i = 0; i < sizeof cpu_only / sizeof cpu_only[0]; i++)
+            if (a.value[cpu_only[i]])
+                return fp8kv_cli_usage_error("bench", "--%s is for the CPU bench (--target cpu)",
+                                             options[cpu_only[i]].name);
         return fp8kv_cli_bench_gpu(device, a.value[OPT_QUICK] != NULL,
                                    fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]), a.value[OPT_ONLY]);
+    }
     if (a.value[OPT_ONLY] || a.value[OPT_QUICK])
         return fp8kv_cli_usage_error("bench", "--only and --quick are for --target hip");
     if (a.value[OPT_THREADS] &&

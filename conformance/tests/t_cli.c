@@ -129,6 +129,10 @@ Test(cli, inputs_mean_one_thing)
         run("timeout 5 " FP8KV " gen --check --vectors /nonexistent/fp8kv 2>&1", out, sizeof out),
         2, "%s", out);
     cr_assert(strstr(out, "/nonexistent/fp8kv"), "%s", out);
+    /* the CPU bench's options with the GPU bench: an error before any target is touched
+     * (scripts/campaign found exit 3) */
+    cr_assert_eq(run(FP8KV " bench --target hip --threads x 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "--threads is for the CPU bench"), "%s", out);
     /* MPFR reads '@' exponents and 0b binary; the rule is strtod's grammar (fuzz_cli_input) */
     const char *foreign[] = {"0@-1", "1@2", "0b101", "@inf@", "@nan@"};
     for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
