@@ -176,3 +176,47 @@ Test(trust, concurrent_report_writers_never_fail_each_other)
     cr_assert_str_eq(listing, "gfx90a index.md ", "leftovers beside the report: %s", listing);
     cr_assert_str_eq(json_writer, md_writer, "report.json and report.md from different writers");
 }
+
+/* A writer killed at any moment (SIGKILL, 40 times at instants spread over 0-39 ms, the span of
+ * a report write) leaves the folder as
+ * a reader may see it: the previous writer's report.json and report.md, together, or the new
+ * pair, never one of each; only hidden staging folders may remain. */
+Test(trust, a_writer_killed_mid_write_never_leaves_a_mixed_report)
+{
+    snprintf(cmd, sizeof cmd,
+             FP8KV
+             " report --compiled-only gfx90a --paths first --out %s/reports --vectors %s "
+             ">/dev/null 2>&1 && "
+             "for i in $(seq 1 40); do "
+             "(" FP8KV_EXE " report --compiled-only gfx90a --paths killed$i --out %s/reports "
+             "--vectors %s >/dev/null 2>&1 &  pid=$!; "
+             "sleep 0.0$((i %% 4))$((i * 7 %% 10)); kill -9 $pid 2>/dev/null; wait $pid); "
+             "j=$(grep -o '\"first\"\\|killed[0-9]*' %s/reports/gfx90a/report.json | "
+             "head -n1 | tr -d '\"'); "
+             "m=$(grep -o 'first\\|killed[0-9]*' %s/reports/gfx90a/report.md | head -n1); "
+             "{ [ -n \"$j\" ] && [ \"$j\" = \"$m\" ]; } || echo \"MIXED $i: json $j md $m\"; done; "
+             "ls %s/reports | tr '\\n' ' '",
+             tmp_dir, vectors, tmp_dir, vectors, tmp_dir, tmp_dir, tmp_dir);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_null(strstr(out, "MIXED"), "%s", out);
+    cr_assert(strstr(out, "gfx90a index.md"), "visible leftovers: %s", out);
+}
+
+/* A write that fails (here the file-size limit, a stand-in for a full disk: the write returns
+ * EFBIG as it would ENOSPC) is exit 2, and the previous report stays whole and in place. */
+Test(trust, a_failed_write_keeps_the_previous_report)
+{
+    snprintf(
+        cmd, sizeof cmd,
+        FP8KV " report --compiled-only gfx90a --paths before --out %s/reports --vectors %s "
+              ">/dev/null 2>&1 && sha256sum %s/reports/gfx90a/report.json "
+              "%s/reports/gfx90a/report.md > %s/sums && "
+              "(trap '' XFSZ; ulimit -f 1; " FP8KV_EXE " report --compiled-only gfx90a --paths "
+              "\"$(head -c 4000 /dev/zero | tr '\\0' x)\" --out %s/reports --vectors %s "
+              ">/dev/null 2>%s/err); echo rc=$?; sha256sum -c --quiet %s/sums && echo intact; "
+              "cat %s/err",
+        tmp_dir, vectors, tmp_dir, tmp_dir, tmp_dir, tmp_dir, vectors, tmp_dir, tmp_dir, tmp_dir);
+    test_run(cmd, out, sizeof out);
+    cr_assert(strstr(out, "rc=2\n"), "%s", out);
+    cr_assert(strstr(out, "intact\n"), "the previous report changed: %s", out);
+}
