@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -67,7 +68,8 @@ const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *e
     dlerror();
     void *sym = dlsym(lib, symbol);
     if (!sym) {
-        snprintf(error, size, "does not export %s (%s)", symbol, dlerror());
+        const char *why = dlerror();
+        snprintf(error, size, "does not export %s (%s)", symbol, why ? why : "its value is NULL");
         return NULL;
     }
     const void *(*get)(void);
@@ -104,14 +106,28 @@ int fp8kv_child_failed(struct fp8kv_child *c, const char *fmt, ...)
     return FP8KV_ERR_SUBJECT;
 }
 
-/* How the child ended, in words, once its socket closed. */
+/* How the child ended, in words, once its socket closed or failed. A child that is still
+ * running (it closed its end of the socket, say) gets a moment to end on its own and is then
+ * killed with its group: the harness never waits on a plugin without a deadline. */
 static void describe_end(struct fp8kv_child *c, char *out, size_t size)
 {
     int status = 0;
-    pid_t r = waitpid(c->pid, &status, 0);
+    pid_t r = waitpid(c->pid, &status, WNOHANG);
+    if (r == 0 && c->pidfd >= 0) {
+        struct pollfd end = {.fd = c->pidfd, .events = POLLIN};
+        (void)poll(&end, 1, 100);
+        r = waitpid(c->pid, &status, WNOHANG);
+    }
+    const int running = r == 0;
+    if (running) {
+        stop_group(c);
+        r = waitpid(c->pid, &status, 0);
+    }
     kill(-c->pid, SIGKILL); /* children the plugin left behind */
     c->pid = -1;
-    if (r < 0)
+    if (running)
+        snprintf(out, size, "closed its connection to fp8kv without an answer (killed)");
+    else if (r < 0)
         snprintf(out, size, "ended (no status)");
     else if (WIFSIGNALED(status))
         snprintf(out, size, "crashed (signal %d, %s)", WTERMSIG(status),
@@ -120,23 +136,46 @@ static void describe_end(struct fp8kv_child *c, char *out, size_t size)
         snprintf(out, size, "exited with status %d", WEXITSTATUS(status));
 }
 
-/* Waits for n bytes of answer; 0, or FP8KV_ERR_SUBJECT with `doing` in the message. */
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Waits for n bytes of answer, all of them within the timeout; 0, or FP8KV_ERR_SUBJECT with
+ * `doing` in the message. */
 static int await_answer(struct fp8kv_child *c, void *answer, size_t n, const char *doing)
 {
     /* the socket answers, or the child's end shows on its pidfd: a child that crashed after
      * forking leaves a grandchild holding the socket open, and is a crash, not a hang */
     struct pollfd pfd[2] = {{.fd = c->socket, .events = POLLIN},
                             {.fd = c->pidfd, .events = POLLIN}};
-    int ready;
-    do
-        ready = poll(pfd, c->pidfd > 0 ? 2 : 1, c->timeout_ms);
-    while (ready < 0 && errno == EINTR);
-    if (ready == 0)
-        return fp8kv_child_failed(c, "plugin %s hung: no answer within %.3g s while %s (killed)",
-                                  c->path, c->timeout_ms / 1000.0, doing);
-    int got =
-        ready > 0 && (pfd[0].revents & POLLIN) ? fp8kv_child_receive(c->socket, answer, n) : -1;
-    if (got == 1)
+    const double deadline = now_ms() + c->timeout_ms;
+    char *p = answer;
+    size_t got = 0;
+    while (got < n) {
+        const double left = deadline - now_ms();
+        int ready = left > 0 ? poll(pfd, c->pidfd >= 0 ? 2 : 1, (int)left + 1) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready == 0)
+            return fp8kv_child_failed(c,
+                                      "plugin %s hung: no answer within %.3g s while %s (killed)",
+                                      c->path, c->timeout_ms / 1000.0, doing);
+        ssize_t k = -1;
+        if (ready > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            do
+                k = recv(c->socket, p + got, n - got, MSG_DONTWAIT);
+            while (k < 0 && errno == EINTR);
+            if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                continue;
+        }
+        if (k <= 0)
+            break; /* closed, failed, or the child ended with nothing to read */
+        got += (size_t)k;
+    }
+    if (got == n)
         return 0;
     char how[160];
     describe_end(c, how, sizeof how);
@@ -215,20 +254,21 @@ int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_byt
 
 void fp8kv_child_stop(struct fp8kv_child *c)
 {
-    if (c->socket > 0)
+    if (!c->started) /* never started: nothing is open (its fields may be zeros) */
+        return;
+    if (c->socket >= 0)
         close(c->socket); /* the child reads EOF and exits */
     if (c->pid > 0) {
         stop_group(c); /* a child still busy (or hung) goes too, with its children */
         waitpid(c->pid, NULL, 0);
     }
-    if (c->pidfd > 0)
+    if (c->pidfd >= 0)
         close(c->pidfd);
     if (c->shared) {
         const size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = mapped_bytes(c->shared_bytes);
         munmap((char *)c->shared - (bytes - page - c->shared_bytes), bytes);
     }
-    if (c->started)
-        pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->lock);
     c->started = 0;
     c->socket = -1;
     c->pid = -1;

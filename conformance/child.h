@@ -53,7 +53,7 @@ int fp8kv_child_failed(struct fp8kv_child *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* fp8kv_child_stop: ends the child (closing its socket, then killing its process group) and
- * unmaps the shared memory. Safe on a child that never started (zeroed with pid -1). */
+ * unmaps the shared memory. Safe on a child that never started (all zeros) or already stopped. */
 void fp8kv_child_stop(struct fp8kv_child *c);
 
 /* The child's side of the socket: fp8kv_child_send writes all n bytes (0 or -1);

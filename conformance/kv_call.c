@@ -143,8 +143,9 @@ static int subject_failed(const struct fp8kv_kv_kernels_v1 *k, const char *entry
     const char *after = fp8kv_last_error();
     const int own = strcmp(before, after) != 0 && after[0];
     /* fp8kv's own kernels say what happened themselves (no open device, a plugin worker that
-     * crashed): a status with a fresh message passes through */
-    if (own && (rc == FP8KV_UNAVAILABLE || rc == FP8KV_ERR_SUBJECT))
+     * crashed, a call too large for the worker's memory): a status with a fresh message passes
+     * through (a plugin cannot set one: it does not link fp8kv) */
+    if (own && (rc == FP8KV_UNAVAILABLE || rc == FP8KV_ERR_SUBJECT || rc == FP8KV_ERR))
         return rc;
     return fp8kv_status_fail(FP8KV_ERR_SUBJECT, "kernels %s: %s returned %d%s%s",
                              k->name ? k->name : "(unnamed)", entry, rc, own ? ": " : "",
@@ -161,28 +162,54 @@ static int invoke(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c)
 }
 
 #ifdef FP8KV_HAVE_GPU
-/* staged: c run with every array copied to the device and its outputs copied back. */
+enum { CANARY_BYTES = 64, CANARY = 0xC5 };
+
+/* staging_failed: a device call of the harness's own (allocate, copy) that failed: fp8kv's
+ * error, not the subject's. */
+static int staging_failed(const char *what)
+{
+    return fp8kv_fail("staging a KV call through the device: %s: %s", what, fp8kv_last_error());
+}
+
+/* staged: c run with every array copied to the device and its outputs copied back. Each
+ * output is followed on the device by CANARY_BYTES canary bytes, checked after the call: a
+ * kernel that writes past an output is the subject's failure. */
 static int staged(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c, const char *before)
 {
     void **slot[FP8KV_KV_CALL_ARRAYS], *host[FP8KV_KV_CALL_ARRAYS],
         *device[FP8KV_KV_CALL_ARRAYS] = {0};
+    unsigned char canary[CANARY_BYTES], tail[CANARY_BYTES];
+    memset(canary, CANARY, sizeof canary);
     fp8kv_kv_call_arrays(c, slot);
     int rc = FP8KV_OK;
     for (int i = 0; i < c->arrays && rc == 0; i++) {
         host[i] = *slot[i];
-        rc = fp8kv_gpu_alloc(c->bytes[i], &device[i]);
-        if (rc == 0)
-            rc = fp8kv_gpu_to_device(device[i], host[i], c->bytes[i]);
-        if (rc == 0)
+        const size_t extra = c->output[i] ? CANARY_BYTES : 0;
+        if (fp8kv_gpu_alloc(c->bytes[i] + extra, &device[i]) != 0 ||
+            fp8kv_gpu_to_device(device[i], host[i], c->bytes[i]) != 0 ||
+            (extra &&
+             fp8kv_gpu_to_device((char *)device[i] + c->bytes[i], canary, CANARY_BYTES) != 0))
+            rc = staging_failed("copying the arguments in");
+        else
             *slot[i] = device[i];
     }
     if (rc == 0) {
         const int got = invoke(k, c);
         rc = got != 0 ? subject_failed(k, fp8kv_kv_call_name(c), got, before) : FP8KV_OK;
     }
-    for (int i = 0; i < c->arrays && rc == 0; i++)
-        if (c->output[i])
-            rc = fp8kv_gpu_to_host(host[i], device[i], c->bytes[i]);
+    for (int i = 0; i < c->arrays && rc == 0; i++) {
+        if (!c->output[i])
+            continue;
+        if (fp8kv_gpu_to_host(tail, (char *)device[i] + c->bytes[i], CANARY_BYTES) != 0 ||
+            fp8kv_gpu_to_host(host[i], device[i], c->bytes[i]) != 0)
+            rc = staging_failed("copying the results out");
+        else if (memcmp(tail, canary, CANARY_BYTES) != 0)
+            rc = fp8kv_status_fail(FP8KV_ERR_SUBJECT,
+                                   "kernels %s: %s wrote past the end of an output of %zu bytes "
+                                   "on the device",
+                                   k->name ? k->name : "(unnamed)", fp8kv_kv_call_name(c),
+                                   c->bytes[i]);
+    }
     for (int i = 0; i < c->arrays; i++) {
         fp8kv_gpu_free(device[i]);
         if (device[i])
@@ -203,7 +230,7 @@ static int staged(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c, 
 
 int fp8kv_kv_call_run(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c)
 {
-    char before[256];
+    char before[1024]; /* the whole of the last message (diag.c keeps 1024 bytes) */
     snprintf(before, sizeof before, "%s", fp8kv_last_error());
     void **slot[FP8KV_KV_CALL_ARRAYS];
     fp8kv_kv_call_arrays(c, slot); /* the arguments point at this copy's layout */

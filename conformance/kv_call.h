@@ -4,7 +4,8 @@
  * A call is made from host arguments into a struct fp8kv_kv_call: a copy of the layout and the
  * arguments, with the size of every array and whether it is an output. Running it on kernels
  * over device memory stages: device copies of every array (outputs too: a cache's sentinel
- * bytes must come back untouched), the call with device pointers, the outputs copied back. The
+ * bytes must come back untouched, each followed by canary bytes a write past it changes), the
+ * call with device pointers, the outputs copied back and the canaries checked. The
  * KV plugin host sends the same struct to its worker, with the arrays moved into shared memory.
  * So the judge never depends on where, or in which process, a subject computes.
  */
@@ -50,7 +51,7 @@ const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c);
  * FP8KV_ERR_SUBJECT when the kernels returned nonzero (the message names them, the entry point
  * and the value, and the kernels' own message when they set one); FP8KV_UNAVAILABLE for
  * device kernels in a build without a GPU (or with no device open); FP8KV_ERR when staging
- * failed. */
+ * (fp8kv's own device allocations and copies) failed. */
 int fp8kv_kv_call_run(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "child.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/kv_judge.h"
 #include "fp8kv/kv_plugin.h"
 #include "fp8kv/spec.h"
 #include "kv_call.h"
@@ -144,13 +145,16 @@ static int forward(struct fp8kv_kv_plugin *pl, struct fp8kv_kv_call *c)
     struct wire r = {.call = *c};
     char *arena = pl->child.shared;
     size_t at = 0;
+    pthread_mutex_lock(&pl->child.lock); /* the arena holds one call at a time */
     for (int i = 0; i < c->arrays; i++) {
         at = (at + ALIGN - 1) / ALIGN * ALIGN;
         const size_t need = c->bytes[i] + (c->output[i] ? CANARY_BYTES : 0);
-        if (need > ARENA_BYTES - at)
+        if (need > ARENA_BYTES - at) {
+            pthread_mutex_unlock(&pl->child.lock);
             return fp8kv_fail("plugin %s: a %s call of %zu bytes and more is too large for the "
                               "%u MiB it shares with fp8kv",
                               pl->path, fp8kv_kv_call_name(c), at + need, ARENA_BYTES >> 20);
+        }
         r.offset[i] = at;
         memcpy(arena + at, *slot[i], c->bytes[i]);
         if (c->output[i])
@@ -159,10 +163,9 @@ static int forward(struct fp8kv_kv_plugin *pl, struct fp8kv_kv_call *c)
     }
     char doing[200];
     snprintf(doing, sizeof doing, "running %s (%s, %d blocks of %d, %d x %d heads)",
-             fp8kv_kv_call_name(c), c->layout.layout == FP8KV_KV_ABI_SPLIT_X ? "split_x" : "nhd",
+             fp8kv_kv_call_name(c), fp8kv_kv_layout_name((enum fp8kv_kv_layout)c->layout.layout),
              c->layout.num_blocks, c->layout.block_size, c->layout.num_heads, c->layout.head_size);
     struct answer a;
-    pthread_mutex_lock(&pl->child.lock);
     int rc = fp8kv_child_request(&pl->child, &r, sizeof r, &a, sizeof a, doing);
     for (int i = 0; i < c->arrays && rc == 0; i++) {
         if (!c->output[i])

@@ -6,6 +6,7 @@
  * saying why; strings handed out are malloc'd and released with fp8kv_py_free. The ABI is
  * versioned by fp8kv_py_abi_version(); the package refuses a library of another version.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +149,8 @@ int fp8kv_py_encode(const char *profile, const char *model, float scale, const u
     const struct fp8kv_profile *p = profile_named(profile);
     if (!p)
         return FP8KV_ERR;
+    if (!(scale > 0.0f) || isinf(scale))
+        return fp8kv_fail("scale %g: a store's scale is a finite number above 0", (double)scale);
     int m = 0;
     while (m < FP8KV_MODEL_COUNT && strcmp(fp8kv_model_names[m], model ? model : "") != 0)
         m++;
@@ -167,6 +170,8 @@ int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size
     const struct fp8kv_profile *p = profile_named(profile);
     if (!p)
         return FP8KV_ERR;
+    if (!(scale > 0.0f) || isinf(scale))
+        return fp8kv_fail("scale %g: a read's scale is a finite number above 0", (double)scale);
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     for (size_t i = 0; i < n; i++)
         out[i] = fp8kv_decode_bits(cfg, codes[i]) * scale;

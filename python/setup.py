@@ -6,6 +6,7 @@ project with CMake (no MPFR oracle, no tests), builds libfp8kv_py — the judge 
 package, so an installed fp8kv needs nothing from the checkout. The package is only built
 from a checkout: it is a view of the C judge, not a second implementation.
 """
+import hashlib
 import os
 import pathlib
 import shutil
@@ -33,7 +34,9 @@ class BuildWithNative(build_py):
         super().run()
         if not (ROOT / "CMakeLists.txt").is_file() or not (ROOT / "vectors").is_dir():
             raise SystemExit(f"fp8kv: build the package from a checkout ({ROOT} is not one)")
-        build = HERE / "build" / "native"
+        # one build directory per checkout location (a moved or copied checkout gets its own)
+        tag = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+        build = HERE / "build" / f"native-{tag}"
         configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                      "-DFP8KV_WITH_ORACLE=OFF", "-DFP8KV_TESTS=OFF", "-DFP8KV_INSTALL=OFF"]
         if shutil.which("ninja"):
@@ -41,7 +44,9 @@ class BuildWithNative(build_py):
         subprocess.check_call(configure)
         jobs = str(os.cpu_count() or 2)
         subprocess.check_call(["cmake", "--build", str(build), "--target", "fp8kv_py", "-j", jobs])
-        package = pathlib.Path(self.build_lib) / "fp8kv"
+        # an editable install (pip install -e) imports the package from the source tree
+        editable = getattr(self, "editable_mode", False)
+        package = (HERE if editable else pathlib.Path(self.build_lib)) / "fp8kv"
         (package / "_lib").mkdir(parents=True, exist_ok=True)
         shutil.copy2(build / "conformance" / "libfp8kv_py.so", package / "_lib" / "libfp8kv_py.so")
         shutil.rmtree(package / "vectors", ignore_errors=True)

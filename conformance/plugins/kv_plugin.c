@@ -10,6 +10,8 @@
  *   abi2           says KV ABI version 2
  *   no_store       has no store
  *   device         says its buffers are device memory
+ *   close_socket   closes every descriptor above 2 in the store (the worker's socket too), then
+ *                  sleeps forever
  * The example's exported descriptor is renamed and wrapped: the fault is the only difference.
  */
 #include "fp8kv/kv_plugin.h"
@@ -33,6 +35,7 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_ABI2 8
 #define KV_FAULT_NO_STORE 9
 #define KV_FAULT_DEVICE 10
+#define KV_FAULT_CLOSE_SOCKET 11
 
 static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 {
@@ -40,6 +43,11 @@ static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
     int64_t *slots = NULL;
     switch (KV_FAULT) {
     case KV_FAULT_CRASH: *(volatile int *)(uintptr_t)(a->num_tokens * 0) = 1; break;
+    case KV_FAULT_CLOSE_SOCKET:
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        for (;;)
+            pause();
     case KV_FAULT_SCALE_IGNORED: b.k_scale = b.v_scale = 1.0f; break;
     case KV_FAULT_K_SCALE_FOR_V: b.v_scale = b.k_scale; break;
     case KV_FAULT_PADDING: {

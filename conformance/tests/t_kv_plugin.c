@@ -83,6 +83,8 @@ Test(kv_plugin, crashes_hangs_errors_and_overruns_are_the_subjects_failures)
         {"hang", "hung: no answer within 3 s while running gather"},
         {"error", "attention returned -1"},
         {"overrun", "wrote past the end of an output"},
+        /* a plugin that closes the worker's socket and lives on is killed, not waited for */
+        {"close_socket", "closed its connection to fp8kv without an answer (killed)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cr_assert_eq(plugin(cases[i].fault, out, sizeof out), 4, "%s: %s", cases[i].fault, out);

@@ -1,5 +1,5 @@
-"""PyTorch eager and Triton KV-cache kernels on the GPU, judged on every golden case through the
-fp8kv Python package and its pytest plugin (run on the GPU machine by scripts/gpu-run)."""
+"""PyTorch eager KV-cache kernels on the GPU, judged on every golden case through the fp8kv Python
+package and its pytest plugin (run on the GPU machine by scripts/gpu-run)."""
 import pytest
 import torch
 
@@ -38,28 +38,3 @@ def test_torch_attention(fp8kv_case):
                                  tensor(c.block_table), c.seq_lens, c.k_scale, c.v_scale,
                                  c.softmax_scale, c.layout, c.profile)
     c.judge_attention(out, subject="torch-eager")
-
-
-triton_kernels = pytest.importorskip("triton_kernels")
-
-
-@pytest.mark.fp8kv_profiles("e4m3fn_satfinite")
-def test_triton_store(fp8kv_case):
-    c = fp8kv_case
-    if c.layout != "nhd":
-        pytest.skip("the Triton example writes the NHD layout")
-    k, v = caches(c)
-    triton_kernels.store(tensor(c.key), tensor(c.value), tensor(c.slot_mapping), k, v, c.k_scale,
-                         c.v_scale, div="rn")
-    c.judge_store(k, v, subject="triton-store")
-
-
-@pytest.mark.fp8kv_profiles("e4m3fn_satfinite", "e4m3fn_nan")
-def test_triton_decode(fp8kv_case):
-    c = fp8kv_case
-    if c.layout != "nhd":
-        pytest.skip("the Triton example reads the NHD layout")
-    out = triton_kernels.paged_decode(tensor(c.query), tensor(c.key_cache), tensor(c.value_cache),
-                                      tensor(c.block_table), tensor(c.seq_lens), c.k_scale,
-                                      c.v_scale, c.softmax_scale)
-    c.judge_attention(out, subject="triton-decode")

@@ -55,6 +55,13 @@ def check(rc):
         raise Fp8kvError(lib.fp8kv_py_last_error().decode(errors="replace"))
 
 
+def text(value, what):
+    """value (a str) as bytes for the C side; Fp8kvError naming `what` for anything else."""
+    if not isinstance(value, str):
+        raise Fp8kvError(f"{what} must be a name (a str), not {value!r}")
+    return value.encode()
+
+
 def take_string(ptr):
     """The text of a malloc'd C string, which is then freed."""
     if not ptr:

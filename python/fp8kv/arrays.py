@@ -1,5 +1,5 @@
 """Turning what users hand in (numpy arrays, torch tensors, anything with __array__ or DLPack)
-into contiguous numpy arrays of raw bits, without changing a single bit."""
+into C-contiguous, native-byte-order numpy arrays, without changing a single value's bits."""
 import sys
 
 import numpy as np
@@ -7,32 +7,41 @@ import numpy as np
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
+def _is_torch_tensor(x):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
 def _from_torch(x):
+    """A tensor (any device) as (numpy array, dtype name): float16/32/64 and integer tensors as
+    their numpy dtype; bfloat16 and the float8 types, which numpy lacks, as their raw bits."""
     torch = sys.modules["torch"]
     x = x.detach()
     if x.device.type != "cpu":
         x = x.cpu()
-    size = x.element_size()
-    if not (x.dtype.is_floating_point or x.dtype in (torch.uint8, torch.int8)):
-        return np.ascontiguousarray(x.numpy())
-    # bfloat16 and the float8 types have no numpy dtype: take their bits
-    as_int = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[size]
-    bits = np.ascontiguousarray(x.contiguous().view(as_int).numpy()).view(_BITS[size])
-    return bits, str(x.dtype).replace("torch.", "")
+    x = x.contiguous()
+    name = str(x.dtype).replace("torch.", "")
+    if x.dtype in (torch.float16, torch.float32, torch.float64) or not x.dtype.is_floating_point:
+        a = x.numpy()
+        return a, a.dtype.name
+    as_int = {1: torch.uint8, 2: torch.int16}.get(x.element_size())
+    if as_int is None:
+        raise TypeError(f"torch dtype {name} is not one fp8kv reads")
+    return np.ascontiguousarray(x.view(as_int).numpy()).view(_BITS[x.element_size()]), name
 
 
 def to_numpy(x):
-    """(array, dtype name): a C-contiguous numpy array and the name of its element type
-    ("float32", "float16", "bfloat16", "float8_e4m3fn", "uint8", ...)."""
-    if type(x).__module__.startswith("torch") and "torch" in sys.modules:
-        got = _from_torch(x)
-        if isinstance(got, tuple):
-            return got
-        return got, got.dtype.name
+    """(array, dtype name): a C-contiguous numpy array in native byte order (0-d stays 0-d) and
+    the name of its element type ("float32", "float16", "bfloat16", "float8_e4m3fn", "uint8"...).
+    bfloat16 and float8 tensors come as raw bits under their own name."""
+    if _is_torch_tensor(x):
+        return _from_torch(x)
     if not isinstance(x, np.ndarray) and not hasattr(x, "__array__") and hasattr(x, "__dlpack__"):
         x = np.from_dlpack(x)
-    a = np.ascontiguousarray(np.asarray(x))
-    return a, a.dtype.name
+    a = np.asarray(x, order="C")
+    if not a.dtype.isnative:  # '>f4' and friends: the values, in this machine's byte order
+        a = a.astype(a.dtype.newbyteorder("="))
+    return np.ascontiguousarray(a) if a.ndim else a, a.dtype.name
 
 
 def bits_of(a, itemsize):

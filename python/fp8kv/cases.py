@@ -61,18 +61,22 @@ class KVCase:
         self.key_cache = np.load(files["key_cache"]).reshape(self.key_cache_shape)
         self.value_cache = np.load(files["value_cache"]).reshape(self.value_cache_shape)
         self.width = width
+        for array in (self.key, self.value, self.slot_mapping, self.block_table, self.seq_lens,
+                      self.query, self.key_cache, self.value_cache):
+            array.setflags(write=False)  # one case serves many tests: nobody may change it
 
     @property
     def key_cache_shape(self):
         """The key cache's shape in this case's layout (docs/DESIGN.md §4)."""
         b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
-        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d)}.get(self.layout, (b, h, d // 16, s, 16))
+        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d), "split_x": (b, h, d // 16, s, 16)}[
+            self.layout]
 
     @property
     def value_cache_shape(self):
         """The value cache's shape in this case's layout."""
         b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
-        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d)}.get(self.layout, (b, h, d, s))
+        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d), "split_x": (b, h, d, s)}[self.layout]
 
     def new_caches(self):
         """(key_cache, value_cache): fresh uint8 caches filled with the 0xA5 sentinel, as a
@@ -109,7 +113,8 @@ def kv_cases(profile, vectors=None):
     MANIFEST.json and SHA256SUMS first): a list of KVCase."""
     vectors = str(vectors or default_vectors())
     count = _native.ctypes.c_int(0)
-    _native.check(_native.lib.fp8kv_py_case_count(vectors.encode(), profile.encode(),
+    _native.check(_native.lib.fp8kv_py_case_count(vectors.encode(),
+                                                  _native.text(profile, "profile"),
                                                   _native.ctypes.byref(count)))
     return [kv_case(profile, i, vectors) for i in range(count.value)]
 
@@ -118,5 +123,6 @@ def kv_case(profile, index, vectors=None):
     """Golden case index of profile."""
     vectors = str(vectors or default_vectors())
     text = _native.take_string(
-        _native.lib.fp8kv_py_case_json(vectors.encode(), profile.encode(), int(index)))
+        _native.lib.fp8kv_py_case_json(vectors.encode(), _native.text(profile, "profile"),
+                                       int(index)))
     return KVCase(json.loads(text), vectors)

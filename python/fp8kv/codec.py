@@ -8,13 +8,16 @@ MODELS = ("f32_div", "f32_mul_recip", "f16_div")
 
 
 def _f32_bits(a, name):
-    if name == "float32":
+    """The f32 bits of every element (exact widening), whether a holds the floats themselves or
+    their raw bits (a bfloat16 tensor)."""
+    if name == "float32" and a.dtype.itemsize == 4:
         return a.reshape(-1).view(np.uint32)
-    if name == "float16":
-        return a.reshape(-1).astype(np.float32).view(np.uint32)  # exact
-    if name == "bfloat16":
-        return (a.reshape(-1).view(np.uint16).astype(np.uint32) << 16)  # exact
+    if name == "float16" and a.dtype.itemsize == 2:
+        return a.reshape(-1).view(np.float16).astype(np.float32).view(np.uint32)  # exact
+    if name == "bfloat16" and a.dtype.itemsize == 2:
+        return a.reshape(-1).view(np.uint16).astype(np.uint32) << 16  # exact
     raise _native.Fp8kvError(f"encode: {name} input: give float32, float16 or bfloat16")
+
 
 
 def encode(x, profile="e4m3fn_satfinite", scale=1.0, model="f32_div"):
@@ -26,7 +29,7 @@ def encode(x, profile="e4m3fn_satfinite", scale=1.0, model="f32_div"):
     bits = np.ascontiguousarray(_f32_bits(a, name))
     out = np.empty(bits.size, np.uint8)
     _native.check(_native.lib.fp8kv_py_encode(
-        profile.encode(), model.encode(), float(np.float32(scale)),
+        _native.text(profile, "profile"), _native.text(model, "model"), float(np.float32(scale)),
         bits.ctypes.data_as(_native.ctypes.c_void_p), bits.size,
         out.ctypes.data_as(_native.ctypes.c_void_p)))
     return out.reshape(a.shape)
@@ -36,11 +39,12 @@ def decode(codes, profile="e4m3fn_satfinite", scale=1.0):
     """float32 values of the codes times scale, rounded once to f32 (the read path's model;
     NaN codes give NaN)."""
     a, _ = to_numpy(codes)
-    if a.dtype.itemsize != 1:
+    if a.dtype.itemsize != 1 or a.dtype.kind == "b":
         raise _native.Fp8kvError("decode: codes are one byte each (uint8 or a float8 type)")
     c = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
     out = np.empty(c.size, np.float32)
     _native.check(_native.lib.fp8kv_py_decode(
-        profile.encode(), float(np.float32(scale)), c.ctypes.data_as(_native.ctypes.c_void_p),
+        _native.text(profile, "profile"), float(np.float32(scale)),
+        c.ctypes.data_as(_native.ctypes.c_void_p),
         c.size, out.ctypes.data_as(_native.ctypes.c_void_p)))
     return out.reshape(a.shape)

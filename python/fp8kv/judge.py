@@ -64,10 +64,11 @@ def _ptr(a):
 
 
 def _judge(case, subject, key=None, value=None, gather=None, gather_dtype=0, attention=None):
+    subject = _native.text(subject, "subject")
     conformant = ctypes.c_int(0)
     text, doc = ctypes.c_void_p(), ctypes.c_void_p()
     rc = _native.lib.fp8kv_py_judge_kv(
-        case.vectors.encode(), case.profile.encode(), case.index, subject.encode(),
+        case.vectors.encode(), case.profile.encode(), case.index, subject,
         _ptr(key), 0 if key is None else key.size, _ptr(value), 0 if value is None else value.size,
         _ptr(gather), 0 if gather is None else gather.size, gather_dtype,
         _ptr(attention), 0 if attention is None else attention.size,
@@ -80,7 +81,7 @@ def _judge(case, subject, key=None, value=None, gather=None, gather_dtype=0, att
 
 def _cache_bytes(x, what):
     a, name = to_numpy(x)
-    if a.dtype.itemsize != 1:
+    if a.dtype.itemsize != 1 or a.dtype.kind == "b":
         raise _native.Fp8kvError(f"{what}: elements of {a.dtype.itemsize} bytes ({name}): a cache "
                                  "holds one-byte codes (uint8, int8 or a float8 type)")
     return bits_of(a, 1)
@@ -98,8 +99,13 @@ def judge_gather(case, out, dtype=None, subject="engine"):
     (2 x sum(seq_lens) x heads x head_size elements), bit for bit. dtype ("f32", "f16",
     "bf16") is inferred from float32/float16/bfloat16 arrays; give it for raw bits."""
     a, name = to_numpy(out)
-    dtype = dtype or _DTYPE_OF_NAME.get(name)
-    if dtype not in _GATHER_DTYPES:
+    implied = _DTYPE_OF_NAME.get(name)
+    if dtype is not None and dtype not in _GATHER_DTYPES:
+        raise _native.Fp8kvError(f"gather: dtype={dtype!r}: give \"f32\", \"f16\" or \"bf16\"")
+    if dtype is not None and implied is not None and dtype != implied:
+        raise _native.Fp8kvError(f"gather: dtype={dtype!r}, but the rows are {name}")
+    dtype = dtype or implied
+    if dtype is None:
         raise _native.Fp8kvError(f"gather: cannot tell f32, f16 or bf16 from {name}: give dtype=")
     size = 4 if dtype == "f32" else 2
     if a.dtype.itemsize != size:

@@ -207,3 +207,43 @@ def test_a_failing_fixture_test_prints_the_report(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "verdict=nonconformant" in r.stdout and "value_cache[" in r.stdout, r.stdout
     assert "e4m3fn_satfinite-case0" in r.stdout
+
+
+def test_inputs_in_any_byte_order_shape_or_type_are_taken_by_value():
+    x = np.array([1.0, -2.5, 448.0], np.float32)
+    want = fp8kv.encode(x)
+    assert list(want) == [0x38, 0xC2, 0x7E]
+    assert np.array_equal(fp8kv.encode(x.astype(">f4")), want)  # big-endian values
+    assert np.array_equal(fp8kv.encode(x.astype(np.float16)), want)
+    assert fp8kv.encode(np.float32(1.0)).shape == ()  # 0-d stays 0-d
+    assert fp8kv.decode(np.uint8(0x38)).shape == ()
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
+    rows = engine.gather(c.key_cache, c.value_cache, c.block_table, c.seq_lens, c.k_scale,
+                         c.v_scale, c.layout, c.profile, c.num_heads, c.head_size, np.float32)
+    assert fp8kv.judge_gather(c, rows.astype(">f4"))
+    with pytest.raises(fp8kv.Fp8kvError, match="but the rows are float32"):
+        fp8kv.judge_gather(c, rows, dtype="bf16")
+    with pytest.raises(fp8kv.Fp8kvError, match="give \"f32\""):
+        fp8kv.judge_gather(c, rows, dtype="float32")
+
+
+def test_bad_arguments_are_fp8kv_errors():
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
+    k, v = c.new_caches()
+    with pytest.raises(fp8kv.Fp8kvError, match="one-byte codes"):
+        fp8kv.judge_store(c, k.astype(bool), v)
+    with pytest.raises(fp8kv.Fp8kvError, match="profile must be a name"):
+        fp8kv.kv_cases(None)
+    with pytest.raises(fp8kv.Fp8kvError, match="subject must be a name"):
+        fp8kv.judge_store(c, k, v, subject=None)
+    for scale in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(fp8kv.Fp8kvError, match="finite number above 0"):
+            fp8kv.encode(np.float32([1.0]), scale=scale)
+
+
+def test_case_arrays_are_read_only():
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
+    with pytest.raises(ValueError):
+        c.key[0, 0, 0] = 0
+    with pytest.raises(ValueError):
+        c.key_cache[0] = 0
