@@ -23,10 +23,10 @@ DEVICE = "cuda"
 
 def tensor(a):
     """A numpy array of a golden case on the GPU (ml_dtypes bfloat16 as torch.bfloat16)."""
+    a = np.array(a)  # a writable copy: the case's arrays are read-only, torch wants to own one
     if a.dtype.name == "bfloat16":
-        return torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).to(DEVICE).view(
-            torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(a)).to(DEVICE)
+        return torch.from_numpy(a.view(np.int16)).to(DEVICE).view(torch.bfloat16)
+    return torch.from_numpy(a).to(DEVICE)
 
 
 def caches(case):
