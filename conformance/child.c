@@ -13,6 +13,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,22 @@ void fp8kv_child_copy_text(char *dst, size_t size, const char *src)
     size_t n = src ? strnlen(src, size - 1) : 0;
     memcpy(dst, src ? src : "", n);
     dst[n] = '\0';
+}
+
+int fp8kv_child_plugin_path(const char *path, char *out, size_t size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return fp8kv_fail("plugin %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return fp8kv_fail("plugin %s: not a regular file", path);
+    snprintf(out, size, "%s%s", strchr(path, '/') ? "" : "./", path);
+    return FP8KV_OK;
+}
+
+int fp8kv_child_timeout_ms(double seconds)
+{
+    return seconds > 0 ? (int)(seconds * 1000.0 + 0.5) : 30000;
 }
 
 const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *error, size_t size)

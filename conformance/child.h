@@ -61,6 +61,14 @@ void fp8kv_child_stop(struct fp8kv_child *c);
 int fp8kv_child_send(int fd, const void *p, size_t n);
 int fp8kv_child_receive(int fd, void *p, size_t n);
 
+/* fp8kv_child_plugin_path: the plugin library at path as dlopen must be given it (a name
+ * without '/' gets "./": a path is meant, not a search) into out; 0, or FP8KV_ERR naming path
+ * when it does not exist or is not a regular file. */
+int fp8kv_child_plugin_path(const char *path, char *out, size_t size);
+
+/* fp8kv_child_timeout_ms: a --timeout in seconds as milliseconds (30 s when not above 0). */
+int fp8kv_child_timeout_ms(double seconds);
+
 /* fp8kv_child_descriptor: in the child: loads the library at path and returns what its exported
  * descriptor function `symbol` (no arguments, returning a pointer) gives; NULL with the reason
  * in error (size bytes): not loadable, no such symbol, or the function returned NULL. */

@@ -6,19 +6,20 @@
 #include <string.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/kv_cache.h"
 #ifdef FP8KV_HAVE_GPU
 #include "fp8kv/gpu.h"
 #endif
 
 static size_t cache_bytes(const struct fp8kv_kv_layout_v1 *l)
 {
-    return (size_t)l->num_blocks * (size_t)l->block_size * (size_t)l->num_heads *
-           (size_t)l->head_size;
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(l);
+    return fp8kv_cache_bytes(&shape);
 }
 
 static size_t dtype_bytes(int dtype)
 {
-    return dtype == FP8KV_KV_ABI_F32 ? 4 : 2;
+    return fp8kv_kv_dtype_size((enum fp8kv_kv_dtype)dtype);
 }
 
 static size_t count(int n)

@@ -118,7 +118,7 @@ static int check_read(const struct fp8kv_kv_case *c, const struct fp8kv_profile 
                       enum fp8kv_kv_dtype odt, struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
-    const size_t half = c->rows * c->width, esize = odt == FP8KV_KV_F32 ? 4 : 2;
+    const size_t half = c->rows * c->width, esize = fp8kv_kv_dtype_size(odt);
     unsigned char *got = malloc(2 * half * esize + 1);
     if (!got)
         return fp8kv_fail("out of memory");

@@ -83,13 +83,6 @@ static int bad_case(const char *dir, const struct fp8kv_profile *p, int index, c
     return fp8kv_fail("%s: %s", fp8kv_vector_path(path, sizeof path, dir, p, file), what);
 }
 
-static float f32_of_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 /* load_meta: caseN_meta.npy, checked for plausibility before any size is derived from it. */
 static int load_meta(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
 {
@@ -174,9 +167,9 @@ static int load_inputs(const char *dir, const struct fp8kv_profile *p, struct fp
     if (index_slots(dir, p, c) != 0 || check_sequences(dir, p, c) != 0)
         return FP8KV_ERR;
     const uint32_t *scales = c->scales.data;
-    c->k_scale = f32_of_bits(scales[0]);
-    c->v_scale = f32_of_bits(scales[1]);
-    c->softmax_scale = f32_of_bits(scales[2]);
+    c->k_scale = fp8kv_f32_from_bits(scales[0]);
+    c->v_scale = fp8kv_f32_from_bits(scales[1]);
+    c->softmax_scale = fp8kv_f32_from_bits(scales[2]);
     return FP8KV_OK;
 }
 
@@ -324,7 +317,7 @@ static uint32_t element_bits(const void *a, size_t esize, size_t i)
 /* input_text: "0x3c00 (1)": an input element of dtype in as its bits and its value. */
 static void input_text(enum fp8kv_kv_dtype in, uint32_t bits, char *buf, size_t size)
 {
-    const float x = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)in, bits));
+    const float x = fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)in, bits));
     snprintf(buf, size, "0x%0*x (%.9g)", in == FP8KV_KV_F32 ? 8 : 4, bits, (double)x);
 }
 
@@ -335,9 +328,7 @@ static void input_text(enum fp8kv_kv_dtype in, uint32_t bits, char *buf, size_t 
 static int quotient_class(const struct fp8kv_profile *p, float x, float scale)
 {
     const float q = (float)((double)x / (double)scale);
-    uint32_t bits;
-    memcpy(&bits, &q, sizeof bits);
-    return (int)fp8kv_classify_f32(p->format, bits);
+    return (int)fp8kv_classify_f32(p->format, fp8kv_f32_bits(q));
 }
 
 static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
@@ -346,7 +337,7 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
     const uint8_t *want = is_key ? c->key_cache.data : c->value_cache.data;
     const struct fp8kv_npy *in = is_key ? &c->key : &c->value;
     const float scale = is_key ? c->k_scale : c->v_scale;
-    const size_t esize = c->in == FP8KV_KV_F32 ? 4 : 2, bs = (size_t)c->shape.block_size;
+    const size_t esize = fp8kv_kv_dtype_size(c->in), bs = (size_t)c->shape.block_size;
     const char *cache = is_key ? "key_cache" : "value_cache";
     for (size_t o = 0; o < c->cache_bytes; o++) {
         long long slot;
@@ -358,8 +349,8 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
         if (t >= 0) {
             x = element_bits(in->data, esize,
                              (size_t)t * c->width + (size_t)h * c->shape.head_size + (size_t)d);
-            cls = quotient_class(p, f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, x)),
-                                 scale);
+            cls = quotient_class(
+                p, fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, x)), scale);
         }
         chk->cases++;
         if (cls >= 0)
@@ -407,7 +398,7 @@ int fp8kv_kv_judge_gather(const struct fp8kv_kv_case *c, const struct fp8kv_prof
                           const char *subject, enum fp8kv_kv_dtype out, const void *got,
                           struct fp8kv_check *chk)
 {
-    const size_t half = c->rows * c->width, n = 2 * half, esize = out == FP8KV_KV_F32 ? 4 : 2;
+    const size_t half = c->rows * c->width, n = 2 * half, esize = fp8kv_kv_dtype_size(out);
     float *y = malloc(n * sizeof *y + 1);
     double *ref = malloc(n * sizeof *ref + 1);
     if (!y || !ref) {
@@ -422,8 +413,8 @@ int fp8kv_kv_judge_gather(const struct fp8kv_kv_case *c, const struct fp8kv_prof
     const void *want = c->gather[out].data;
     for (size_t i = 0; i < n; i++) {
         const uint32_t g = element_bits(got, esize, i), w = element_bits(want, esize, i);
-        y[i] = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)out, g));
-        ref[i] = f32_of_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)out, w));
+        y[i] = fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)out, g));
+        ref[i] = fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)out, w));
         chk->cases++;
         if (g == w)
             continue;
@@ -487,8 +478,7 @@ void fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_
         const int nan_differs = isnan(y[i]) != isnan(ref[i]);
         if (!nan_differs && !(e * e > budget))
             continue;
-        uint32_t bits;
-        memcpy(&bits, &y[i], sizeof bits);
+        const uint32_t bits = fp8kv_f32_bits(y[i]);
         const size_t row = i / D;
         fp8kv_check_failure(chk, -1,
                             "out[%zu] seq %zu qhead %zu dim %zu => %08x (%.9g)  expected %.17g", i,

@@ -2,11 +2,9 @@
 #define _GNU_SOURCE
 #include "fp8kv/kv_plugin_host.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "child.h"
 #include "fp8kv/diag.h"
@@ -282,18 +280,14 @@ int fp8kv_kv_plugin_open(const char *path, int device, double timeout_s,
                          struct fp8kv_kv_plugin **out)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return fp8kv_fail("plugin %s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return fp8kv_fail("plugin %s: not a regular file", path);
+    char library[sizeof((struct fp8kv_kv_plugin *)0)->path];
+    if (fp8kv_child_plugin_path(path, library, sizeof library) != 0)
+        return FP8KV_ERR;
     struct fp8kv_kv_plugin *pl = calloc(1, sizeof *pl);
     if (!pl)
         return fp8kv_fail("out of memory");
-    pl->child.pid = -1;
-    /* dlopen searches the library path for a name without '/': a path is meant */
-    snprintf(pl->path, sizeof pl->path, "%s%s", strchr(path, '/') ? "" : "./", path);
-    const int timeout_ms = timeout_s > 0 ? (int)(timeout_s * 1000.0 + 0.5) : 30000;
+    memcpy(pl->path, library, sizeof library);
+    const int timeout_ms = fp8kv_child_timeout_ms(timeout_s);
     struct worker_arg arg = {pl->path, device};
     struct hello h;
     memset(&h, 0, sizeof h);

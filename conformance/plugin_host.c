@@ -2,12 +2,10 @@
 #define _GNU_SOURCE
 #include "fp8kv/plugin_host.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin.h"
@@ -155,19 +153,16 @@ static int check_descriptor(struct fp8kv_plugin *pl, const struct hello *h)
 int fp8kv_plugin_open(const char *path, int workers, double timeout_s, struct fp8kv_plugin **out)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return fp8kv_fail("plugin %s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return fp8kv_fail("plugin %s: not a regular file", path);
+    char library[sizeof((struct fp8kv_plugin *)0)->path];
+    if (fp8kv_child_plugin_path(path, library, sizeof library) != 0)
+        return FP8KV_ERR;
     if (workers < 1)
         workers = 1;
     struct fp8kv_plugin *pl = calloc(1, sizeof *pl + (size_t)workers * sizeof pl->w[0]);
     if (!pl)
         return fp8kv_fail("out of memory");
-    /* dlopen searches the library path for a name without '/': a path is meant */
-    snprintf(pl->path, sizeof pl->path, "%s%s", strchr(path, '/') ? "" : "./", path);
-    pl->timeout_ms = timeout_s > 0 ? (int)(timeout_s * 1000.0 + 0.5) : 30000;
+    memcpy(pl->path, library, sizeof library);
+    pl->timeout_ms = fp8kv_child_timeout_ms(timeout_s);
     int rc = FP8KV_OK;
     for (int i = 0; i < workers && rc == FP8KV_OK; i++) {
         pl->nworkers = i + 1;

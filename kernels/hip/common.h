@@ -67,12 +67,6 @@ inline unsigned blocks_for(uint64_t n, unsigned threads, unsigned cap)
     return (unsigned)(b > cap ? cap : b);
 }
 
-/* Element sizes of enum fp8kv_kv_dtype. */
-inline size_t dtype_size(int dtype)
-{
-    return dtype == FP8KV_KV_F32 ? 4 : 2;
-}
-
 /* Widening of an input element, exact (codec.h). */
 template <int DTYPE> __device__ __forceinline__ float widen(const void *base, size_t i);
 template <> __device__ __forceinline__ float widen<FP8KV_KV_F32>(const void *base, size_t i)

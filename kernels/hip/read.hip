@@ -313,7 +313,7 @@ extern "C" int fp8kv_gpu_gather_dequant(struct fp8kv_codec_cfg cfg,
         longest = seq_lens[i] > longest ? seq_lens[i] : longest;
     }
     const size_t rows = (size_t)row_start[num_seqs];
-    const size_t out_bytes = rows * shape->num_heads * shape->head_size * dtype_size(out);
+    const size_t out_bytes = rows * shape->num_heads * shape->head_size * fp8kv_kv_dtype_size(out);
     buffer d_cache, d_table, d_rows, d_lens, d_dst;
     if ((rc = d_cache.upload(cache, fp8kv_cache_bytes(shape))) != 0 ||
         (rc = d_table.upload(block_table,

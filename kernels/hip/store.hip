@@ -405,7 +405,8 @@ extern "C" int fp8kv_gpu_reshape_and_cache(int codec, struct fp8kv_codec_cfg cfg
     if (num_tokens < 0)
         return FP8KV_FAIL("store: %d tokens", num_tokens);
     const size_t cache = fp8kv_cache_bytes(shape);
-    const size_t input = (size_t)num_tokens * shape->num_heads * shape->head_size * dtype_size(in);
+    const size_t input =
+        (size_t)num_tokens * shape->num_heads * shape->head_size * fp8kv_kv_dtype_size(in);
     const int64_t slots = (int64_t)shape->num_blocks * shape->block_size;
     for (int t = 0; t < num_tokens; t++)
         if (slot_mapping[t] < -1 || slot_mapping[t] >= slots)

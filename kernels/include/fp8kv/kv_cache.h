@@ -37,6 +37,12 @@ struct fp8kv_cache_shape {
     enum fp8kv_kv_layout layout;
 };
 
+/* fp8kv_kv_dtype_size: bytes of one element of dtype: 4 for f32, 2 for f16 and bf16. */
+static inline size_t fp8kv_kv_dtype_size(enum fp8kv_kv_dtype dtype)
+{
+    return dtype == FP8KV_KV_F32 ? 4 : 2;
+}
+
 /* fp8kv_cache_bytes: bytes of one cache (key or value): blocks * block_size * heads * head. */
 size_t fp8kv_cache_bytes(const struct fp8kv_cache_shape *shape);
 
