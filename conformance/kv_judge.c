@@ -32,6 +32,10 @@ enum meta_entry {
     META_LEN
 };
 
+const char *const fp8kv_kv_case_files[FP8KV_KV_CASE_FILE_COUNT] = {
+    "meta",  "key",       "value",       "slot_mapping", "scales",     "block_table", "seq_lens",
+    "query", "key_cache", "value_cache", "gather_f32",   "gather_f16", "gather_bf16", "attention"};
+
 const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout)
 {
     return layout == FP8KV_LAYOUT_SPLIT_X ? "split_x" : layout == FP8KV_LAYOUT_HND ? "hnd" : "nhd";

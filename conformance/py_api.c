@@ -95,14 +95,10 @@ char *fp8kv_py_case_json(const char *vectors, const char *profile, int index)
         (json_int_t)scales[0], (json_int_t)scales[1], (json_int_t)scales[2], "scales",
         (double)c.k_scale, (double)c.v_scale, (double)c.softmax_scale);
     json_t *files = json_object();
-    static const char *const names[] = {"meta",        "key",         "value",      "slot_mapping",
-                                        "scales",      "block_table", "seq_lens",   "query",
-                                        "key_cache",   "value_cache", "gather_f32", "gather_f16",
-                                        "gather_bf16", "attention"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < FP8KV_KV_CASE_FILE_COUNT; i++) {
         char file[64], path[1024];
-        snprintf(file, sizeof file, "kv/case%d_%s.npy", index, names[i]);
-        json_object_set_new(files, names[i],
+        snprintf(file, sizeof file, "kv/case%d_%s.npy", index, fp8kv_kv_case_files[i]);
+        json_object_set_new(files, fp8kv_kv_case_files[i],
                             json_string(fp8kv_vector_path(path, sizeof path, vectors, p, file)));
     }
     json_object_set_new(o, "files", files);

@@ -20,10 +20,7 @@
 
 #define PROFILE "e4m3fn_satfinite"
 #define BASE_CASES 10
-static const char *const names[] = {
-    "meta",  "key",       "value",       "slot_mapping", "scales",     "block_table", "seq_lens",
-    "query", "key_cache", "value_cache", "gather_f32",   "gather_f16", "gather_bf16", "attention"};
-#define FILES (sizeof names / sizeof names[0])
+#define FILES FP8KV_KV_CASE_FILE_COUNT
 
 static struct {
     char *bytes;
@@ -39,17 +36,8 @@ static void load_originals(void)
         for (size_t f = 0; f < FILES; f++) {
             char from[1024];
             snprintf(from, sizeof from, "%s/vectors/%s/kv/case%d_%s.npy", FP8KV_SOURCE_DIR, PROFILE,
-                     c, names[f]);
-            FILE *in = fopen(from, "rb");
-            if (!in)
-                fuzz_fail("cannot read %s (set FP8KV_SOURCE_DIR)", from);
-            fseek(in, 0, SEEK_END);
-            originals[c][f].n = (size_t)ftell(in);
-            rewind(in);
-            originals[c][f].bytes = malloc(originals[c][f].n + 1);
-            if (fread(originals[c][f].bytes, 1, originals[c][f].n, in) != originals[c][f].n)
-                fuzz_fail("short read of %s", from);
-            fclose(in);
+                     c, fp8kv_kv_case_files[f]);
+            originals[c][f].bytes = fuzz_read(from, &originals[c][f].n);
         }
 }
 
@@ -100,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const int base = data[1] % BASE_CASES;
     for (size_t f = 0; f < FILES; f++) {
         char name[128];
-        snprintf(name, sizeof name, "%s/kv/case0_%s.npy", PROFILE, names[f]);
+        snprintf(name, sizeof name, "%s/kv/case0_%s.npy", PROFILE, fp8kv_kv_case_files[f]);
         if (f == which)
             fuzz_write(name, data + 2, size - 2);
         else

@@ -54,11 +54,11 @@ void fuzz_write(const char *name, const void *data, size_t n)
         fuzz_fail("cannot write %s", path);
 }
 
-void fuzz_copy(const char *from, const char *name)
+char *fuzz_read(const char *path, size_t *n_out)
 {
-    FILE *f = fopen(from, "rb");
+    FILE *f = fopen(path, "rb");
     if (!f)
-        fuzz_fail("cannot read %s (run from the repository root or set FP8KV_SOURCE_DIR)", from);
+        fuzz_fail("cannot read %s (run from the repository root or set FP8KV_SOURCE_DIR)", path);
     char *buf = NULL;
     size_t cap = 0, n = 0;
     for (;;) {
@@ -70,6 +70,14 @@ void fuzz_copy(const char *from, const char *name)
         n += got;
     }
     fclose(f);
+    *n_out = n;
+    return buf;
+}
+
+void fuzz_copy(const char *from, const char *name)
+{
+    size_t n;
+    char *buf = fuzz_read(from, &n);
     fuzz_write(name, buf, n);
     free(buf);
 }

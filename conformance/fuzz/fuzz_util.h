@@ -21,6 +21,10 @@ const char *fuzz_path(const char *name);
 /* fuzz_write: creates or replaces <fuzz_dir>/<name> (making parent directories) with n bytes. */
 void fuzz_write(const char *name, const void *data, size_t n);
 
+/* fuzz_read: the whole file at path, malloc'd; *n receives its length (fails the run if it cannot
+ * be read). */
+char *fuzz_read(const char *path, size_t *n);
+
 /* fuzz_copy: copies the file at from to <fuzz_dir>/<name>. */
 void fuzz_copy(const char *from, const char *name);
 

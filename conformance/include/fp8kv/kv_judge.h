@@ -25,6 +25,10 @@ extern "C" {
 /* Attention outputs pass with NMSE against the oracle's 128-bit result at most this. */
 #define FP8KV_KV_ATTENTION_THRESHOLD 1e-10
 
+/* The files of a golden case, kv/case<N>_<name>.npy, by name (vectors/README.md). */
+#define FP8KV_KV_CASE_FILE_COUNT 14
+extern const char *const fp8kv_kv_case_files[FP8KV_KV_CASE_FILE_COUNT];
+
 /* One golden case, loaded and validated. */
 struct fp8kv_kv_case {
     int index, case_count;
