@@ -34,6 +34,24 @@ static int check_input(const struct fp8kv_judge_kv_input *in, const struct fp8kv
         (check_size(in->key_name, what, in->key_bytes, c->cache_bytes, c, "bytes") != 0 ||
          check_size(in->value_name, what, in->value_bytes, c->cache_bytes, c, "bytes") != 0))
         return FP8KV_ERR;
+    const int token_head = c->granularity == FP8KV_SCALE_TOKEN_HEAD;
+    const int scale_caches = in->key_scale_cache || in->value_scale_cache;
+    if (scale_caches && !token_head)
+        return fp8kv_fail("case %d has scales per %s: it has no scale caches to judge", c->index,
+                          c->granularity == FP8KV_SCALE_HEAD ? "KV head" : "tensor");
+    if (token_head && in->key_cache && !(in->key_scale_cache && in->value_scale_cache))
+        return fp8kv_fail("case %d has a scale per token and head: its store is judged with the "
+                          "key and value scale caches it wrote, give both",
+                          c->index);
+    if (scale_caches && !in->key_cache)
+        return fp8kv_fail("the scale caches are judged with the key and value caches: give them");
+    snprintf(what, sizeof what, "num_blocks %d x block_size %d x heads %d", c->shape.num_blocks,
+             c->shape.block_size, c->shape.num_heads);
+    if (scale_caches && (check_size(in->key_scale_name, what, in->key_scale_count, c->scale_entries,
+                                    c, "entries") != 0 ||
+                         check_size(in->value_scale_name, what, in->value_scale_count,
+                                    c->scale_entries, c, "entries") != 0))
+        return FP8KV_ERR;
     if (in->gather) {
         if (in->gather_dtype < FP8KV_KV_F32 || in->gather_dtype > FP8KV_KV_BF16)
             return fp8kv_fail("%s: unknown gather dtype %d", in->gather_name, in->gather_dtype);
@@ -60,8 +78,12 @@ static int judge_parts(const struct fp8kv_kv_case *c, const struct fp8kv_profile
     struct fp8kv_check chk;
     int rc = FP8KV_OK;
     if (in->key_cache) {
-        fp8kv_kv_judge_store(c, p, subject, in->key_cache, in->value_cache, &chk,
-                             out->cache_mismatches);
+        const struct fp8kv_kv_stored stored = {in->key_cache, in->value_cache, in->key_scale_cache,
+                                               in->value_scale_cache};
+        uint64_t counts[4];
+        fp8kv_kv_judge_store(c, p, subject, &stored, &chk, counts);
+        memcpy(out->cache_mismatches, counts, sizeof out->cache_mismatches);
+        memcpy(out->scale_cache_mismatches, counts + 2, sizeof out->scale_cache_mismatches);
         fp8kv_check_finish(&chk, 0.0);
         out->bytes = 2 * c->cache_bytes;
         out->mismatches += chk.mismatches;
@@ -85,7 +107,8 @@ static int judge_parts(const struct fp8kv_kv_case *c, const struct fp8kv_profile
 
 /* ---- the report -------------------------------------------------------------------------- */
 
-static void text_classes(FILE *f, const struct fp8kv_check *chk)
+static void text_classes(FILE *f, const struct fp8kv_check *chk, uint64_t scale_entries,
+                         uint64_t scale_mismatches)
 {
     uint64_t classed = 0, classed_bad = 0;
     fprintf(f, "    %-20s %12s %12s\n", "input class", "bytes", "mismatches");
@@ -98,19 +121,26 @@ static void text_classes(FILE *f, const struct fp8kv_check *chk)
                     (unsigned long long)chk->class_mismatches[k]);
     }
     fprintf(f, "    %-20s %12llu %12llu\n", "(no token: sentinel)",
-            (unsigned long long)(chk->cases - classed),
-            (unsigned long long)(chk->mismatches - classed_bad));
+            (unsigned long long)(chk->cases - classed - scale_entries),
+            (unsigned long long)(chk->mismatches - classed_bad - scale_mismatches));
 }
 
-static void text_check(FILE *f, const struct fp8kv_check *chk, const uint64_t cache_mismatches[2])
+static void text_check(FILE *f, const struct fp8kv_kv_case *c, const struct fp8kv_check *chk,
+                       const struct fp8kv_judge_kv_result *out)
 {
     const char *verdict = chk->passed ? "pass" : "FAIL";
     if (strcmp(chk->name, "kv-store") == 0) {
+        const uint64_t *bad = out->cache_mismatches, *bad_scales = out->scale_cache_mismatches;
+        const int scales = c->granularity == FP8KV_SCALE_TOKEN_HEAD;
         fprintf(f, "  store: %s: key_cache %llu of %llu bytes differ, value_cache %llu of %llu\n",
-                verdict, (unsigned long long)cache_mismatches[0],
-                (unsigned long long)(chk->cases / 2), (unsigned long long)cache_mismatches[1],
-                (unsigned long long)(chk->cases / 2));
-        text_classes(f, chk);
+                verdict, (unsigned long long)bad[0], (unsigned long long)c->cache_bytes,
+                (unsigned long long)bad[1], (unsigned long long)c->cache_bytes);
+        if (scales)
+            fprintf(f, "  scale caches: key %llu of %llu entries differ, value %llu of %llu\n",
+                    (unsigned long long)bad_scales[0], (unsigned long long)c->scale_entries,
+                    (unsigned long long)bad_scales[1], (unsigned long long)c->scale_entries);
+        text_classes(f, chk, scales ? 2 * (uint64_t)c->scale_entries : 0,
+                     bad_scales[0] + bad_scales[1]);
     } else if (strncmp(chk->name, "kv-read-", 8) == 0) {
         fprintf(f, "  gather %s: %s: %llu of %llu elements differ, nmse %.3g\n", chk->name + 8,
                 verdict, (unsigned long long)chk->mismatches, (unsigned long long)chk->cases,
@@ -137,7 +167,7 @@ static char *render_text(const struct fp8kv_kv_case *c, const struct fp8kv_profi
     fp8kv_kv_case_words(c, words, sizeof words);
     fprintf(f, "judge-kv %s case%d: %s\n", p->name, c->index, words);
     for (size_t i = 0; i < out->checks.count; i++)
-        text_check(f, &out->checks.items[i], out->cache_mismatches);
+        text_check(f, c, &out->checks.items[i], out);
     fprintf(f, "judge-kv %s case%d: bytes=%llu mismatches=%llu verdict=%s\n", p->name, c->index,
             (unsigned long long)out->bytes, (unsigned long long)out->mismatches,
             out->conformant ? "conformant" : "nonconformant");
@@ -155,16 +185,18 @@ static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profi
     for (size_t i = 0; i < out->checks.count; i++)
         json_array_append_new(checks, fp8kv_check_json(&out->checks.items[i]));
     json_t *o = json_pack(
-        "{s:s, s:i, s:s, s:s, s:i, s:{s:s, s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:[I, I], s:s, "
-        "s:o}",
+        "{s:s, s:i, s:s, s:s, s:i, s:{s:s, s:s, s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:[I, I], "
+        "s:[I, I], s:s, s:o}",
         "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "command",
         "judge-kv", "profile", p->name, "case", c->index, "shape", "layout",
-        fp8kv_kv_layout_name(c->shape.layout), "in_dtype", fp8kv_kv_dtype_name(c->in), "num_blocks",
+        fp8kv_kv_layout_name(c->shape.layout), "in_dtype", fp8kv_kv_dtype_name(c->in),
+        "scale_granularity", fp8kv_kv_scale_granularity_name(c->granularity), "num_blocks",
         c->shape.num_blocks, "block_size", c->shape.block_size, "num_heads", c->shape.num_heads,
         "head_size", c->shape.head_size, "bytes", (json_int_t)out->bytes, "mismatches",
         (json_int_t)out->mismatches, "cache_mismatches", (json_int_t)out->cache_mismatches[0],
-        (json_int_t)out->cache_mismatches[1], "verdict",
-        out->conformant ? "conformant" : "nonconformant", "checks", checks);
+        (json_int_t)out->cache_mismatches[1], "scale_cache_mismatches",
+        (json_int_t)out->scale_cache_mismatches[0], (json_int_t)out->scale_cache_mismatches[1],
+        "verdict", out->conformant ? "conformant" : "nonconformant", "checks", checks);
     char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
     json_decref(o);
     return text;

@@ -27,11 +27,32 @@ static size_t count(int n)
     return n > 0 ? (size_t)n : 0;
 }
 
+/* The scale arrays a call has besides its fixed ones: two (key and value; a gather's one) per
+ * head, or per token and head; none per tensor. */
+static int scale_arrays(const struct fp8kv_kv_call *c)
+{
+    if (c->layout.scale_granularity == FP8KV_KV_SCALE_TENSOR)
+        return 0;
+    return c->op == FP8KV_KV_OP_GATHER ? 1 : 2;
+}
+
+/* The bytes of one scale array of c: num_heads f32, or one f32 per slot and head. */
+static size_t scale_array_bytes(const struct fp8kv_kv_call *c)
+{
+    const struct fp8kv_kv_layout_v1 *l = &c->layout;
+    const size_t per = l->scale_granularity == FP8KV_KV_SCALE_HEAD
+                           ? 1
+                           : count(l->num_blocks) * count(l->block_size);
+    return per * count(l->num_heads) * sizeof(float);
+}
+
 /* ---- making calls ------------------------------------------------------------------------ */
 
 void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARRAYS])
 {
     int n = 0;
+    const int head = c->layout.scale_granularity == FP8KV_KV_SCALE_HEAD;
+    const int token = c->layout.scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD;
     switch (c->op) {
     case FP8KV_KV_OP_STORE: {
         struct fp8kv_kv_store_args_v1 *a = &c->args.store;
@@ -41,6 +62,13 @@ void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARR
         slot[n++] = (void **)&a->slot_mapping;
         slot[n++] = (void **)&a->key_cache;
         slot[n++] = (void **)&a->value_cache;
+        if (head) {
+            slot[n++] = (void **)&a->k_head_scales;
+            slot[n++] = (void **)&a->v_head_scales;
+        } else if (token) {
+            slot[n++] = (void **)&a->k_scale_cache;
+            slot[n++] = (void **)&a->v_scale_cache;
+        }
         break;
     }
     case FP8KV_KV_OP_GATHER: {
@@ -50,6 +78,10 @@ void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARR
         slot[n++] = (void **)&a->block_table;
         slot[n++] = (void **)&a->seq_lens;
         slot[n++] = (void **)&a->out;
+        if (head)
+            slot[n++] = (void **)&a->head_scales;
+        else if (token)
+            slot[n++] = (void **)&a->scale_cache;
         break;
     }
     default: {
@@ -61,13 +93,21 @@ void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARR
         slot[n++] = (void **)&a->block_table;
         slot[n++] = (void **)&a->seq_lens;
         slot[n++] = (void **)&a->out;
+        if (head) {
+            slot[n++] = (void **)&a->k_head_scales;
+            slot[n++] = (void **)&a->v_head_scales;
+        } else if (token) {
+            slot[n++] = (void **)&a->k_scale_cache;
+            slot[n++] = (void **)&a->v_scale_cache;
+        }
         break;
     }
     }
     c->arrays = n;
 }
 
-/* sizes: the bytes and output flags of c's arrays, in fp8kv_kv_call_arrays' order */
+/* sizes: the bytes and output flags of c's fixed arrays (n of them), in fp8kv_kv_call_arrays'
+ * order, then of its scale arrays: outputs when a store writes the scale caches. */
 static void sizes(struct fp8kv_kv_call *c, const size_t *bytes, const int *output, int n)
 {
     void **slot[FP8KV_KV_CALL_ARRAYS];
@@ -75,6 +115,11 @@ static void sizes(struct fp8kv_kv_call *c, const size_t *bytes, const int *outpu
     for (int i = 0; i < n; i++) {
         c->bytes[i] = bytes[i];
         c->output[i] = output[i];
+    }
+    for (int i = n; i < n + scale_arrays(c); i++) {
+        c->bytes[i] = scale_array_bytes(c);
+        c->output[i] =
+            c->op == FP8KV_KV_OP_STORE && c->layout.scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD;
     }
 }
 

@@ -45,15 +45,17 @@ static void append_attention_plan(const struct fp8kv_subject *subject, struct fp
 /* ---- store, read and attention on the golden cases --------------------------------------- */
 
 /* The subject's KV entry points through the KV ABI (kv_call.c stages device memory): 0 or the
- * subject's failure (FP8KV_ERR_SUBJECT with its message). */
+ * subject's failure (FP8KV_ERR_SUBJECT with its message). The scales' granularity is k's. */
 static int run_store(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                      const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in, const void *key,
-                     const void *value, int num_tokens, const int64_t *slots, float k_scale,
-                     float v_scale, uint8_t *kc, uint8_t *vc)
+                     const void *value, int num_tokens, const int64_t *slots,
+                     const struct fp8kv_kv_scales *k, const struct fp8kv_kv_scales *v, uint8_t *kc,
+                     uint8_t *vc)
 {
-    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg);
-    const struct fp8kv_kv_store_args_v1 a = {&layout, in,      num_tokens, key, value,
-                                             slots,   k_scale, v_scale,    kc,  vc};
+    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg, k->granularity);
+    const struct fp8kv_kv_store_args_v1 a = {&layout,  in,        num_tokens,   key,         value,
+                                             slots,    k->tensor, v->tensor,    kc,          vc,
+                                             k->heads, v->heads,  k->cache_out, v->cache_out};
     struct fp8kv_kv_call call;
     fp8kv_kv_call_store(&call, &a);
     return fp8kv_kv_call_run(subject->kv, &call);
@@ -62,11 +64,12 @@ static int run_store(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg
 static int run_gather(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                       const struct fp8kv_cache_shape *shape, int is_key, const uint8_t *cache,
                       const int32_t *table, int max_blocks, const int32_t *lens, int num_seqs,
-                      float scale, enum fp8kv_kv_dtype out, void *dst)
+                      const struct fp8kv_kv_scales *scale, enum fp8kv_kv_dtype out, void *dst)
 {
-    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg);
-    const struct fp8kv_kv_gather_args_v1 a = {&layout, is_key, num_seqs, max_blocks, out,
-                                              cache,   table,  lens,     scale,      dst};
+    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg, scale->granularity);
+    const struct fp8kv_kv_gather_args_v1 a = {&layout,       is_key, num_seqs,     max_blocks,
+                                              out,           cache,  table,        lens,
+                                              scale->tensor, dst,    scale->heads, scale->cache};
     struct fp8kv_kv_call call;
     fp8kv_kv_call_gather(&call, &a);
     return fp8kv_kv_call_run(subject->kv, &call);
@@ -75,16 +78,23 @@ static int run_gather(const struct fp8kv_subject *subject, struct fp8kv_codec_cf
 static int run_attention(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                          const struct fp8kv_cache_shape *shape, const float *query, int q_heads,
                          const uint8_t *kc, const uint8_t *vc, const int32_t *table, int max_blocks,
-                         const int32_t *lens, int num_seqs, float k_scale, float v_scale,
-                         float softmax_scale, float *out)
+                         const int32_t *lens, int num_seqs, const struct fp8kv_kv_scales *k,
+                         const struct fp8kv_kv_scales *v, float softmax_scale, float *out)
 {
-    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg);
+    const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg, k->granularity);
     const struct fp8kv_kv_attention_args_v1 a = {
-        &layout, q_heads, num_seqs, max_blocks, query,         kc, vc,
-        table,   lens,    k_scale,  v_scale,    softmax_scale, out};
+        &layout, q_heads,  num_seqs, max_blocks, query,     kc,
+        vc,      table,    lens,     k->tensor,  v->tensor, softmax_scale,
+        out,     k->heads, v->heads, k->cache,   v->cache};
     struct fp8kv_kv_call call;
     fp8kv_kv_call_attention(&call, &a);
     return fp8kv_kv_call_run(subject->kv, &call);
+}
+
+/* tensor_scales: a per-tensor scale as the scales of a cache. */
+static struct fp8kv_kv_scales tensor_scales(float scale)
+{
+    return (struct fp8kv_kv_scales){FP8KV_SCALE_TENSOR, scale, NULL, NULL, NULL};
 }
 
 static int check_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
@@ -92,24 +102,32 @@ static int check_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile
                        struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
+    const size_t entries = c->granularity == FP8KV_SCALE_TOKEN_HEAD ? c->scale_entries : 0;
     uint8_t *kc = malloc(c->cache_bytes), *vc = malloc(c->cache_bytes);
-    if (!kc || !vc) {
-        free(kc);
-        free(vc);
-        return fp8kv_fail("out of memory");
-    }
-    memset(kc, SENTINEL, c->cache_bytes);
-    memset(vc, SENTINEL, c->cache_bytes);
-    int rc = run_store(subject, cfg, &c->shape, c->in, c->key.data, c->value.data, c->num_tokens,
-                       c->slots.data, c->k_scale, c->v_scale, kc, vc);
+    float *ksc = malloc(entries * sizeof *ksc + 1), *vsc = malloc(entries * sizeof *vsc + 1);
+    int rc = kc && vc && ksc && vsc ? FP8KV_OK : fp8kv_fail("out of memory");
     if (rc == 0) {
+        memset(kc, SENTINEL, c->cache_bytes);
+        memset(vc, SENTINEL, c->cache_bytes);
+        memset(ksc, SENTINEL, entries * sizeof *ksc);
+        memset(vsc, SENTINEL, entries * sizeof *vsc);
+        struct fp8kv_kv_scales ks = c->k_scales, vs = c->v_scales;
+        ks.cache_out = entries ? ksc : NULL;
+        vs.cache_out = entries ? vsc : NULL;
+        rc = run_store(subject, cfg, &c->shape, c->in, c->key.data, c->value.data, c->num_tokens,
+                       c->slots.data, &ks, &vs, kc, vc);
+    }
+    if (rc == 0) {
+        const struct fp8kv_kv_stored stored = {kc, vc, ksc, vsc};
         struct fp8kv_check chk;
-        fp8kv_kv_judge_store(c, p, subject->name, kc, vc, &chk, NULL);
+        fp8kv_kv_judge_store(c, p, subject->name, &stored, &chk, NULL);
         fp8kv_check_finish(&chk, fp8kv_now() - t0);
         rc = fp8kv_results_add(out, &chk);
     }
     free(kc);
     free(vc);
+    free(ksc);
+    free(vsc);
     return rc;
 }
 
@@ -124,10 +142,10 @@ static int check_read(const struct fp8kv_kv_case *c, const struct fp8kv_profile 
         return fp8kv_fail("out of memory");
     memset(got, SENTINEL, 2 * half * esize);
     int rc = run_gather(subject, cfg, &c->shape, 1, c->key_cache.data, c->block_table.data,
-                        c->max_blocks, c->seq_lens.data, c->num_seqs, c->k_scale, odt, got);
+                        c->max_blocks, c->seq_lens.data, c->num_seqs, &c->k_scales, odt, got);
     if (rc == 0)
         rc = run_gather(subject, cfg, &c->shape, 0, c->value_cache.data, c->block_table.data,
-                        c->max_blocks, c->seq_lens.data, c->num_seqs, c->v_scale, odt,
+                        c->max_blocks, c->seq_lens.data, c->num_seqs, &c->v_scales, odt,
                         got + half * esize);
     struct fp8kv_check chk;
     if (rc == 0)
@@ -153,7 +171,7 @@ static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_pro
     const int rc =
         run_attention(subject, cfg, &c->shape, c->query.data, c->num_q_heads, c->key_cache.data,
                       c->value_cache.data, c->block_table.data, c->max_blocks, c->seq_lens.data,
-                      c->num_seqs, c->k_scale, c->v_scale, c->softmax_scale, y);
+                      c->num_seqs, &c->k_scales, &c->v_scales, c->softmax_scale, y);
     if (rc != 0) {
         free(y);
         return rc;
@@ -165,6 +183,22 @@ static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_pro
     fp8kv_kv_judge_attention(c, p, subject->name, y, plan, &chk);
     fp8kv_check_finish(&chk, fp8kv_now() - t0);
     free(y);
+    return fp8kv_results_add(out, &chk);
+}
+
+/* not_run: an information row for a case whose scale granularity the subject does not
+ * implement: nothing of it ran, and the row says so. */
+static int not_run(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                   const struct fp8kv_subject *subject, struct fp8kv_results *out)
+{
+    char what[96], detail[160];
+    snprintf(what, sizeof what, "not run: %s implements no scales per %s", subject->name,
+             c->granularity == FP8KV_SCALE_HEAD ? "KV head" : "token and head");
+    fp8kv_kv_case_describe(c, what, detail, sizeof detail);
+    struct fp8kv_check chk;
+    fp8kv_check_init(&chk, "kv-case", subject->name, p->name, detail);
+    chk.gated = 0;
+    fp8kv_check_finish(&chk, 0.0);
     return fp8kv_results_add(out, &chk);
 }
 
@@ -180,6 +214,13 @@ int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
             count = c.case_count;
         const int store = fp8kv_subject_can(subject, FP8KV_CAP_STORE);
         const int gather = fp8kv_subject_can(subject, FP8KV_CAP_GATHER);
+        if (rc == 0 && !fp8kv_kv_kernels_scale(subject->kv, c.granularity)) {
+            rc = not_run(&c, p, subject, out);
+            fp8kv_kv_case_free(&c);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
         if (rc == 0 && store)
             rc = check_store(&c, p, cfg, subject, out);
         for (int odt = 0; odt < OUT_DTYPES && rc == 0 && gather; odt++)
@@ -264,11 +305,12 @@ int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p,
         memset(kc, SENTINEL, QUANT_N);
         memset(vc, SENTINEL, QUANT_N);
         memset(y, SENTINEL, QUANT_N * sizeof *y);
-        rc = run_store(subject, cfg, &shape, FP8KV_KV_F32, x, x, QUANT_TOKENS, slots, scale, scale,
-                       kc, vc);
+        const struct fp8kv_kv_scales tensor = tensor_scales(scale);
+        rc = run_store(subject, cfg, &shape, FP8KV_KV_F32, x, x, QUANT_TOKENS, slots, &tensor,
+                       &tensor, kc, vc);
         if (rc == 0)
             rc = run_gather(subject, cfg, &shape, 1, kc, table, QUANT_TOKENS / QUANT_BLOCK, &len, 1,
-                            scale, FP8KV_KV_F32, y);
+                            &tensor, FP8KV_KV_F32, y);
         if (rc != 0)
             break;
 
@@ -441,9 +483,9 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
     if (rc == 0) {
         long_reference(&lc, decode, w, ref);
         memset(y, SENTINEL, lc.qn * sizeof *y);
+        const struct fp8kv_kv_scales ks = tensor_scales(lc.k_scale), vs = tensor_scales(lc.v_scale);
         rc = run_attention(subject, cfg, &lc.shape, lc.q, q_heads, lc.kc, lc.vc, lc.bt,
-                           lc.max_blocks, long_lens, LONG_SEQS, lc.k_scale, lc.v_scale,
-                           lc.softmax_scale, y);
+                           lc.max_blocks, long_lens, LONG_SEQS, &ks, &vs, lc.softmax_scale, y);
     }
     if (rc == 0) {
         char detail[160];

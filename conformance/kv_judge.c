@@ -29,12 +29,30 @@ enum meta_entry {
     META_MAX_BLOCKS,
     META_NUM_Q_HEADS,
     META_CASE_COUNT,
+    META_SCALE_GRANULARITY,
     META_LEN
 };
 
 const char *const fp8kv_kv_case_files[FP8KV_KV_CASE_FILE_COUNT] = {
-    "meta",  "key",       "value",       "slot_mapping", "scales",     "block_table", "seq_lens",
-    "query", "key_cache", "value_cache", "gather_f32",   "gather_f16", "gather_bf16", "attention"};
+    "meta",        "key",       "value",       "slot_mapping", "scales",     "block_table",
+    "seq_lens",    "query",     "key_cache",   "value_cache",  "gather_f32", "gather_f16",
+    "gather_bf16", "attention", "head_scales", "scale_cache"};
+
+int fp8kv_kv_case_has_file(const struct fp8kv_kv_case *c, size_t i)
+{
+    if (i < FP8KV_KV_CASE_FILES_ALWAYS)
+        return 1;
+    if (i >= FP8KV_KV_CASE_FILE_COUNT)
+        return 0;
+    return strcmp(fp8kv_kv_case_files[i], "head_scales") == 0
+               ? c->granularity == FP8KV_SCALE_HEAD
+               : c->granularity == FP8KV_SCALE_TOKEN_HEAD;
+}
+
+float fp8kv_kv_case_scale(const struct fp8kv_kv_case *c, int is_key, int64_t slot, int head)
+{
+    return fp8kv_kv_scale_at(is_key ? &c->k_scales : &c->v_scales, &c->shape, slot, head);
+}
 
 const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout)
 {
@@ -49,10 +67,10 @@ const char *fp8kv_kv_dtype_name(enum fp8kv_kv_dtype dtype)
 
 void fp8kv_kv_case_free(struct fp8kv_kv_case *c)
 {
-    struct fp8kv_npy *all[] = {&c->meta,      &c->key,         &c->value,     &c->slots,
-                               &c->scales,    &c->block_table, &c->seq_lens,  &c->query,
-                               &c->key_cache, &c->value_cache, &c->gather[0], &c->gather[1],
-                               &c->gather[2], &c->attention};
+    struct fp8kv_npy *all[] = {&c->meta,      &c->key,         &c->value,       &c->slots,
+                               &c->scales,    &c->block_table, &c->seq_lens,    &c->query,
+                               &c->key_cache, &c->value_cache, &c->gather[0],   &c->gather[1],
+                               &c->gather[2], &c->attention,   &c->head_scales, &c->scale_cache};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         fp8kv_npy_free(all[i]);
     free(c->slot_token);
@@ -102,6 +120,7 @@ static int load_meta(const char *dir, const struct fp8kv_profile *p, struct fp8k
     for (int i = 0; i < META_LEN; i++)
         ok &= m[i] <= MAX_DIM || i == META_NUM_TOKENS;
     ok &= m[META_LAYOUT] <= FP8KV_LAYOUT_HND && m[META_IN_DTYPE] <= FP8KV_KV_BF16;
+    ok &= m[META_SCALE_GRANULARITY] < FP8KV_SCALE_GRANULARITY_COUNT;
     ok &= m[META_NUM_Q_HEADS] % (m[META_NUM_HEADS] ? m[META_NUM_HEADS] : 1) == 0;
     ok &= m[META_LAYOUT] != FP8KV_LAYOUT_SPLIT_X || m[META_HEAD_SIZE] % FP8KV_SPLIT_X == 0;
     if (!ok)
@@ -114,8 +133,10 @@ static int load_meta(const char *dir, const struct fp8kv_profile *p, struct fp8k
     c->max_blocks = m[META_MAX_BLOCKS];
     c->num_q_heads = m[META_NUM_Q_HEADS];
     c->case_count = m[META_CASE_COUNT];
+    c->granularity = (enum fp8kv_kv_scale_granularity)m[META_SCALE_GRANULARITY];
     c->width = (size_t)c->shape.num_heads * (size_t)c->shape.head_size;
     c->cache_bytes = (size_t)c->shape.num_blocks * (size_t)c->shape.block_size * c->width;
+    c->scale_entries = fp8kv_scale_cache_entries(&c->shape);
     return FP8KV_OK;
 }
 
@@ -155,6 +176,27 @@ static int check_sequences(const char *dir, const struct fp8kv_profile *p, struc
     return FP8KV_OK;
 }
 
+/* load_scales: the per-head scales or the golden scale caches, as the granularity says, and
+ * the expected scales of every element. */
+static int load_scales(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
+{
+    const size_t heads = (size_t)c->shape.num_heads;
+    if (c->granularity == FP8KV_SCALE_HEAD &&
+        load(dir, p, c->index, "head_scales.npy", FP8KV_NPY_U32, 2, heads, &c->head_scales) != 0)
+        return FP8KV_ERR;
+    if (c->granularity == FP8KV_SCALE_TOKEN_HEAD &&
+        load(dir, p, c->index, "scale_cache.npy", FP8KV_NPY_U32, 2, c->scale_entries,
+             &c->scale_cache) != 0)
+        return FP8KV_ERR;
+    const float *head_scales = c->head_scales.data, *scale_cache = c->scale_cache.data;
+    c->k_scales =
+        (struct fp8kv_kv_scales){c->granularity, c->k_scale, head_scales, scale_cache, NULL};
+    c->v_scales = (struct fp8kv_kv_scales){
+        c->granularity, c->v_scale, head_scales ? head_scales + heads : NULL,
+        scale_cache ? scale_cache + c->scale_entries : NULL, NULL};
+    return FP8KV_OK;
+}
+
 static int load_inputs(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
 {
     const int index = c->index;
@@ -174,7 +216,7 @@ static int load_inputs(const char *dir, const struct fp8kv_profile *p, struct fp
     c->k_scale = fp8kv_f32_from_bits(scales[0]);
     c->v_scale = fp8kv_f32_from_bits(scales[1]);
     c->softmax_scale = fp8kv_f32_from_bits(scales[2]);
-    return FP8KV_OK;
+    return load_scales(dir, p, c);
 }
 
 static int load_outputs(const char *dir, const struct fp8kv_profile *p, struct fp8kv_kv_case *c)
@@ -242,10 +284,16 @@ int fp8kv_kv_case_find(const char *dir, const struct fp8kv_profile *p, int index
 
 void fp8kv_kv_case_words(const struct fp8kv_kv_case *c, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s, %s in, %d x %d heads (q %d), block %d, k %g v %g",
+    char scales[48];
+    if (c->granularity == FP8KV_SCALE_HEAD)
+        snprintf(scales, sizeof scales, "scales per head");
+    else if (c->granularity == FP8KV_SCALE_TOKEN_HEAD)
+        snprintf(scales, sizeof scales, "scales per token and head");
+    else
+        snprintf(scales, sizeof scales, "k %g v %g", (double)c->k_scale, (double)c->v_scale);
+    snprintf(buf, size, "%s, %s in, %d x %d heads (q %d), block %d, %s",
              fp8kv_kv_layout_name(c->shape.layout), fp8kv_kv_dtype_name(c->in), c->shape.num_heads,
-             c->shape.head_size, c->num_q_heads, c->shape.block_size, (double)c->k_scale,
-             (double)c->v_scale);
+             c->shape.head_size, c->num_q_heads, c->shape.block_size, scales);
 }
 
 void fp8kv_kv_case_describe(const struct fp8kv_kv_case *c, const char *what, char *buf, size_t size)
@@ -340,7 +388,6 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
 {
     const uint8_t *want = is_key ? c->key_cache.data : c->value_cache.data;
     const struct fp8kv_npy *in = is_key ? &c->key : &c->value;
-    const float scale = is_key ? c->k_scale : c->v_scale;
     const size_t esize = fp8kv_kv_dtype_size(c->in), bs = (size_t)c->shape.block_size;
     const char *cache = is_key ? "key_cache" : "value_cache";
     for (size_t o = 0; o < c->cache_bytes; o++) {
@@ -348,6 +395,7 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
         int h, d;
         locate(&c->shape, is_key, o, &slot, &h, &d);
         const int32_t t = c->slot_token[slot];
+        const float scale = fp8kv_kv_case_scale(c, is_key, slot, h);
         uint32_t x = 0;
         int cls = -1;
         if (t >= 0) {
@@ -379,21 +427,65 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
     }
 }
 
+/* judge_scale_cache: a scale cache (per token and head) entry by entry, f32 bits. At most
+ * SCALE_LINES failure lines each, so that the bytes stored with a wrong scale show too. */
+#define SCALE_LINES 4
+static void judge_scale_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c, int is_key,
+                              const float *got)
+{
+    int lines = 0;
+    const uint32_t *want = (const uint32_t *)c->scale_cache.data + (is_key ? 0 : c->scale_entries);
+    const size_t heads = (size_t)c->shape.num_heads, bs = (size_t)c->shape.block_size;
+    for (size_t e = 0; e < c->scale_entries; e++) {
+        chk->cases++;
+        const uint32_t g = fp8kv_f32_bits(got[e]);
+        if (g == want[e])
+            continue;
+        if (lines++ >= SCALE_LINES) {
+            chk->mismatches++;
+            continue;
+        }
+        const size_t slot = e / heads;
+        const int32_t t = c->slot_token[slot];
+        char token[24] = "no token";
+        if (t >= 0)
+            snprintf(token, sizeof token, "token %d", (int)t);
+        fp8kv_check_failure(chk, -1,
+                            "%s_scale_cache[%zu] %s (slot %zu = block %zu offset %zu) head %zu => "
+                            "%08x (%.9g)  expected %08x (%.9g)%s",
+                            is_key ? "key" : "value", e, token, slot, slot / bs, slot % bs,
+                            e % heads, g, (double)got[e], want[e],
+                            (double)fp8kv_f32_from_bits(want[e]), t < 0 ? " (unwritten)" : "");
+    }
+}
+
 void fp8kv_kv_judge_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
-                          const char *subject, const uint8_t *key_cache, const uint8_t *value_cache,
-                          struct fp8kv_check *chk, uint64_t cache_mismatches[2])
+                          const char *subject, const struct fp8kv_kv_stored *stored,
+                          struct fp8kv_check *chk, uint64_t mismatches[4])
 {
     char detail[160];
-    fp8kv_kv_case_describe(c, "cache bytes, sentinel 0xa5", detail, sizeof detail);
+    fp8kv_kv_case_describe(c,
+                           c->granularity == FP8KV_SCALE_TOKEN_HEAD
+                               ? "cache bytes and scale caches, sentinel 0xa5"
+                               : "cache bytes, sentinel 0xa5",
+                           detail, sizeof detail);
     fp8kv_check_init(chk, "kv-store", subject, p->name, detail);
     chk->has_classes = 1;
-    judge_cache(chk, c, p, 1, key_cache);
-    const uint64_t key_mismatches = chk->mismatches;
-    judge_cache(chk, c, p, 0, value_cache);
-    if (cache_mismatches) {
-        cache_mismatches[0] = key_mismatches;
-        cache_mismatches[1] = chk->mismatches - key_mismatches;
+    /* the scale caches first: a wrong scale explains the bytes stored with it */
+    uint64_t counts[4] = {0}, before = 0;
+    if (c->granularity == FP8KV_SCALE_TOKEN_HEAD) {
+        judge_scale_cache(chk, c, 1, stored->key_scale_cache);
+        counts[2] = chk->mismatches;
+        judge_scale_cache(chk, c, 0, stored->value_scale_cache);
+        counts[3] = chk->mismatches - counts[2];
+        before = chk->mismatches;
     }
+    judge_cache(chk, c, p, 1, stored->key_cache);
+    counts[0] = chk->mismatches - before;
+    judge_cache(chk, c, p, 0, stored->value_cache);
+    counts[1] = chk->mismatches - before - counts[0];
+    if (mismatches)
+        memcpy(mismatches, counts, sizeof counts);
 }
 
 /* ---- read ------------------------------------------------------------------------------------ */
@@ -440,7 +532,7 @@ int fp8kv_kv_judge_gather(const struct fp8kv_kv_case *c, const struct fp8kv_prof
                             "* %.9g => %0*x  expected %0*x",
                             is_key ? "key" : "value", e, seq, pos, (int)block,
                             pos % c->shape.block_size, h, d, cache[o],
-                            (double)(is_key ? c->k_scale : c->v_scale), (int)(2 * esize), g,
+                            (double)fp8kv_kv_case_scale(c, is_key, slot, h), (int)(2 * esize), g,
                             (int)(2 * esize), w);
     }
     chk->has_nmse = 1;

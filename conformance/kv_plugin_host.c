@@ -23,7 +23,7 @@ enum { ARENA_BYTES = 64u << 20, ALIGN = 64, CANARY_BYTES = 64, CANARY = 0xC5 };
 /* The worker's first message: what it found in the library. */
 struct hello {
     int32_t loaded; /* 1: the descriptor was read (abi_version says which layout) */
-    uint32_t abi_version, memory;
+    uint32_t abi_version, memory, scale_granularities;
     int32_t has_store, has_gather, has_attention;
     char name[64], format[32], overflow[32], inf[32];
     char error[512];
@@ -69,6 +69,7 @@ static const struct fp8kv_kv_kernels_v1 *load(const char *path, int device, stru
     fp8kv_child_copy_text(h->overflow, sizeof h->overflow, d->overflow);
     fp8kv_child_copy_text(h->inf, sizeof h->inf, d->inf);
     h->memory = d->memory;
+    h->scale_granularities = d->scale_granularities;
     h->has_store = d->store != NULL;
     h->has_gather = d->gather != NULL;
     h->has_attention = d->attention != NULL;
@@ -250,6 +251,10 @@ static int check_descriptor(struct fp8kv_kv_plugin *pl, const struct hello *h)
         return fp8kv_fail("plugin %s: unknown memory %u (0 host, 1 device)", pl->path, h->memory);
     if (!h->has_store)
         return fp8kv_fail("plugin %s: store is NULL (the store is required)", pl->path);
+    if (h->scale_granularities & ~FP8KV_KV_SCALES_ALL)
+        return fp8kv_fail("plugin %s: unknown scale granularities 0x%x (bits: 1 tensor, 2 head, "
+                          "4 token and head)",
+                          pl->path, h->scale_granularities);
     const char *base = strrchr(pl->path, '/');
     fp8kv_child_copy_text(pl->info.name, sizeof pl->info.name,
                           h->name[0] ? h->name
@@ -272,7 +277,8 @@ static int check_descriptor(struct fp8kv_kv_plugin *pl, const struct hello *h)
                                                pl,
                                                forward_store,
                                                h->has_gather ? forward_gather : NULL,
-                                               h->has_attention ? forward_attention : NULL};
+                                               h->has_attention ? forward_attention : NULL,
+                                               h->scale_granularities};
     return FP8KV_OK;
 }
 

@@ -17,7 +17,7 @@
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/verify.h"
 
-#define FP8KV_PY_ABI_VERSION 1
+#define FP8KV_PY_ABI_VERSION 2
 #define API __attribute__((visibility("default")))
 
 API int fp8kv_py_abi_version(void);
@@ -28,9 +28,10 @@ API int fp8kv_py_case_count(const char *vectors, const char *profile, int *count
 API char *fp8kv_py_case_json(const char *vectors, const char *profile, int index);
 API int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const char *subject,
                           const uint8_t *key_cache, size_t key_bytes, const uint8_t *value_cache,
-                          size_t value_bytes, const void *gather, size_t gather_count,
-                          int gather_dtype, const float *attention, size_t attention_count,
-                          int *conformant, char **text, char **json);
+                          size_t value_bytes, const float *key_scale_cache, size_t key_scales,
+                          const float *value_scale_cache, size_t value_scales, const void *gather,
+                          size_t gather_count, int gather_dtype, const float *attention,
+                          size_t attention_count, int *conformant, char **text, char **json);
 API int fp8kv_py_encode(const char *profile, const char *model, float scale, const uint32_t *x,
                         size_t n, uint8_t *out);
 API int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size_t n,
@@ -75,7 +76,8 @@ int fp8kv_py_case_count(const char *vectors, const char *profile, int *count)
 }
 
 /* fp8kv_py_case_json: case index of profile, loaded and validated (vectors verified first):
- * its parameters, scales (as f32 bits and values) and the paths of its files, as JSON. */
+ * its parameters, scales (as f32 bits: JSON has no NaN, which k_scale and v_scale are unless
+ * the scales are per tensor) and the paths of its files, as JSON. */
 char *fp8kv_py_case_json(const char *vectors, const char *profile, int index)
 {
     const struct fp8kv_profile *p = profile_named(profile);
@@ -85,17 +87,20 @@ char *fp8kv_py_case_json(const char *vectors, const char *profile, int index)
     const uint32_t *scales = c.scales.data;
     json_t *o = json_pack(
         "{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:I, s:[I, I, I], "
-        "s:[f, f, f]}",
+        "s:s, s:I}",
         "profile", p->name, "index", c.index, "case_count", c.case_count, "num_blocks",
         c.shape.num_blocks, "block_size", c.shape.block_size, "num_heads", c.shape.num_heads,
         "head_size", c.shape.head_size, "layout", fp8kv_kv_layout_name(c.shape.layout), "in_dtype",
         fp8kv_kv_dtype_name(c.in), "num_tokens", c.num_tokens, "num_seqs", c.num_seqs,
         "max_blocks_per_seq", c.max_blocks, "num_q_heads", c.num_q_heads, "rows",
         (json_int_t)c.rows, "cache_bytes", (json_int_t)c.cache_bytes, "scale_bits",
-        (json_int_t)scales[0], (json_int_t)scales[1], (json_int_t)scales[2], "scales",
-        (double)c.k_scale, (double)c.v_scale, (double)c.softmax_scale);
+        (json_int_t)scales[0], (json_int_t)scales[1], (json_int_t)scales[2], "scale_granularity",
+        fp8kv_kv_scale_granularity_name(c.granularity), "scale_entries",
+        (json_int_t)c.scale_entries);
     json_t *files = json_object();
     for (size_t i = 0; i < FP8KV_KV_CASE_FILE_COUNT; i++) {
+        if (!fp8kv_kv_case_has_file(&c, i))
+            continue;
         char file[64], path[1024];
         snprintf(file, sizeof file, "kv/case%d_%s.npy", index, fp8kv_kv_case_files[i]);
         json_object_set_new(files, fp8kv_kv_case_files[i],
@@ -114,17 +119,31 @@ char *fp8kv_py_case_json(const char *vectors, const char *profile, int index)
  * *json receive the report (free with fp8kv_py_free). */
 int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const char *subject,
                       const uint8_t *key_cache, size_t key_bytes, const uint8_t *value_cache,
-                      size_t value_bytes, const void *gather, size_t gather_count, int gather_dtype,
-                      const float *attention, size_t attention_count, int *conformant, char **text,
-                      char **json)
+                      size_t value_bytes, const float *key_scale_cache, size_t key_scales,
+                      const float *value_scale_cache, size_t value_scales, const void *gather,
+                      size_t gather_count, int gather_dtype, const float *attention,
+                      size_t attention_count, int *conformant, char **text, char **json)
 {
-    const struct fp8kv_judge_kv_input in = {subject,         key_cache,
-                                            value_cache,     key_bytes,
-                                            value_bytes,     "key_cache",
-                                            "value_cache",   gather,
-                                            gather_count,    (enum fp8kv_kv_dtype)gather_dtype,
-                                            "gather",        attention,
-                                            attention_count, "attention"};
+    const struct fp8kv_judge_kv_input in = {.subject = subject,
+                                            .key_cache = key_cache,
+                                            .value_cache = value_cache,
+                                            .key_bytes = key_bytes,
+                                            .value_bytes = value_bytes,
+                                            .key_name = "key_cache",
+                                            .value_name = "value_cache",
+                                            .key_scale_cache = key_scale_cache,
+                                            .value_scale_cache = value_scale_cache,
+                                            .key_scale_count = key_scales,
+                                            .value_scale_count = value_scales,
+                                            .key_scale_name = "key_scale_cache",
+                                            .value_scale_name = "value_scale_cache",
+                                            .gather = gather,
+                                            .gather_count = gather_count,
+                                            .gather_dtype = (enum fp8kv_kv_dtype)gather_dtype,
+                                            .gather_name = "gather",
+                                            .attention = attention,
+                                            .attention_count = attention_count,
+                                            .attention_name = "attention"};
     struct fp8kv_judge_kv_result r;
     if (fp8kv_judge_kv(vectors, profile, index, &in, &r) != 0)
         return FP8KV_ERR;

@@ -94,6 +94,32 @@ static void mul_into(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, const struct fp8k
     fp8kv_fit_binfmt(r, mpfr_mul(r, a, b, MPFR_RNDN), bf);
 }
 
+uint32_t fp8kv_oracle_row_scale(const struct fp8kv_format *f, enum fp8kv_dtype in,
+                                const uint32_t *row, size_t n)
+{
+    struct fp8kv_exprange saved;
+    fp8kv_exprange_widen(&saved);
+    mpfr_t amax, x, max, s;
+    mpfr_inits2(24, amax, x, s, (mpfr_ptr)0);
+    mpfr_init2(max, 53);
+    mpfr_set_zero(amax, 1);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t bits = fp8kv_widen_to_f32(in, row[i]);
+        if ((bits & 0x7F800000u) == 0x7F800000u) /* Inf or NaN: not finite */
+            continue;
+        set_f32_bits(x, bits);
+        mpfr_abs(x, x, MPFR_RNDN);
+        if (mpfr_greater_p(x, amax))
+            mpfr_set(amax, x, MPFR_RNDN);
+    }
+    mpfr_set_d(max, f->max_value, MPFR_RNDN);
+    div_into(s, amax, max, &fp8kv_binfmt_f32);
+    const uint32_t bits = mpfr_zero_p(s) ? 0x3F800000u : bits_of_representable(FP8KV_DTYPE_F32, s);
+    mpfr_clears(amax, x, max, s, (mpfr_ptr)0);
+    fp8kv_exprange_restore(&saved);
+    return bits;
+}
+
 uint8_t fp8kv_oracle_store(const struct fp8kv_profile *p, enum fp8kv_scale_model model,
                            uint32_t x_bits, uint32_t s_bits)
 {

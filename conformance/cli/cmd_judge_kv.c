@@ -13,7 +13,8 @@
 #include "fp8kv/npy.h"
 
 static const char judge_kv_help[] =
-    "usage: fp8kv judge-kv --profile P --case N [--key-cache K.npy --value-cache V.npy]\n"
+    "usage: fp8kv judge-kv --profile P --case N [--key-cache K.npy --value-cache V.npy\n"
+    "                      [--key-scale-cache KS.npy --value-scale-cache VS.npy]]\n"
     "                      [--gather G.npy [--gather-dtype f32|f16|bf16]] [--attention A.npy]\n"
     "                      [--name NAME] [--json FILE] [--vectors DIR]\n"
     "\n"
@@ -22,6 +23,10 @@ static const char judge_kv_help[] =
     "  --key-cache, --value-cache  the whole caches after the store, as one-byte arrays (u1,\n"
     "        i1 or ml_dtypes float8 saved by numpy) of any shape with the case's byte count,\n"
     "        in the case's layout, filled with 0xA5 before the store: judged byte for byte\n"
+    "  --key-scale-cache, --value-scale-cache  for a case with a scale per token and head\n"
+    "        (and only then): the scale caches the store wrote, f32 (<f4 or <u4 bits) of any\n"
+    "        shape with num_blocks x block_size x num_heads entries (entry slot * num_heads +\n"
+    "        head), filled with 0xA5 bytes before the store: judged bit for bit\n"
     "  --gather    the gather + dequant rows: the key rows, then the value rows of every\n"
     "        sequence (2 x sum(seq_lens) x heads x head_size elements), bit for bit\n"
     "  --gather-dtype  f32 (<f4, <u4, <i4), f16 (<f2, <u2, <i2) or bf16 (<u2, <i2, |V2);\n"
@@ -35,7 +40,8 @@ static const char judge_kv_help[] =
     "Prints per-class counts, the first differing bytes named by token, head, dim, block and\n"
     "offset, and the last line\n"
     "  judge-kv <profile> case<N>: bytes=<B> mismatches=<M> verdict=conformant|nonconformant\n"
-    "(M: differing cache bytes, key and value together, plus differing gather elements).\n"
+    "(M: differing cache bytes, key and value together, plus differing scale-cache entries\n"
+    "and gather elements).\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad input (a missing file, a wrong dtype or size,\n"
     "      an unknown profile or case, vectors that do not verify)\n";
 
@@ -44,6 +50,8 @@ enum {
     OPT_CASE,
     OPT_KEY,
     OPT_VALUE,
+    OPT_KEY_SCALES,
+    OPT_VALUE_SCALES,
     OPT_GATHER,
     OPT_GATHER_DTYPE,
     OPT_ATTENTION,
@@ -52,9 +60,18 @@ enum {
     OPT_VECTORS,
     OPT_COUNT
 };
-static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"profile", 1},      {"case", 1},      {"key-cache", 1}, {"value-cache", 1}, {"gather", 1},
-    {"gather-dtype", 1}, {"attention", 1}, {"name", 1},      {"json", 1},        {"vectors", 1}};
+static const struct fp8kv_cli_option options[OPT_COUNT] = {{"profile", 1},
+                                                           {"case", 1},
+                                                           {"key-cache", 1},
+                                                           {"value-cache", 1},
+                                                           {"key-scale-cache", 1},
+                                                           {"value-scale-cache", 1},
+                                                           {"gather", 1},
+                                                           {"gather-dtype", 1},
+                                                           {"attention", 1},
+                                                           {"name", 1},
+                                                           {"json", 1},
+                                                           {"vectors", 1}};
 
 static const char *const kv_dtype_names[] = {"f32", "f16", "bf16"};
 
@@ -113,6 +130,20 @@ static int load_elements(const char *cmd, const char *path, const char *what, in
     return FP8KV_EXIT_USAGE;
 }
 
+/* load_scale_cache: a scale-cache file: f32 elements (or their bits), any shape. */
+static int load_scale_cache(const char *cmd, const char *path, struct fp8kv_npy *a)
+{
+    if (fp8kv_npy_read_any(path, a) != 0)
+        return fp8kv_cli_input_error(cmd);
+    if (a->dtype != FP8KV_NPY_F32 && a->dtype != FP8KV_NPY_U32) {
+        fprintf(stderr, "fp8kv %s: %s: dtype %s, expected f32 scales (<f4, or their bits as <u4)\n",
+                cmd, path, fp8kv_npy_descr(a->dtype));
+        fp8kv_npy_free(a);
+        return FP8KV_EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int parse_case(const char *cmd, const char *text, int *index)
 {
     char *end;
@@ -144,6 +175,11 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
         return rc;
     if (!a.value[OPT_KEY] != !a.value[OPT_VALUE])
         return fp8kv_cli_usage_error(cmd, "--key-cache and --value-cache go together");
+    if (!a.value[OPT_KEY_SCALES] != !a.value[OPT_VALUE_SCALES])
+        return fp8kv_cli_usage_error(cmd, "--key-scale-cache and --value-scale-cache go together");
+    if (a.value[OPT_KEY_SCALES] && !a.value[OPT_KEY])
+        return fp8kv_cli_usage_error(cmd, "the scale caches are judged with the caches: give "
+                                          "--key-cache and --value-cache too");
     if (!a.value[OPT_KEY] && !a.value[OPT_GATHER] && !a.value[OPT_ATTENTION])
         return fp8kv_cli_usage_error(cmd, "nothing to judge: give --key-cache and --value-cache, "
                                           "--gather or --attention");
@@ -154,7 +190,8 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
                                             kv_dtype_names, 3)) < 0)
         return FP8KV_EXIT_USAGE;
 
-    struct fp8kv_npy key = {0}, value = {0}, gather = {0}, attention = {0};
+    struct fp8kv_npy key = {0}, value = {0}, key_scales = {0}, value_scales = {0}, gather = {0},
+                     attention = {0};
     struct fp8kv_judge_kv_input in = {.subject = a.value[OPT_NAME]};
     if (a.value[OPT_KEY]) {
         if ((rc = load_cache(cmd, a.value[OPT_KEY], &key)) == 0)
@@ -165,6 +202,16 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
         in.value_bytes = value.count;
         in.key_name = a.value[OPT_KEY];
         in.value_name = a.value[OPT_VALUE];
+    }
+    if (rc == 0 && a.value[OPT_KEY_SCALES]) {
+        if ((rc = load_scale_cache(cmd, a.value[OPT_KEY_SCALES], &key_scales)) == 0)
+            rc = load_scale_cache(cmd, a.value[OPT_VALUE_SCALES], &value_scales);
+        in.key_scale_cache = key_scales.data;
+        in.value_scale_cache = value_scales.data;
+        in.key_scale_count = key_scales.count;
+        in.value_scale_count = value_scales.count;
+        in.key_scale_name = a.value[OPT_KEY_SCALES];
+        in.value_scale_name = a.value[OPT_VALUE_SCALES];
     }
     if (rc == 0 && a.value[OPT_GATHER] &&
         (rc = load_elements(cmd, a.value[OPT_GATHER], "gather", &gather_dt, &gather)) == 0) {
@@ -202,6 +249,8 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
     }
     fp8kv_npy_free(&key);
     fp8kv_npy_free(&value);
+    fp8kv_npy_free(&key_scales);
+    fp8kv_npy_free(&value_scales);
     fp8kv_npy_free(&gather);
     fp8kv_npy_free(&attention);
     return rc;

@@ -1,7 +1,8 @@
 /* fuzz_kv_case.c — the golden KV-case loader (conformance/kv_judge.c) on altered case files.
  *
- * Input: a selector byte (which of the case's 14 files to replace), a byte choosing the real
- * case the others come from (e4m3fn_satfinite, cases 0..9), then the replacement file. The
+ * Input: a selector byte (which of the case's 16 files to replace), a byte choosing the real
+ * case the others come from (e4m3fn_satfinite, cases 0..14), then the replacement file (a
+ * file the base case does not have is written empty). The
  * loader promises that a case it accepts keeps every kernel in bounds: so an accepted case is
  * run through the CPU reference store, gather and attention (ASan sees any read or write out
  * of bounds), and its golden outputs, judged against themselves, must have no mismatch.
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fp8kv/diag.h"
 #include "fp8kv/kv_judge.h"
@@ -19,7 +21,7 @@
 #endif
 
 #define PROFILE "e4m3fn_satfinite"
-#define BASE_CASES 10
+#define BASE_CASES 15
 #define FILES FP8KV_KV_CASE_FILE_COUNT
 
 static struct {
@@ -37,7 +39,8 @@ static void load_originals(void)
             char from[1024];
             snprintf(from, sizeof from, "%s/vectors/%s/kv/case%d_%s.npy", FP8KV_SOURCE_DIR, PROFILE,
                      c, fp8kv_kv_case_files[f]);
-            originals[c][f].bytes = fuzz_read(from, &originals[c][f].n);
+            if (f < FP8KV_KV_CASE_FILES_ALWAYS || access(from, R_OK) == 0)
+                originals[c][f].bytes = fuzz_read(from, &originals[c][f].n);
         }
 }
 
@@ -50,19 +53,26 @@ static void run_kernels(const struct fp8kv_kv_case *c, const struct fp8kv_profil
     float *rows = malloc(2 * c->rows * c->width * sizeof *rows + 1);
     const size_t qn = (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size;
     float *out = malloc(qn * sizeof *out + 1);
+    float *ksc = malloc(c->scale_entries * sizeof *ksc + 1);
+    float *vsc = malloc(c->scale_entries * sizeof *vsc + 1);
+    struct fp8kv_kv_scales ks = c->k_scales, vs = c->v_scales;
+    ks.cache_out = ksc;
+    vs.cache_out = vsc;
     if (fp8kv_cpu_reshape_and_cache(cfg, &c->shape, c->in, c->key.data, c->value.data,
-                                    c->num_tokens, c->slots.data, c->k_scale, c->v_scale, kc,
-                                    vc) == 0)
+                                    c->num_tokens, c->slots.data, &ks, &vs, kc, vc) == 0)
         (void)0; /* the bytes may differ from the golden caches: the inputs were altered */
     (void)fp8kv_cpu_gather_dequant(cfg, &c->shape, 1, c->key_cache.data, c->block_table.data,
-                                   c->max_blocks, c->seq_lens.data, c->num_seqs, c->k_scale,
+                                   c->max_blocks, c->seq_lens.data, c->num_seqs, &c->k_scales,
                                    FP8KV_KV_F32, rows);
     (void)fp8kv_cpu_paged_attention(cfg, &c->shape, c->query.data, c->num_q_heads,
                                     c->key_cache.data, c->value_cache.data, c->block_table.data,
-                                    c->max_blocks, c->seq_lens.data, c->num_seqs, c->k_scale,
-                                    c->v_scale, c->softmax_scale, out);
+                                    c->max_blocks, c->seq_lens.data, c->num_seqs, &c->k_scales,
+                                    &c->v_scales, c->softmax_scale, out);
     struct fp8kv_check chk;
-    fp8kv_kv_judge_store(c, p, "golden", c->key_cache.data, c->value_cache.data, &chk, NULL);
+    const float *golden_scales = c->scale_cache.data;
+    const struct fp8kv_kv_stored golden = {c->key_cache.data, c->value_cache.data, golden_scales,
+                                           golden_scales ? golden_scales + c->scale_entries : NULL};
+    fp8kv_kv_judge_store(c, p, "golden", &golden, &chk, NULL);
     if (chk.mismatches != 0)
         fuzz_fail("the golden caches judged against themselves: %llu mismatches",
                   (unsigned long long)chk.mismatches);
@@ -76,6 +86,8 @@ static void run_kernels(const struct fp8kv_kv_case *c, const struct fp8kv_profil
     free(vc);
     free(rows);
     free(out);
+    free(ksc);
+    free(vsc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

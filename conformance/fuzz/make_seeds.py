@@ -50,16 +50,19 @@ seed("manifest", "fixed_digest", b"\x01" + text + b"\n===SUMS===\n" + sums)
 seed("manifest", "stale_digest", b"\x00" + text + b"\n===SUMS===\n" + sums)
 
 # kv_case: each file of each base case, as the replacement of that very file
+# (fp8kv_kv_case_files' order; the last two only where the case's scales need them)
 names = ["meta", "key", "value", "slot_mapping", "scales", "block_table", "seq_lens", "query",
-         "key_cache", "value_cache", "gather_f32", "gather_f16", "gather_bf16", "attention"]
-for base in range(10):
+         "key_cache", "value_cache", "gather_f32", "gather_f16", "gather_bf16", "attention",
+         "head_scales", "scale_cache"]
+for base in range(15):
     for i, n in enumerate(names):
-        data = (vectors / profile / "kv" / f"case{base}_{n}.npy").read_bytes()
-        seed("kv_case", f"case{base}_{n}", bytes([i, base]) + data)
+        path = vectors / profile / "kv" / f"case{base}_{n}.npy"
+        if path.exists():
+            seed("kv_case", f"case{base}_{n}", bytes([i, base]) + path.read_bytes())
 
 # judge_kv: every profile and case unchanged, and a few flipped bytes
 for p in range(6):
-    for c in range(5):
+    for c in range(15):
         seed("judge_kv", f"p{p}_c{c}", bytes([p, c]))
 seed("judge_kv", "flips", bytes([0, 1]) + b"".join(bytes([i * 37 % 256, i, 0, 1 << (i % 8)]) for i in range(8)))
 

@@ -12,6 +12,8 @@
  *   device         says its buffers are device memory
  *   close_socket   closes every descriptor above 2 in the store (the worker's socket too), then
  *                  sleeps forever
+ *   head0_scale    per-head scales: stores and reads every head with head 0's scale
+ *   recip_row      per-token scales: amax * (1 / 448) instead of amax / 448
  * The example's exported descriptor is renamed and wrapped: the fault is the only difference.
  */
 #include "fp8kv/kv_plugin.h"
@@ -36,6 +38,44 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_NO_STORE 9
 #define KV_FAULT_DEVICE 10
 #define KV_FAULT_CLOSE_SOCKET 11
+#define KV_FAULT_HEAD0_SCALE 12
+#define KV_FAULT_RECIP_ROW 13
+
+/* head0: n copies of heads[0] in same (the head0_scale fault); NULL when heads is */
+static const float *head0(const float *heads, int n, float *same)
+{
+    for (int h = 0; h < n && h < 256 && heads; h++)
+        same[h] = heads[0];
+    return heads ? same : NULL;
+}
+static float same_k[256], same_v[256];
+
+/* recip_row_store: the store per token and head with each row's scale amax * (1 / 448), the
+ * bytes stored with it (the recip_row fault) */
+static int recip_row_store(const struct fp8kv_kv_store_args_v1 *a)
+{
+    const struct fp8kv_kv_layout_v1 *c = a->cache;
+    const int H = c->num_heads, D = c->head_size;
+    for (int t = 0; t < a->num_tokens; t++) {
+        const int64_t slot = a->slot_mapping[t];
+        for (int h = 0; h < H && slot >= 0; h++)
+            for (int is_key = 0; is_key < 2; is_key++) {
+                const void *x = is_key ? a->key : a->value;
+                const size_t first = ((size_t)t * H + h) * D;
+                float amax = 0.0f;
+                for (int d = 0; d < D; d++) {
+                    const float v = fabsf(load_input(x, a->in_dtype, first + (size_t)d));
+                    amax = isfinite(v) && v > amax ? v : amax;
+                }
+                const float s = amax > 0.0f ? amax * (1.0f / 448.0f) : 1.0f;
+                (is_key ? a->k_scale_cache : a->v_scale_cache)[(size_t)slot * H + h] = s;
+                for (int d = 0; d < D; d++)
+                    (is_key ? a->key_cache : a->value_cache)[offset(c, is_key, slot, h, d)] =
+                        to_e4m3fn(load_input(x, a->in_dtype, first + (size_t)d) / s);
+            }
+    }
+    return 0;
+}
 
 static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 {
@@ -49,6 +89,14 @@ static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
         for (;;)
             pause();
     case KV_FAULT_SCALE_IGNORED: b.k_scale = b.v_scale = 1.0f; break;
+    case KV_FAULT_HEAD0_SCALE:
+        b.k_head_scales = head0(a->k_head_scales, a->cache->num_heads, same_k);
+        b.v_head_scales = head0(a->v_head_scales, a->cache->num_heads, same_v);
+        break;
+    case KV_FAULT_RECIP_ROW:
+        if (a->cache->scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD)
+            return recip_row_store(a);
+        break;
     case KV_FAULT_K_SCALE_FOR_V: b.v_scale = b.k_scale; break;
     case KV_FAULT_PADDING: {
         int64_t free_slot = 0;
@@ -77,12 +125,20 @@ static int faulty_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
     if (KV_FAULT == KV_FAULT_HANG)
         for (;;)
             pause();
-    return gather(ctx, a);
+    struct fp8kv_kv_gather_args_v1 b = *a;
+    if (KV_FAULT == KV_FAULT_HEAD0_SCALE)
+        b.head_scales = head0(a->head_scales, a->cache->num_heads, same_k);
+    return gather(ctx, &b);
 }
 
 static int faulty_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
-    return KV_FAULT == KV_FAULT_ERROR ? -1 : attention(ctx, a);
+    struct fp8kv_kv_attention_args_v1 b = *a;
+    if (KV_FAULT == KV_FAULT_HEAD0_SCALE) {
+        b.k_head_scales = head0(a->k_head_scales, a->cache->num_heads, same_k);
+        b.v_head_scales = head0(a->v_head_scales, a->cache->num_heads, same_v);
+    }
+    return KV_FAULT == KV_FAULT_ERROR ? -1 : attention(ctx, &b);
 }
 
 static const struct fp8kv_kv_kernels_v1 faulty = {
@@ -95,7 +151,8 @@ static const struct fp8kv_kv_kernels_v1 faulty = {
     NULL,
     KV_FAULT == KV_FAULT_NO_STORE ? NULL : faulty_store,
     faulty_gather,
-    faulty_attention};
+    faulty_attention,
+    FP8KV_KV_SCALES_ALL};
 
 ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)
 {

@@ -7,6 +7,7 @@
  * input is an error naming the part, never a verdict.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,74 @@ enum fault {
     FAULT_PADDING,       /* a padding token (slot -1) written to slot 0's block anyway */
     FAULT_FNUZ_BYTES,    /* the e4m3fnuz encoding stored under an OCP profile */
     FAULT_SPLIT_X_8,     /* the split-x key layout with x = 8 instead of 16 */
+    FAULT_HEAD0_SCALE,   /* per-head scales: every head stored with head 0's scale */
+    FAULT_RECIP_ROW,     /* per-token scales: amax * (1 / max) instead of amax / max */
 };
+
+/* What a store wrote: the caches and, per token and head, the scale caches. */
+struct stored {
+    uint8_t *kc, *vc;
+    float *ksc, *vsc;
+};
+
+static struct stored stored_new(const struct fp8kv_kv_case *c)
+{
+    struct stored st = {malloc(c->cache_bytes), malloc(c->cache_bytes),
+                        malloc(c->scale_entries * sizeof(float)),
+                        malloc(c->scale_entries * sizeof(float))};
+    cr_assert(st.kc && st.vc && st.ksc && st.vsc);
+    return st;
+}
+
+static void stored_free(struct stored *st)
+{
+    free(st->kc);
+    free(st->vc);
+    free(st->ksc);
+    free(st->vsc);
+}
+
+/* recip_row: the recip_row fault: each written row (token, head) stored again with the scale
+ * amax * RN32(1 / max_finite), which is also written to the scale cache. */
+static void recip_row(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                      struct stored *st)
+{
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
+    const int H = c->shape.num_heads, D = c->shape.head_size;
+    const float recip = 1.0f / (float)p->format->max_value;
+    for (int t = 0; t < c->num_tokens; t++) {
+        const int64_t slot = ((const int64_t *)c->slots.data)[t];
+        for (int h = 0; h < H && slot >= 0; h++)
+            for (int is_key = 0; is_key < 2; is_key++) {
+                const struct fp8kv_npy *in = is_key ? &c->key : &c->value;
+                float x[256], amax = 0.0f;
+                for (int d = 0; d < D; d++) {
+                    const size_t i = ((size_t)t * H + h) * D + d;
+                    const uint32_t bits = c->in == FP8KV_KV_F32 ? ((const uint32_t *)in->data)[i]
+                                                                : ((const uint16_t *)in->data)[i];
+                    x[d] = fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, bits));
+                    amax = isfinite(x[d]) && fabsf(x[d]) > amax ? fabsf(x[d]) : amax;
+                }
+                const float s = amax > 0.0f ? amax * recip : 1.0f;
+                (is_key ? st->ksc : st->vsc)[(size_t)slot * H + h] = s;
+                for (int d = 0; d < D; d++) {
+                    const size_t o = is_key ? fp8kv_key_offset(&c->shape, slot, h, d)
+                                            : fp8kv_value_offset(&c->shape, slot, h, d);
+                    (is_key ? st->kc : st->vc)[o] = fp8kv_store_f32(cfg, x[d], s);
+                }
+            }
+    }
+}
 
 /* engine_store: the CPU reference store of case c under profile p, with a planted fault. */
 static void engine_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
-                         enum fault fault, uint8_t *kc, uint8_t *vc)
+                         enum fault fault, struct stored *st)
 {
+    uint8_t *kc = st->kc, *vc = st->vc;
     memset(kc, FP8KV_KV_SENTINEL, c->cache_bytes);
     memset(vc, FP8KV_KV_SENTINEL, c->cache_bytes);
+    memset(st->ksc, FP8KV_KV_SENTINEL, c->scale_entries * sizeof(float));
+    memset(st->vsc, FP8KV_KV_SENTINEL, c->scale_entries * sizeof(float));
     const struct fp8kv_profile *as = p;
     if (fault == FAULT_FNUZ_BYTES)
         as = fp8kv_profile_find(FP8KV_E4M3FNUZ, p->overflow, p->inf);
@@ -52,13 +113,28 @@ static void engine_store(const struct fp8kv_kv_case *c, const struct fp8kv_profi
                 break;
             }
     }
-    const float k = fault == FAULT_SCALE_IGNORED ? 1.0f : c->k_scale;
-    const float v = fault == FAULT_SCALE_IGNORED   ? 1.0f
-                    : fault == FAULT_K_SCALE_FOR_V ? c->k_scale
-                                                   : c->v_scale;
+    struct fp8kv_kv_scales k = c->k_scales, v = c->v_scales;
+    k.cache_out = st->ksc;
+    v.cache_out = st->vsc;
+    const struct fp8kv_kv_scales one = {FP8KV_SCALE_TENSOR, 1.0f, NULL, NULL, NULL};
+    float k_head0[64], v_head0[64];
+    if (fault == FAULT_SCALE_IGNORED)
+        k = v = one;
+    if (fault == FAULT_K_SCALE_FOR_V && c->granularity != FP8KV_SCALE_TOKEN_HEAD)
+        v = k; /* per token the row's own scale: nothing to swap */
+    if (fault == FAULT_HEAD0_SCALE && c->granularity == FP8KV_SCALE_HEAD) {
+        for (int h = 0; h < c->shape.num_heads && h < 64; h++) {
+            k_head0[h] = k.heads[0];
+            v_head0[h] = v.heads[0];
+        }
+        k.heads = k_head0;
+        v.heads = v_head0;
+    }
     cr_assert_eq(fp8kv_cpu_reshape_and_cache(fp8kv_profile_cfg(as), &c->shape, c->in, c->key.data,
-                                             c->value.data, c->num_tokens, slots, k, v, kc, vc),
+                                             c->value.data, c->num_tokens, slots, &k, &v, kc, vc),
                  0, "%s", fp8kv_last_error());
+    if (fault == FAULT_RECIP_ROW && c->granularity == FP8KV_SCALE_TOKEN_HEAD)
+        recip_row(c, p, st);
     if (fault == FAULT_SPLIT_X_8) { /* regroup each key block's [d/16][pos][16] as [d/8][pos][8] */
         uint8_t *copy = malloc(c->cache_bytes);
         memcpy(copy, kc, c->cache_bytes);
@@ -74,17 +150,30 @@ static void engine_store(const struct fp8kv_kv_case *c, const struct fp8kv_profi
     free(slots);
 }
 
+/* store_input: what st holds as the judge's input (the scale caches where the case has them). */
+static struct fp8kv_judge_kv_input store_input(const struct fp8kv_kv_case *c,
+                                               const struct stored *st)
+{
+    const int scales = c->granularity == FP8KV_SCALE_TOKEN_HEAD;
+    return (struct fp8kv_judge_kv_input){.key_cache = st->kc,
+                                         .value_cache = st->vc,
+                                         .key_bytes = c->cache_bytes,
+                                         .value_bytes = c->cache_bytes,
+                                         .key_name = "key_cache",
+                                         .value_name = "value_cache",
+                                         .key_scale_cache = scales ? st->ksc : NULL,
+                                         .value_scale_cache = scales ? st->vsc : NULL,
+                                         .key_scale_count = c->scale_entries,
+                                         .value_scale_count = c->scale_entries,
+                                         .key_scale_name = "key_scale_cache",
+                                         .value_scale_name = "value_scale_cache"};
+}
+
 /* judge: the caches of case c judged through the buffer API; the result (asserts success). */
 static struct fp8kv_judge_kv_result judge(const struct fp8kv_kv_case *c,
-                                          const struct fp8kv_profile *p, const uint8_t *kc,
-                                          const uint8_t *vc)
+                                          const struct fp8kv_profile *p, const struct stored *st)
 {
-    const struct fp8kv_judge_kv_input in = {.key_cache = kc,
-                                            .value_cache = vc,
-                                            .key_bytes = c->cache_bytes,
-                                            .value_bytes = c->cache_bytes,
-                                            .key_name = "key_cache",
-                                            .value_name = "value_cache"};
+    const struct fp8kv_judge_kv_input in = store_input(c, st);
     struct fp8kv_judge_kv_result r;
     cr_assert_eq(fp8kv_judge_kv(VECTORS, p->name, c->index, &in, &r), 0, "%s", fp8kv_last_error());
     return r;
@@ -100,27 +189,22 @@ Test(judge_kv, correct_outputs_are_conformant_on_every_case)
         for (int index = 0; index < count; index++) {
             struct fp8kv_kv_case c;
             cr_assert_eq(fp8kv_kv_case_load(VECTORS, p, index, &c), 0, "%s", fp8kv_last_error());
-            uint8_t *kc = malloc(c.cache_bytes), *vc = malloc(c.cache_bytes);
-            engine_store(&c, p, FAULT_NONE, kc, vc);
+            struct stored st = stored_new(&c);
+            engine_store(&c, p, FAULT_NONE, &st);
             const size_t n = (size_t)c.attention.count;
             float *att = malloc(n * sizeof *att + 1);
             for (size_t j = 0; j < n; j++)
                 att[j] = (float)((const double *)c.attention.data)[j];
             for (int dt = FP8KV_KV_F32; dt <= FP8KV_KV_BF16; dt++) {
-                const struct fp8kv_judge_kv_input in = {"engine",
-                                                        kc,
-                                                        vc,
-                                                        c.cache_bytes,
-                                                        c.cache_bytes,
-                                                        "k",
-                                                        "v",
-                                                        c.gather[dt].data,
-                                                        c.gather[dt].count,
-                                                        (enum fp8kv_kv_dtype)dt,
-                                                        "g",
-                                                        att,
-                                                        n,
-                                                        "a"};
+                struct fp8kv_judge_kv_input in = store_input(&c, &st);
+                in.subject = "engine";
+                in.gather = c.gather[dt].data;
+                in.gather_count = c.gather[dt].count;
+                in.gather_dtype = (enum fp8kv_kv_dtype)dt;
+                in.gather_name = "g";
+                in.attention = att;
+                in.attention_count = n;
+                in.attention_name = "a";
                 struct fp8kv_judge_kv_result r;
                 cr_assert_eq(fp8kv_judge_kv(VECTORS, p->name, index, &in, &r), 0, "%s",
                              fp8kv_last_error());
@@ -137,8 +221,7 @@ Test(judge_kv, correct_outputs_are_conformant_on_every_case)
                 fp8kv_judge_kv_result_free(&r);
                 judged++;
             }
-            free(kc);
-            free(vc);
+            stored_free(&st);
             free(att);
             fp8kv_kv_case_free(&c);
         }
@@ -159,29 +242,36 @@ static void expect_fault_caught(enum fault fault, const char *cache, int key_onl
         for (int index = 0; index < count; index++) {
             struct fp8kv_kv_case c;
             cr_assert_eq(fp8kv_kv_case_load(VECTORS, p, index, &c), 0);
-            if (fault == FAULT_SPLIT_X_8 && c.shape.layout != FP8KV_LAYOUT_SPLIT_X) {
+            if ((fault == FAULT_SPLIT_X_8 && c.shape.layout != FP8KV_LAYOUT_SPLIT_X) ||
+                (fault == FAULT_HEAD0_SCALE && c.granularity != FP8KV_SCALE_HEAD) ||
+                (fault == FAULT_RECIP_ROW && c.granularity != FP8KV_SCALE_TOKEN_HEAD)) {
                 fp8kv_kv_case_free(&c);
                 continue;
             }
             applicable++;
-            uint8_t *kc = malloc(c.cache_bytes), *vc = malloc(c.cache_bytes);
-            engine_store(&c, p, fault, kc, vc);
-            struct fp8kv_judge_kv_result r = judge(&c, p, kc, vc);
+            struct stored st = stored_new(&c);
+            engine_store(&c, p, fault, &st);
+            struct fp8kv_judge_kv_result r = judge(&c, p, &st);
             if (!r.conformant) {
                 caught++;
                 cr_assert_gt(r.mismatches, 0, "%s", r.text);
                 cr_assert_not_null(strstr(r.text, "verdict=nonconformant"), "%s", r.text);
-                cr_assert_not_null(strstr(r.checks.items[0].failures[0], cache), "%s", r.text);
+                const struct fp8kv_check *store = &r.checks.items[0];
+                int named = 0;
+                for (int l = 0; l < store->failure_lines; l++)
+                    named |= strstr(store->failures[l], cache) != NULL;
+                cr_assert(named, "no failure line names %s:\n%s", cache, r.text);
                 if (key_only)
                     cr_assert_eq(r.cache_mismatches[1], 0, "%s", r.text);
             }
             fp8kv_judge_kv_result_free(&r);
-            free(kc);
-            free(vc);
+            stored_free(&st);
             fp8kv_kv_case_free(&c);
         }
         if (applicable)
             cr_assert_gt(caught, 0, "%s: fault %d caught on no case", p->name, fault);
+        if (fault == FAULT_HEAD0_SCALE || fault == FAULT_RECIP_ROW)
+            cr_assert_gt(applicable, 0, "%s: no case for fault %d", p->name, fault);
     }
 }
 
@@ -208,6 +298,16 @@ Test(judge_kv, fnuz_bytes_under_ocp_are_caught)
 Test(judge_kv, wrong_split_x_width_is_caught_in_the_key_cache)
 {
     expect_fault_caught(FAULT_SPLIT_X_8, "key_cache[", 1);
+}
+
+Test(judge_kv, head_0_scale_for_every_head_is_caught)
+{
+    expect_fault_caught(FAULT_HEAD0_SCALE, "head 1", 0);
+}
+
+Test(judge_kv, reciprocal_row_scales_are_caught_in_the_scale_cache)
+{
+    expect_fault_caught(FAULT_RECIP_ROW, "_scale_cache[", 0);
 }
 
 Test(judge_kv, bad_input_is_an_error_naming_the_part)
@@ -265,9 +365,10 @@ Test(judge_kv, cli_judges_files_with_the_same_verdicts)
     const struct fp8kv_profile *p = fp8kv_profile_by_name("e4m3fn_satfinite");
     struct fp8kv_kv_case c;
     cr_assert_eq(fp8kv_kv_case_load(VECTORS, p, 1, &c), 0);
-    uint8_t *kc = malloc(c.cache_bytes), *vc = malloc(c.cache_bytes);
+    struct stored st = stored_new(&c);
+    uint8_t *kc = st.kc, *vc = st.vc;
     const size_t shape[2] = {(size_t)c.shape.num_blocks, c.cache_bytes / c.shape.num_blocks};
-    engine_store(&c, p, FAULT_NONE, kc, vc);
+    engine_store(&c, p, FAULT_NONE, &st);
     cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jk_k.npy", FP8KV_NPY_U8, 2, shape, kc), 0);
     cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jk_v.npy", FP8KV_NPY_U8, 2, shape, vc), 0);
     const size_t gshape[1] = {c.gather[1].count};
@@ -290,9 +391,9 @@ Test(judge_kv, cli_judges_files_with_the_same_verdicts)
     cr_assert_not_null(strstr(json, "\"schema\": \"fp8kv-judge-kv\""), "%s", json);
     free(json);
 
-    engine_store(&c, p, FAULT_K_SCALE_FOR_V, kc, vc);
+    engine_store(&c, p, FAULT_K_SCALE_FOR_V, &st);
     cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jk_v.npy", FP8KV_NPY_U8, 2, shape, vc), 0);
-    struct fp8kv_judge_kv_result r = judge(&c, p, kc, vc);
+    struct fp8kv_judge_kv_result r = judge(&c, p, &st);
     rc = judge_cli("--profile e4m3fn_satfinite --case 1 --key-cache jk_k.npy --value-cache "
                    "jk_v.npy",
                    out, sizeof out);
@@ -326,7 +427,70 @@ Test(judge_kv, cli_judges_files_with_the_same_verdicts)
     cr_assert_not_null(strstr(out, "missing.npy"), "%s", out);
     rc = judge_cli("--profile e4m3fn_satfinite --case -1 --gather jk_g.npy", out, sizeof out);
     cr_assert_eq(rc, 2, "%s", out);
-    free(kc);
-    free(vc);
+    /* scale caches on a case without them */
+    const size_t sshape[1] = {c.scale_entries};
+    cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jk_ks.npy", FP8KV_NPY_F32, 1, sshape, st.ksc),
+                 0);
+    rc = judge_cli("--profile e4m3fn_satfinite --case 1 --key-cache jk_k.npy --value-cache "
+                   "jk_v.npy --key-scale-cache jk_ks.npy --value-scale-cache jk_ks.npy",
+                   out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "no scale caches"), "%s", out);
+    stored_free(&st);
+    fp8kv_kv_case_free(&c);
+}
+
+/* A case with a scale per token and head, through files: the scale caches are required, judged
+ * bit for bit, and a wrong entry is named. */
+Test(judge_kv, cli_judges_scale_caches_per_token_and_head)
+{
+    const struct fp8kv_profile *p = fp8kv_profile_by_name("e4m3fn_satfinite");
+    int count = 0, index = -1;
+    cr_assert_eq(fp8kv_kv_case_count(VECTORS, p, &count), 0);
+    struct fp8kv_kv_case c;
+    for (int i = 0; i < count && index < 0; i++) {
+        cr_assert_eq(fp8kv_kv_case_load(VECTORS, p, i, &c), 0);
+        if (c.granularity == FP8KV_SCALE_TOKEN_HEAD)
+            index = i;
+        else
+            fp8kv_kv_case_free(&c);
+    }
+    cr_assert_geq(index, 0, "no case with scales per token and head");
+    struct stored st = stored_new(&c);
+    engine_store(&c, p, FAULT_NONE, &st);
+    const size_t shape[1] = {c.cache_bytes}, sshape[1] = {c.scale_entries};
+    cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jt_k.npy", FP8KV_NPY_U8, 1, shape, st.kc), 0);
+    cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jt_v.npy", FP8KV_NPY_U8, 1, shape, st.vc), 0);
+    cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jt_ks.npy", FP8KV_NPY_F32, 1, sshape, st.ksc),
+                 0);
+    cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jt_vs.npy", FP8KV_NPY_F32, 1, sshape, st.vsc),
+                 0);
+    char args[512], out[16384];
+    snprintf(args, sizeof args,
+             "--profile e4m3fn_satfinite --case %d --key-cache jt_k.npy --value-cache jt_v.npy",
+             index);
+    int rc = judge_cli(args, out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "scale per token and head"), "%s", out);
+    const size_t used = strlen(args);
+    snprintf(args + used, sizeof args - used,
+             " --key-scale-cache jt_ks.npy --value-scale-cache jt_vs.npy");
+    rc = judge_cli(args, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "scale caches: key 0 of"), "%s", out);
+    /* one written entry off by one ulp */
+    size_t e = 0;
+    while (c.slot_token[e / (size_t)c.shape.num_heads] < 0)
+        e++;
+    st.vsc[e] = fp8kv_f32_from_bits(fp8kv_f32_bits(st.vsc[e]) + 1);
+    cr_assert_eq(fp8kv_npy_write(FP8KV_BINARY_DIR "/jt_vs.npy", FP8KV_NPY_F32, 1, sshape, st.vsc),
+                 0);
+    rc = judge_cli(args, out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    char line[64];
+    snprintf(line, sizeof line, "value_scale_cache[%zu] token", e);
+    cr_assert_not_null(strstr(out, line), "%s", out);
+    cr_assert_not_null(strstr(out, "mismatches=1 verdict=nonconformant"), "%s", out);
+    stored_free(&st);
     fp8kv_kv_case_free(&c);
 }

@@ -24,13 +24,15 @@
 struct kv_paths {
     const char *name;
     int (*store)(struct fp8kv_codec_cfg, const struct fp8kv_cache_shape *, enum fp8kv_kv_dtype,
-                 const void *, const void *, int, const int64_t *, float, float, uint8_t *,
-                 uint8_t *);
+                 const void *, const void *, int, const int64_t *, const struct fp8kv_kv_scales *,
+                 const struct fp8kv_kv_scales *, uint8_t *, uint8_t *);
     int (*gather)(struct fp8kv_codec_cfg, const struct fp8kv_cache_shape *, int, const uint8_t *,
-                  const int32_t *, int, const int32_t *, int, float, enum fp8kv_kv_dtype, void *);
+                  const int32_t *, int, const int32_t *, int, const struct fp8kv_kv_scales *,
+                  enum fp8kv_kv_dtype, void *);
     int (*attention)(struct fp8kv_codec_cfg, const struct fp8kv_cache_shape *, const float *, int,
                      const uint8_t *, const uint8_t *, const int32_t *, int, const int32_t *, int,
-                     float, float, float, float *);
+                     const struct fp8kv_kv_scales *, const struct fp8kv_kv_scales *, float,
+                     float *);
 };
 
 static const struct kv_paths cpu_paths = {"cpu-reference", fp8kv_cpu_reshape_and_cache,
@@ -40,29 +42,39 @@ static const struct kv_paths cpu_paths = {"cpu-reference", fp8kv_cpu_reshape_and
 static int store_of(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 {
     const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    const struct fp8kv_kv_scales ks =
+        fp8kv_kv_abi_scales(a->cache, a->k_scale, a->k_head_scales, NULL, a->k_scale_cache);
+    const struct fp8kv_kv_scales vs =
+        fp8kv_kv_abi_scales(a->cache, a->v_scale, a->v_head_scales, NULL, a->v_scale_cache);
     return ((const struct kv_paths *)ctx)
         ->store(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), &shape,
                 (enum fp8kv_kv_dtype)a->in_dtype, a->key, a->value, a->num_tokens, a->slot_mapping,
-                a->k_scale, a->v_scale, a->key_cache, a->value_cache);
+                &ks, &vs, a->key_cache, a->value_cache);
 }
 
 static int gather_of(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
 {
     const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    const struct fp8kv_kv_scales s =
+        fp8kv_kv_abi_scales(a->cache, a->scale, a->head_scales, a->scale_cache, NULL);
     return ((const struct kv_paths *)ctx)
         ->gather(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), &shape, a->is_key, a->cache_data,
-                 a->block_table, a->max_blocks_per_seq, a->seq_lens, a->num_seqs, a->scale,
+                 a->block_table, a->max_blocks_per_seq, a->seq_lens, a->num_seqs, &s,
                  (enum fp8kv_kv_dtype)a->out_dtype, a->out);
 }
 
 static int attention_of(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
     const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    const struct fp8kv_kv_scales ks =
+        fp8kv_kv_abi_scales(a->cache, a->k_scale, a->k_head_scales, a->k_scale_cache, NULL);
+    const struct fp8kv_kv_scales vs =
+        fp8kv_kv_abi_scales(a->cache, a->v_scale, a->v_head_scales, a->v_scale_cache, NULL);
     return ((const struct kv_paths *)ctx)
         ->attention(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), &shape, a->query,
                     a->num_q_heads, a->key_cache, a->value_cache, a->block_table,
-                    a->max_blocks_per_seq, a->seq_lens, a->num_seqs, a->k_scale, a->v_scale,
-                    a->softmax_scale, a->out);
+                    a->max_blocks_per_seq, a->seq_lens, a->num_seqs, &ks, &vs, a->softmax_scale,
+                    a->out);
 }
 
 /* The CPU target's own KV subject, from its subject table. */
@@ -82,7 +94,8 @@ static struct fp8kv_subject subject_of(const struct kv_paths *paths,
 {
     *kernels = (struct fp8kv_kv_kernels_v1){
         FP8KV_KV_ABI_VERSION, paths->name,   NULL,     NULL,      NULL,
-        FP8KV_KV_MEMORY_HOST, (void *)paths, store_of, gather_of, attention_of};
+        FP8KV_KV_MEMORY_HOST, (void *)paths, store_of, gather_of, attention_of,
+        FP8KV_KV_SCALES_ALL};
     struct fp8kv_subject s = {.name = paths->name,
                               .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
                               .claim = FP8KV_CLAIM_ALL,
@@ -185,8 +198,10 @@ Test(kv, cpu_reference_passes_every_case_of_every_profile)
  * index would. */
 static int store_padding_at_end(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                                 enum fp8kv_kv_dtype in, const void *key, const void *value,
-                                int num_tokens, const int64_t *slot_mapping, float k_scale,
-                                float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+                                int num_tokens, const int64_t *slot_mapping,
+                                const struct fp8kv_kv_scales *k_scale,
+                                const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
+                                uint8_t *value_cache)
 {
     int64_t *slots = malloc((size_t)num_tokens * sizeof *slots + 1);
     cr_assert_not_null(slots);
@@ -230,7 +245,8 @@ static uint16_t f16_toward_zero(float y)
 static int gather_truncating(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                              int is_key, const uint8_t *cache, const int32_t *block_table,
                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                             float scale, enum fp8kv_kv_dtype out, void *dst)
+                             const struct fp8kv_kv_scales *scale, enum fp8kv_kv_dtype out,
+                             void *dst)
 {
     if (out == FP8KV_KV_F32) {
         return fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table, max_blocks_per_seq,
@@ -277,7 +293,8 @@ static struct fp8kv_cache_shape as_nhd(const struct fp8kv_cache_shape *shape)
 
 static int store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                     const int64_t *slot_mapping, const struct fp8kv_kv_scales *k_scale,
+                     const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
                      uint8_t *value_cache)
 {
     const struct fp8kv_cache_shape s = as_nhd(shape);
@@ -288,8 +305,8 @@ static int store_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
 
 static int gather_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape, int is_key,
                       const uint8_t *cache, const int32_t *block_table, int max_blocks_per_seq,
-                      const int32_t *seq_lens, int num_seqs, float scale, enum fp8kv_kv_dtype out,
-                      void *dst)
+                      const int32_t *seq_lens, int num_seqs, const struct fp8kv_kv_scales *scale,
+                      enum fp8kv_kv_dtype out, void *dst)
 {
     const struct fp8kv_cache_shape s = as_nhd(shape);
     fp8kv_cpu_gather_dequant(cfg, &s, is_key, cache, block_table, max_blocks_per_seq, seq_lens,
@@ -301,7 +318,8 @@ static int attention_nhd(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_sh
                          const float *query, int num_q_heads, const uint8_t *key_cache,
                          const uint8_t *value_cache, const int32_t *block_table,
                          int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                         float k_scale, float v_scale, float softmax_scale, float *out)
+                         const struct fp8kv_kv_scales *k_scale,
+                         const struct fp8kv_kv_scales *v_scale, float softmax_scale, float *out)
 {
     const struct fp8kv_cache_shape s = as_nhd(shape);
     fp8kv_cpu_paged_attention(cfg, &s, query, num_q_heads, key_cache, value_cache, block_table,
@@ -328,7 +346,9 @@ static int attention_modulo_heads(struct fp8kv_codec_cfg cfg, const struct fp8kv
                                   const float *query, int num_q_heads, const uint8_t *key_cache,
                                   const uint8_t *value_cache, const int32_t *block_table,
                                   int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                                  float k_scale, float v_scale, float softmax_scale, float *out)
+                                  const struct fp8kv_kv_scales *k_scale,
+                                  const struct fp8kv_kv_scales *v_scale, float softmax_scale,
+                                  float *out)
 {
     const size_t H = (size_t)shape->num_heads, D = (size_t)shape->head_size;
     const size_t slice = (size_t)num_seqs * H * D;
@@ -371,7 +391,9 @@ static int attention_bf16_out(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
                               const float *query, int num_q_heads, const uint8_t *key_cache,
                               const uint8_t *value_cache, const int32_t *block_table,
                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                              float k_scale, float v_scale, float softmax_scale, float *out)
+                              const struct fp8kv_kv_scales *k_scale,
+                              const struct fp8kv_kv_scales *v_scale, float softmax_scale,
+                              float *out)
 {
     fp8kv_cpu_paged_attention(cfg, shape, query, num_q_heads, key_cache, value_cache, block_table,
                               max_blocks_per_seq, seq_lens, num_seqs, k_scale, v_scale,
@@ -403,8 +425,9 @@ Test(kv, low_precision_attention_fails_the_nmse_threshold)
 static int store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model,
                        const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in,
                        const void *key, const void *value, int num_tokens,
-                       const int64_t *slot_mapping, float k_scale, float v_scale,
-                       uint8_t *key_cache, uint8_t *value_cache)
+                       const int64_t *slot_mapping, const struct fp8kv_kv_scales *k_scale,
+                       const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
+                       uint8_t *value_cache)
 {
     cfg.model = model;
     fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale,
@@ -414,8 +437,9 @@ static int store_model(struct fp8kv_codec_cfg cfg, enum fp8kv_codec_model model,
 
 static int store_recip(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                        enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                       const int64_t *slot_mapping, float k_scale, float v_scale,
-                       uint8_t *key_cache, uint8_t *value_cache)
+                       const int64_t *slot_mapping, const struct fp8kv_kv_scales *k_scale,
+                       const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
+                       uint8_t *value_cache)
 {
     store_model(cfg, FP8KV_CODEC_F32_MUL_RECIP, shape, in, key, value, num_tokens, slot_mapping,
                 k_scale, v_scale, key_cache, value_cache);
@@ -424,7 +448,8 @@ static int store_recip(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
 
 static int store_f16(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                      enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
-                     const int64_t *slot_mapping, float k_scale, float v_scale, uint8_t *key_cache,
+                     const int64_t *slot_mapping, const struct fp8kv_kv_scales *k_scale,
+                     const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
                      uint8_t *value_cache)
 {
     store_model(cfg, FP8KV_CODEC_F16_DIV, shape, in, key, value, num_tokens, slot_mapping, k_scale,
@@ -460,8 +485,10 @@ Test(kv, other_scale_models_fail_the_store)
  * quotient sat exactly on the midpoint and RNE went toward zero. */
 static int store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                            enum fp8kv_kv_dtype in, const void *key, const void *value,
-                           int num_tokens, const int64_t *slot_mapping, float k_scale,
-                           float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+                           int num_tokens, const int64_t *slot_mapping,
+                           const struct fp8kv_kv_scales *k_scale,
+                           const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
+                           uint8_t *value_cache)
 {
     fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, k_scale,
                                 v_scale, key_cache, value_cache);
@@ -477,8 +504,10 @@ static int store_ties_away(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_
                                 : in == FP8KV_KV_F16
                                     ? fp8kv_f16_to_f32(((const uint16_t *)src)[i])
                                     : fp8kv_bf16_to_f32(((const uint16_t *)src)[i]);
-                const float q = fabsf(x / (is_key ? k_scale : v_scale));
                 const int h = (int)(e / D), d = (int)(e % D);
+                struct fp8kv_kv_scales written = *(is_key ? k_scale : v_scale);
+                written.cache = written.cache_out; /* per token: the scale just stored */
+                const float q = fabsf(x / fp8kv_kv_scale_at(&written, shape, slot_mapping[t], h));
                 uint8_t *at = is_key
                                   ? key_cache + fp8kv_key_offset(shape, slot_mapping[t], h, d)
                                   : value_cache + fp8kv_value_offset(shape, slot_mapping[t], h, d);
@@ -505,6 +534,169 @@ Test(kv, ties_away_store_fails_only_the_store)
             expect(&r.items[k], strcmp(r.items[k].name, "kv-store") != 0);
         fp8kv_results_free(&r);
     }
+}
+
+/* ---- scale granularities --------------------------------------------------------------------- */
+
+/* A store that uses head 0's scale for every head (per-head scales). */
+static int store_head0(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                       enum fp8kv_kv_dtype in, const void *key, const void *value, int num_tokens,
+                       const int64_t *slot_mapping, const struct fp8kv_kv_scales *k_scale,
+                       const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
+                       uint8_t *value_cache)
+{
+    struct fp8kv_kv_scales k = *k_scale, v = *v_scale;
+    float kh[64], vh[64];
+    if (k.granularity == FP8KV_SCALE_HEAD) {
+        for (int h = 0; h < shape->num_heads && h < 64; h++) {
+            kh[h] = k.heads[0];
+            vh[h] = v.heads[0];
+        }
+        k.heads = kh;
+        v.heads = vh;
+    }
+    return fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping, &k, &v,
+                                       key_cache, value_cache);
+}
+
+static int is_per_head(const struct fp8kv_check *c)
+{
+    return strstr(c->detail, "scales per head") != NULL;
+}
+
+static int is_per_token(const struct fp8kv_check *c)
+{
+    return strstr(c->detail, "scales per token and head") != NULL;
+}
+
+Test(kv, head_0_scale_for_every_head_fails_only_the_per_head_stores)
+{
+    const struct kv_paths broken = {"head0-store", store_head0, fp8kv_cpu_gather_dequant,
+                                    fp8kv_cpu_paged_attention};
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        struct fp8kv_results r;
+        run_kv(&fp8kv_profiles[i], &broken, &r);
+        int failed = 0;
+        for (size_t k = 0; k < r.count; k++) {
+            const struct fp8kv_check *c = &r.items[k];
+            const int wrong = strcmp(c->name, "kv-store") == 0 && is_per_head(c);
+            expect(c, !wrong);
+            failed += wrong;
+        }
+        cr_assert_gt(failed, 0, "%s: no per-head case", fp8kv_profiles[i].name);
+        fp8kv_results_free(&r);
+    }
+}
+
+/* A store that stores each row with its scale but leaves the scale cache unwritten. */
+static int store_no_scale_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                                enum fp8kv_kv_dtype in, const void *key, const void *value,
+                                int num_tokens, const int64_t *slot_mapping,
+                                const struct fp8kv_kv_scales *k_scale,
+                                const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
+                                uint8_t *value_cache)
+{
+    struct fp8kv_kv_scales k = *k_scale, v = *v_scale;
+    const size_t entries = fp8kv_scale_cache_entries(shape);
+    float *scratch = malloc(2 * entries * sizeof *scratch + 1);
+    cr_assert_not_null(scratch);
+    if (k.granularity == FP8KV_SCALE_TOKEN_HEAD) {
+        k.cache_out = scratch;
+        v.cache_out = scratch + entries;
+    }
+    const int rc = fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, num_tokens, slot_mapping,
+                                               &k, &v, key_cache, value_cache);
+    free(scratch);
+    return rc;
+}
+
+/* A gather that reads a per-token scale from entry slot (not slot * num_heads + head). */
+static int gather_scale_by_slot(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                                int is_key, const uint8_t *cache, const int32_t *block_table,
+                                int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                                const struct fp8kv_kv_scales *scale, enum fp8kv_kv_dtype out,
+                                void *dst)
+{
+    struct fp8kv_kv_scales s = *scale;
+    float *flat = NULL;
+    if (s.granularity == FP8KV_SCALE_TOKEN_HEAD) { /* entry (slot, h) <- entry slot */
+        const size_t entries = fp8kv_scale_cache_entries(shape), H = (size_t)shape->num_heads;
+        flat = malloc(entries * sizeof *flat);
+        cr_assert_not_null(flat);
+        for (size_t e = 0; e < entries; e++)
+            flat[e] = s.cache[e / H];
+        s.cache = flat;
+    }
+    const int rc = fp8kv_cpu_gather_dequant(cfg, shape, is_key, cache, block_table,
+                                            max_blocks_per_seq, seq_lens, num_seqs, &s, out, dst);
+    free(flat);
+    return rc;
+}
+
+Test(kv, per_token_scale_faults_fail_the_check_they_touch)
+{
+    const struct kv_paths unwritten = {"no-scale-cache", store_no_scale_cache,
+                                       fp8kv_cpu_gather_dequant, fp8kv_cpu_paged_attention};
+    const struct kv_paths by_slot = {"scale-by-slot", fp8kv_cpu_reshape_and_cache,
+                                     gather_scale_by_slot, fp8kv_cpu_paged_attention};
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        struct fp8kv_results r;
+        run_kv(&fp8kv_profiles[i], &unwritten, &r);
+        int failed = 0;
+        for (size_t k = 0; k < r.count; k++) {
+            const struct fp8kv_check *c = &r.items[k];
+            const int wrong = strcmp(c->name, "kv-store") == 0 && is_per_token(c);
+            expect(c, !wrong);
+            if (wrong)
+                cr_assert(strstr(c->failures[0], "_scale_cache[") &&
+                              strstr(c->failures[0], "expected"),
+                          "%s", c->failures[0]);
+            failed += wrong;
+        }
+        cr_assert_gt(failed, 0);
+        fp8kv_results_free(&r);
+        run_kv(&fp8kv_profiles[i], &by_slot, &r);
+        failed = 0;
+        for (size_t k = 0; k < r.count; k++) {
+            const struct fp8kv_check *c = &r.items[k];
+            const int wrong = strncmp(c->name, "kv-read-", 8) == 0 && is_per_token(c);
+            expect(c, !wrong);
+            failed += wrong;
+        }
+        cr_assert_gt(failed, 0);
+        fp8kv_results_free(&r);
+    }
+}
+
+/* Kernels that implement scales per tensor only: the other cases are information rows saying
+ * they did not run, never passes; the per-tensor cases are judged as before. */
+Test(kv, granularities_a_subject_lacks_are_reported_not_run)
+{
+    struct fp8kv_kv_kernels_v1 kernels;
+    struct fp8kv_subject subject = subject_of(&cpu_paths, &kernels);
+    kernels.scale_granularities = FP8KV_KV_SCALES(FP8KV_KV_SCALE_TENSOR);
+    struct fp8kv_results r = {0};
+    cr_assert_eq(fp8kv_check_kv(VECTORS, &fp8kv_profiles[0], &subject, &r), 0, "%s",
+                 fp8kv_last_error());
+    int not_run = 0, judged = 0;
+    for (size_t k = 0; k < r.count; k++) {
+        const struct fp8kv_check *c = &r.items[k];
+        if (strcmp(c->name, "kv-case") == 0) {
+            cr_assert(is_per_head(c) || is_per_token(c), "%s", c->detail);
+            cr_assert(strstr(c->detail, "not run: cpu-reference implements no scales per"), "%s",
+                      c->detail);
+            cr_assert_eq(fp8kv_check_outcome(c), FP8KV_OUTCOME_INFO);
+            cr_assert_eq(c->cases, 0);
+            not_run++;
+        } else {
+            cr_assert(!is_per_head(c) && !is_per_token(c), "%s ran: %s", c->name, c->detail);
+            expect(c, 1);
+            judged++;
+        }
+    }
+    cr_assert_gt(not_run, 0);
+    cr_assert_geq(judged, MIN_CASES * CHECKS_PER_CASE);
+    fp8kv_results_free(&r);
 }
 
 /* ---- errors ---------------------------------------------------------------------------------- */

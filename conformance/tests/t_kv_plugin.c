@@ -72,6 +72,24 @@ Test(kv_plugin, wrong_bytes_are_nonconformant_in_the_right_check)
     }
 }
 
+/* Scales per head and per token: a plugin using head 0's scale for every head fails the
+ * per-head cases' stores and reads; one computing each row's scale as amax * (1 / 448) fails
+ * only the per-token stores, the differing scale-cache entries named first. */
+Test(kv_plugin, wrong_per_head_and_per_token_scales_are_nonconformant)
+{
+    static char out[1 << 17];
+    cr_assert_eq(plugin("head0_scale", out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "FAIL   kv-store") && strstr(out, "FAIL   kv-read-f32") &&
+                  strstr(out, " head 1 dim "),
+              "%s", out);
+    cr_assert_eq(plugin("recip_row", out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "FAIL   kv-store") && strstr(out, "key_scale_cache[") &&
+                  strstr(out, "value_scale_cache["),
+              "%s", out);
+    cr_assert_null(strstr(out, "FAIL   kv-read"), "the reads are right: %s", out);
+    cr_assert_null(strstr(out, "FAIL   kv-attention"), "the attention is right: %s", out);
+}
+
 Test(kv_plugin, crashes_hangs_errors_and_overruns_are_the_subjects_failures)
 {
     static char out[1 << 16];

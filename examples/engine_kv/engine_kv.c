@@ -7,8 +7,11 @@
  *              table, times the scale in f32, rounded to f32, f16 or bf16 (nearest even);
  *   attention  one decode step: f32 scores, a max-subtracted softmax, grouped-query heads.
  *
- * NHD, HND and split-x (x = 16) layouts; f32, f16 and bf16 inputs. `fp8kv check-kv --plugin
- * libengine_kv.so` judges it on every golden case of e4m3fn_satfinite.
+ * NHD, HND and split-x (x = 16) layouts; f32, f16 and bf16 inputs; scales per tensor, per KV
+ * head, or per token and head (the store computes each row's scale as amax / 448 over the
+ * row's finite elements, 1 for a zero row, and keeps it in a scale cache [num_blocks,
+ * block_size, num_heads] the reads take it from). `fp8kv check-kv --plugin libengine_kv.so`
+ * judges it on every golden case of e4m3fn_satfinite.
  */
 #include <math.h>
 #include <stddef.h>
@@ -127,6 +130,46 @@ static int64_t slot_of(const int32_t *table, int max_blocks, int seq, int pos, i
            pos % block_size;
 }
 
+/* ---- scales -----------------------------------------------------------------------------------
+ */
+
+/* the scale a read applies at (slot, head h): per tensor, per head or from the scale cache */
+static float scale_at(const struct fp8kv_kv_layout_v1 *c, float tensor, const float *heads,
+                      const float *cache, int64_t slot, int h)
+{
+    if (c->scale_granularity == FP8KV_KV_SCALE_HEAD)
+        return heads[h];
+    if (c->scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD)
+        return cache[(size_t)slot * c->num_heads + h];
+    return tensor;
+}
+
+/* per token and head: amax / 448 over the row's finite elements; 1 for a zero row */
+static float row_scale(const void *x, int dtype, size_t first, int n)
+{
+    float amax = 0.0f;
+    for (int d = 0; d < n; d++) {
+        const float v = fabsf(load_input(x, dtype, first + (size_t)d));
+        amax = isfinite(v) && v > amax ? v : amax;
+    }
+    const float s = amax / 448.0f;
+    return s > 0.0f ? s : 1.0f;
+}
+
+/* the scale a store uses for row (token t, head h) of x, recorded in the scale cache per token */
+static float store_scale(const struct fp8kv_kv_store_args_v1 *a, int is_key, int t, int h,
+                         int64_t slot)
+{
+    const struct fp8kv_kv_layout_v1 *c = a->cache;
+    if (c->scale_granularity != FP8KV_KV_SCALE_TOKEN_HEAD)
+        return scale_at(c, is_key ? a->k_scale : a->v_scale,
+                        is_key ? a->k_head_scales : a->v_head_scales, NULL, slot, h);
+    const float s = row_scale(is_key ? a->key : a->value, a->in_dtype,
+                              ((size_t)t * c->num_heads + h) * c->head_size, c->head_size);
+    (is_key ? a->k_scale_cache : a->v_scale_cache)[(size_t)slot * c->num_heads + h] = s;
+    return s;
+}
+
 /* ---- the kernels -------------------------------------------------------------------------------
  */
 
@@ -139,14 +182,16 @@ static int store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
         const int64_t slot = a->slot_mapping[t];
         if (slot < 0)
             continue;
-        for (int h = 0; h < H; h++)
+        for (int h = 0; h < H; h++) {
+            const float ks = store_scale(a, 1, t, h, slot), vs = store_scale(a, 0, t, h, slot);
             for (int d = 0; d < D; d++) {
                 const size_t i = ((size_t)t * H + h) * D + d;
                 a->key_cache[offset(c, 1, slot, h, d)] =
-                    to_e4m3fn(load_input(a->key, a->in_dtype, i) / a->k_scale);
+                    to_e4m3fn(load_input(a->key, a->in_dtype, i) / ks);
                 a->value_cache[offset(c, 0, slot, h, d)] =
-                    to_e4m3fn(load_input(a->value, a->in_dtype, i) / a->v_scale);
+                    to_e4m3fn(load_input(a->value, a->in_dtype, i) / vs);
             }
+        }
     }
     return 0;
 }
@@ -165,8 +210,8 @@ static int gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
                 slot_of(a->block_table, a->max_blocks_per_seq, s, pos, c->block_size);
             for (int h = 0; h < c->num_heads; h++)
                 for (int d = 0; d < c->head_size; d++) {
-                    const float y =
-                        table[a->cache_data[offset(c, a->is_key, slot, h, d)]] * a->scale;
+                    const float y = table[a->cache_data[offset(c, a->is_key, slot, h, d)]] *
+                                    scale_at(c, a->scale, a->head_scales, a->scale_cache, slot, h);
                     const size_t o = (row * c->num_heads + h) * c->head_size + d;
                     if (a->out_dtype == FP8KV_KV_ABI_F32)
                         ((float *)a->out)[o] = y;
@@ -195,10 +240,11 @@ static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
             for (int t = 0; t < n; t++) {
                 const int64_t slot =
                     slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
+                const float ks =
+                    scale_at(c, a->k_scale, a->k_head_scales, a->k_scale_cache, slot, h);
                 float dot = 0.0f;
                 for (int d = 0; d < D; d++)
-                    dot +=
-                        q[d] * (from_e4m3fn(a->key_cache[offset(c, 1, slot, h, d)]) * a->k_scale);
+                    dot += q[d] * (from_e4m3fn(a->key_cache[offset(c, 1, slot, h, d)]) * ks);
                 scores[t] = a->softmax_scale * dot;
                 max = scores[t] > max ? scores[t] : max;
             }
@@ -209,8 +255,10 @@ static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
                 for (int t = 0; t < n; t++) {
                     const int64_t slot =
                         slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
+                    const float vs =
+                        scale_at(c, a->v_scale, a->v_head_scales, a->v_scale_cache, slot, h);
                     acc += scores[t] / sum *
-                           (from_e4m3fn(a->value_cache[offset(c, 0, slot, h, d)]) * a->v_scale);
+                           (from_e4m3fn(a->value_cache[offset(c, 0, slot, h, d)]) * vs);
                 }
                 out[d] = acc;
             }
@@ -220,7 +268,8 @@ static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 
 static const struct fp8kv_kv_kernels_v1 kernels = {
     FP8KV_KV_ABI_VERSION, "engine_kv", "e4m3fn", "satfinite", "clamp",
-    FP8KV_KV_MEMORY_HOST, NULL,        store,    gather,      attention};
+    FP8KV_KV_MEMORY_HOST, NULL,        store,    gather,      attention,
+    FP8KV_KV_SCALES_ALL};
 
 ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)
 {

@@ -1,6 +1,8 @@
 """A paged fp8 KV cache written the way engines write it, in numpy + ml_dtypes: the store
-(reshape_and_cache with a slot mapping and per-tensor scales), the gather + dequant, and a
-paged decode step. It is an example subject for fp8kv's Python package: test_numpy_engine.py
+(reshape_and_cache with a slot mapping), the gather + dequant, and a paged decode step, with
+scales per tensor (a float), per KV head (an array [num_heads]) or per token and head (the
+store computes amax / max over each row it writes into a scale cache [num_blocks, block_size,
+num_heads], which the reads take the scales from). It is an example subject for fp8kv's Python package: test_numpy_engine.py
 judges it on every golden case. `faults` plants the bugs engines ship, so the tests can show
 fp8kv catching each one:
 
@@ -9,6 +11,8 @@ fp8kv catching each one:
   padding_written a padding token (slot -1) written to the last slot of the cache
   fnuz_bytes      e4m3fnuz bytes written into an OCP (e4m3fn) cache
   split_x_8       the split-x key layout with x = 8 instead of 16
+  head0_scale     per-head scales: every head stored with head 0's scale
+  recip_row       per-token scales: amax * (1 / max) instead of amax / max
 """
 import ml_dtypes
 import numpy as np
@@ -24,9 +28,10 @@ def fp8_type(profile):
 
 
 def quantize(x, scale, profile):
-    """x / scale in float32, saturated under *_satfinite profiles, rounded to fp8: the codes."""
+    """x / scale in float32 (scale broadcast against x), saturated under *_satfinite profiles,
+    rounded to fp8: the codes."""
     fp8, largest = fp8_type(profile)
-    q = x.astype(np.float32) / np.float32(scale)
+    q = x.astype(np.float32) / np.asarray(scale, np.float32)
     if "satfinite" in profile:
         q = np.clip(q, -largest, largest)  # Inf clamps too; NaN stays NaN
     return q.astype(fp8).view(np.uint8)
@@ -52,9 +57,37 @@ def cache_index(layout, is_key, slots, block_size, num_heads, head_size, x=16):
     return block, h, d, off
 
 
+def row_scales(x, profile, faults=()):
+    """Per token and head: amax / max over each row's finite elements (1 for a zero row), as
+    float32 [tokens, heads]."""
+    _, largest = fp8_type(profile)
+    a = np.abs(x.astype(np.float32))
+    amax = np.where(np.isfinite(a), a, np.float32(0)).max(axis=2)
+    if "recip_row" in faults:
+        s = amax * (np.float32(1) / np.float32(largest))
+    else:
+        s = amax / np.float32(largest)
+    return np.where(s > 0, s, np.float32(1)).astype(np.float32)
+
+
+def store_scale(x, scale, scale_cache, slots, profile, faults):
+    """The scales of x's rows [tokens, heads, 1]: a float, an array per head, or (scale None)
+    per token and head, then also written into scale_cache at (slot, head)."""
+    if scale is None:
+        s = row_scales(x, profile, faults)
+        scale_cache.reshape(-1, x.shape[1])[slots] = s
+        return s[:, :, None]
+    s = np.asarray(scale, np.float32)
+    if s.ndim == 1 and "head0_scale" in faults:
+        s = np.full_like(s, s[0])
+    return s[None, :, None] if s.ndim == 1 else s
+
+
 def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, layout, profile,
-          faults=()):
-    """reshape_and_cache: token t's key and value rows go to slot slot_mapping[t] (-1: skip)."""
+          faults=(), k_scale_cache=None, v_scale_cache=None):
+    """reshape_and_cache: token t's key and value rows go to slot slot_mapping[t] (-1: skip).
+    k_scale, v_scale: floats, arrays per head, or None for scales per token and head (then
+    written into k_scale_cache, v_scale_cache)."""
     slots = slot_mapping.astype(np.int64)
     heads, head = key.shape[1], key.shape[2]
     block_size = block_size_of(key_cache, layout)
@@ -70,6 +103,12 @@ def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, la
         key_cache.reshape(key_cache.shape[0], heads, head // x, block_size, x)
     ki = cache_index(layout, True, slots[keep], block_size, heads, head, x)
     vi = cache_index(layout, False, slots[keep], block_size, heads, head)
+    ks = store_scale(key[keep], ks, k_scale_cache, slots[keep], profile, faults)
+    if "k_scale_for_v" in faults and v_scale is None:  # per token: the key rows' scales
+        v_scale_cache.reshape(-1, heads)[slots[keep]] = ks[:, :, 0]
+        vs = ks
+    else:
+        vs = store_scale(value[keep], vs, v_scale_cache, slots[keep], profile, faults)
     key_view[ki] = quantize(key[keep], ks, fmt)
     value_cache[vi] = quantize(value[keep], vs, fmt)
 
@@ -84,12 +123,23 @@ def _token_slots(block_table, seq_lens, block_size):
     return np.concatenate(slots) if slots else np.zeros(0, np.int64)
 
 
+def read_scale(scale, slots, num_heads):
+    """The scales of the rows at slots [tokens, heads, 1] (or a float): a float, an array per
+    head, or a scale cache [num_blocks, block_size, num_heads] read at (slot, head)."""
+    s = np.asarray(scale, np.float32)
+    if s.ndim == 0:
+        return s
+    if s.ndim == 1:
+        return s[None, :, None]
+    return s.reshape(-1, num_heads)[slots][:, :, None]
+
+
 def dequant(cache, slots, is_key, scale, layout, profile, num_heads, head_size):
     """float32 rows [tokens, heads, head_size]: decode(code) * scale, rounded to f32."""
     fp8, _ = fp8_type(profile)
     block_size = block_size_of(cache, layout)
     codes = cache[cache_index(layout, is_key, slots, block_size, num_heads, head_size)]
-    return codes.view(fp8).astype(np.float32) * np.float32(scale)
+    return codes.view(fp8).astype(np.float32) * read_scale(scale, slots, num_heads)
 
 
 def gather(key_cache, value_cache, block_table, seq_lens, k_scale, v_scale, layout, profile,

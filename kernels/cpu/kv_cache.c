@@ -52,6 +52,46 @@ size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, i
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
 }
 
+/* ---- scales --------------------------------------------------------------------------------- */
+
+const char *fp8kv_kv_scale_granularity_name(int granularity)
+{
+    static const char *const names[FP8KV_SCALE_GRANULARITY_COUNT] = {"tensor", "head",
+                                                                     "token_head"};
+    return granularity >= 0 && granularity < FP8KV_SCALE_GRANULARITY_COUNT ? names[granularity]
+                                                                           : "?";
+}
+
+size_t fp8kv_scale_cache_entries(const struct fp8kv_cache_shape *shape)
+{
+    return (size_t)shape->num_blocks * (size_t)shape->block_size * (size_t)shape->num_heads;
+}
+
+float fp8kv_kv_scale_at(const struct fp8kv_kv_scales *scales, const struct fp8kv_cache_shape *shape,
+                        int64_t slot, int head)
+{
+    switch (scales->granularity) {
+    case FP8KV_SCALE_HEAD: return scales->heads[head];
+    case FP8KV_SCALE_TOKEN_HEAD:
+        return scales->cache[(size_t)slot * (size_t)shape->num_heads + (size_t)head];
+    default: return scales->tensor;
+    }
+}
+
+/* scales_check: 0 when scales has the arrays its granularity reads (and, for a store
+ * (storing), the scale cache it writes), else FP8KV_ERR with a message starting with what. */
+static int scales_check(const struct fp8kv_kv_scales *scales, int storing, const char *what)
+{
+    const int g = (int)scales->granularity;
+    if (g < 0 || g >= FP8KV_SCALE_GRANULARITY_COUNT)
+        return fp8kv_fail("%s: unknown scale granularity %d", what, g);
+    if (g == FP8KV_SCALE_HEAD && !scales->heads)
+        return fp8kv_fail("%s: per-head scales without the scales", what);
+    if (g == FP8KV_SCALE_TOKEN_HEAD && !(storing ? scales->cache_out : scales->cache))
+        return fp8kv_fail("%s: per-token scales without the scale cache", what);
+    return FP8KV_OK;
+}
+
 /* ---- element conversions --------------------------------------------------------------------- */
 
 /* load_widened: element i of an f32 / f16 / bf16 array, widened exactly to f32. */
@@ -62,6 +102,20 @@ static float load_widened(enum fp8kv_kv_dtype dtype, const void *src, size_t i)
     case FP8KV_KV_BF16: return fp8kv_bf16_to_f32(((const uint16_t *)src)[i]);
     default: return ((const float *)src)[i];
     }
+}
+
+float fp8kv_kv_row_scale(struct fp8kv_codec_cfg cfg, enum fp8kv_kv_dtype in, const void *src,
+                         size_t first, int n)
+{
+    float amax = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const float x = fabsf(load_widened(in, src, first + (size_t)i));
+        if (isfinite(x) && x > amax)
+            amax = x;
+    }
+    const int bias = fp8kv_codec_bias(cfg);
+    const float s = amax / fp8kv_max_finite(bias, fp8kv_codec_max_code(cfg));
+    return s > 0.0f ? s : 1.0f;
 }
 
 /* store_rounded: writes the f32 y into element i of dst, rounded (RNE) to dtype. */
@@ -107,12 +161,32 @@ int fp8kv_cache_shape_check(const struct fp8kv_cache_shape *shape, const char *w
     return FP8KV_OK;
 }
 
+/* row_scale: the scale of row (token t, head h) of src under scales, written to the scale cache
+ * at slot when the store computes it. */
+static float row_scale(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                       const struct fp8kv_kv_scales *scales, enum fp8kv_kv_dtype in,
+                       const void *src, int t, int h, int64_t slot)
+{
+    if (scales->granularity != FP8KV_SCALE_TOKEN_HEAD)
+        return fp8kv_kv_scale_at(scales, shape, slot, h);
+    const size_t first = ((size_t)t * (size_t)shape->num_heads + (size_t)h) * shape->head_size;
+    const float s = fp8kv_kv_row_scale(cfg, in, src, first, shape->head_size);
+    scales->cache_out[(size_t)slot * (size_t)shape->num_heads + (size_t)h] = s;
+    return s;
+}
+
 int fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                                 enum fp8kv_kv_dtype in, const void *key, const void *value,
-                                int num_tokens, const int64_t *slot_mapping, float k_scale,
-                                float v_scale, uint8_t *key_cache, uint8_t *value_cache)
+                                int num_tokens, const int64_t *slot_mapping,
+                                const struct fp8kv_kv_scales *k_scale,
+                                const struct fp8kv_kv_scales *v_scale, uint8_t *key_cache,
+                                uint8_t *value_cache)
 {
-    const int rc = fp8kv_cache_shape_check(shape, "reshape_and_cache");
+    int rc = fp8kv_cache_shape_check(shape, "reshape_and_cache");
+    if (rc == 0)
+        rc = scales_check(k_scale, 1, "reshape_and_cache: key");
+    if (rc == 0)
+        rc = scales_check(v_scale, 1, "reshape_and_cache: value");
     if (rc != 0)
         return rc;
     const int64_t slots = (int64_t)shape->num_blocks * shape->block_size;
@@ -125,14 +199,17 @@ int fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_c
         const int64_t slot = slot_mapping[t];
         if (slot < 0) /* padding: the cache is left untouched */
             continue;
-        for (int h = 0; h < heads; h++)
+        for (int h = 0; h < heads; h++) {
+            const float ks = row_scale(cfg, shape, k_scale, in, key, t, h, slot);
+            const float vs = row_scale(cfg, shape, v_scale, in, value, t, h, slot);
             for (int d = 0; d < hs; d++) {
                 const size_t i = ((size_t)t * (size_t)heads + (size_t)h) * (size_t)hs + (size_t)d;
                 key_cache[fp8kv_key_offset(shape, slot, h, d)] =
-                    fp8kv_store_f32(cfg, load_widened(in, key, i), k_scale);
+                    fp8kv_store_f32(cfg, load_widened(in, key, i), ks);
                 value_cache[fp8kv_value_offset(shape, slot, h, d)] =
-                    fp8kv_store_f32(cfg, load_widened(in, value, i), v_scale);
+                    fp8kv_store_f32(cfg, load_widened(in, value, i), vs);
             }
+        }
     }
     return FP8KV_OK;
 }
@@ -142,9 +219,12 @@ int fp8kv_cpu_reshape_and_cache(struct fp8kv_codec_cfg cfg, const struct fp8kv_c
 int fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                              int is_key, const uint8_t *cache, const int32_t *block_table,
                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                             float scale, enum fp8kv_kv_dtype out, void *dst)
+                             const struct fp8kv_kv_scales *scale, enum fp8kv_kv_dtype out,
+                             void *dst)
 {
-    const int rc = fp8kv_cache_shape_check(shape, "gather_dequant");
+    int rc = fp8kv_cache_shape_check(shape, "gather_dequant");
+    if (rc == 0)
+        rc = scales_check(scale, 0, "gather_dequant");
     if (rc != 0)
         return rc;
     const int heads = shape->num_heads, hs = shape->head_size;
@@ -157,7 +237,9 @@ int fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cach
                     const size_t at = is_key ? fp8kv_key_offset(shape, slot, h, d)
                                              : fp8kv_value_offset(shape, slot, h, d);
                     const size_t o = (row * (size_t)heads + (size_t)h) * (size_t)hs + (size_t)d;
-                    store_rounded(out, dst, o, dequant(cfg, cache[at], scale));
+                    store_rounded(
+                        out, dst, o,
+                        dequant(cfg, cache[at], fp8kv_kv_scale_at(scale, shape, slot, h)));
                 }
         }
     return FP8KV_OK;
@@ -170,7 +252,8 @@ int fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cach
 static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                        const float *q, int h, const uint8_t *key_cache, const uint8_t *value_cache,
                        const int32_t *block_table, int max_blocks_per_seq, int seq, int n,
-                       float k_scale, float v_scale, float softmax_scale, float *scores, float *out)
+                       const struct fp8kv_kv_scales *k_scale, const struct fp8kv_kv_scales *v_scale,
+                       float softmax_scale, float *scores, float *out)
 {
     const int hs = shape->head_size;
     for (int d = 0; d < hs; d++)
@@ -183,9 +266,10 @@ static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
     float max = -INFINITY;
     for (int t = 0; t < n; t++) {
         const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, t);
+        const float ks = fp8kv_kv_scale_at(k_scale, shape, slot, h);
         float dot = 0.0f;
         for (int d = 0; d < hs; d++)
-            dot += q[d] * dequant(cfg, key_cache[fp8kv_key_offset(shape, slot, h, d)], k_scale);
+            dot += q[d] * dequant(cfg, key_cache[fp8kv_key_offset(shape, slot, h, d)], ks);
         scores[t] = softmax_scale * dot;
         if (scores[t] > max)
             max = scores[t];
@@ -199,9 +283,9 @@ static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
     }
     for (int t = 0; t < n; t++) {
         const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, t);
-        const float p = scores[t] / sum;
+        const float p = scores[t] / sum, vs = fp8kv_kv_scale_at(v_scale, shape, slot, h);
         for (int d = 0; d < hs; d++)
-            out[d] += p * dequant(cfg, value_cache[fp8kv_value_offset(shape, slot, h, d)], v_scale);
+            out[d] += p * dequant(cfg, value_cache[fp8kv_value_offset(shape, slot, h, d)], vs);
     }
 }
 
@@ -209,9 +293,15 @@ int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
                               const float *query, int num_q_heads, const uint8_t *key_cache,
                               const uint8_t *value_cache, const int32_t *block_table,
                               int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                              float k_scale, float v_scale, float softmax_scale, float *out)
+                              const struct fp8kv_kv_scales *k_scale,
+                              const struct fp8kv_kv_scales *v_scale, float softmax_scale,
+                              float *out)
 {
-    const int rc = fp8kv_cache_shape_check(shape, "paged_attention");
+    int rc = fp8kv_cache_shape_check(shape, "paged_attention");
+    if (rc == 0)
+        rc = scales_check(k_scale, 0, "paged_attention: key");
+    if (rc == 0)
+        rc = scales_check(v_scale, 0, "paged_attention: value");
     if (rc != 0)
         return rc;
     if (num_q_heads < 1 || num_q_heads % shape->num_heads != 0)
@@ -251,12 +341,26 @@ _Static_assert(FP8KV_KV_ABI_E4M3FN == (int)FP8KV_CODEC_E4M3FN &&
                    FP8KV_KV_ABI_E4M3FNUZ == (int)FP8KV_CODEC_E4M3FNUZ,
                "the ABI's formats are codec.h's");
 
+_Static_assert(FP8KV_KV_SCALE_TENSOR == (int)FP8KV_SCALE_TENSOR &&
+                   FP8KV_KV_SCALE_HEAD == (int)FP8KV_SCALE_HEAD &&
+                   FP8KV_KV_SCALE_TOKEN_HEAD == (int)FP8KV_SCALE_TOKEN_HEAD,
+               "the ABI's scale granularities are kv_cache.h's");
+
 struct fp8kv_kv_layout_v1 fp8kv_kv_abi_layout(const struct fp8kv_cache_shape *shape,
-                                              struct fp8kv_codec_cfg cfg)
+                                              struct fp8kv_codec_cfg cfg,
+                                              enum fp8kv_kv_scale_granularity granularity)
 {
-    return (struct fp8kv_kv_layout_v1){shape->num_blocks, shape->block_size,      shape->num_heads,
-                                       shape->head_size,  (int32_t)shape->layout, cfg.format,
-                                       cfg.saturate,      cfg.inf_to_nan};
+    return (struct fp8kv_kv_layout_v1){
+        shape->num_blocks, shape->block_size,      shape->num_heads,
+        shape->head_size,  (int32_t)shape->layout, cfg.format,
+        cfg.saturate,      cfg.inf_to_nan,         (int32_t)granularity};
+}
+
+struct fp8kv_kv_scales fp8kv_kv_abi_scales(const struct fp8kv_kv_layout_v1 *layout, float tensor,
+                                           const float *heads, const float *cache, float *cache_out)
+{
+    return (struct fp8kv_kv_scales){(enum fp8kv_kv_scale_granularity)layout->scale_granularity,
+                                    tensor, heads, cache, cache_out};
 }
 
 struct fp8kv_cache_shape fp8kv_kv_abi_shape(const struct fp8kv_kv_layout_v1 *l)

@@ -67,28 +67,37 @@ static int decode_table_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8
 static int store_cpu(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 {
     const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
-    return fp8kv_cpu_reshape_and_cache(fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape,
-                                       (enum fp8kv_kv_dtype)a->in_dtype, a->key, a->value,
-                                       a->num_tokens, a->slot_mapping, a->k_scale, a->v_scale,
-                                       a->key_cache, a->value_cache);
+    const struct fp8kv_kv_scales ks =
+        fp8kv_kv_abi_scales(a->cache, a->k_scale, a->k_head_scales, NULL, a->k_scale_cache);
+    const struct fp8kv_kv_scales vs =
+        fp8kv_kv_abi_scales(a->cache, a->v_scale, a->v_head_scales, NULL, a->v_scale_cache);
+    return fp8kv_cpu_reshape_and_cache(
+        fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape, (enum fp8kv_kv_dtype)a->in_dtype,
+        a->key, a->value, a->num_tokens, a->slot_mapping, &ks, &vs, a->key_cache, a->value_cache);
 }
 
 static int gather_cpu(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
 {
     const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    const struct fp8kv_kv_scales s =
+        fp8kv_kv_abi_scales(a->cache, a->scale, a->head_scales, a->scale_cache, NULL);
     return fp8kv_cpu_gather_dequant(fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape,
                                     a->is_key, a->cache_data, a->block_table, a->max_blocks_per_seq,
-                                    a->seq_lens, a->num_seqs, a->scale,
-                                    (enum fp8kv_kv_dtype)a->out_dtype, a->out);
+                                    a->seq_lens, a->num_seqs, &s, (enum fp8kv_kv_dtype)a->out_dtype,
+                                    a->out);
 }
 
 static int attention_cpu(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
     const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
+    const struct fp8kv_kv_scales ks =
+        fp8kv_kv_abi_scales(a->cache, a->k_scale, a->k_head_scales, a->k_scale_cache, NULL);
+    const struct fp8kv_kv_scales vs =
+        fp8kv_kv_abi_scales(a->cache, a->v_scale, a->v_head_scales, a->v_scale_cache, NULL);
     return fp8kv_cpu_paged_attention(fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape,
                                      a->query, a->num_q_heads, a->key_cache, a->value_cache,
                                      a->block_table, a->max_blocks_per_seq, a->seq_lens,
-                                     a->num_seqs, a->k_scale, a->v_scale, a->softmax_scale, a->out);
+                                     a->num_seqs, &ks, &vs, a->softmax_scale, a->out);
 }
 
 static const int models[] = {FP8KV_CODEC_F32_DIV, FP8KV_CODEC_F32_MUL_RECIP, FP8KV_CODEC_F16_DIV};
@@ -96,7 +105,7 @@ static const int models[] = {FP8KV_CODEC_F32_DIV, FP8KV_CODEC_F32_MUL_RECIP, FP8
 #define CPU_KV(m)                                                                                  \
     {                                                                                              \
         FP8KV_KV_ABI_VERSION, "cpu-reference", NULL, NULL, NULL, FP8KV_KV_MEMORY_HOST,             \
-            (void *)&models[m], store_cpu, gather_cpu, attention_cpu                               \
+            (void *)&models[m], store_cpu, gather_cpu, attention_cpu, FP8KV_KV_SCALES_ALL          \
     }
 static const struct fp8kv_kv_kernels_v1 cpu_kv[MODEL_COUNT] = {CPU_KV(0), CPU_KV(1), CPU_KV(2)};
 

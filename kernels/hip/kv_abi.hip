@@ -2,7 +2,8 @@
  * memory: every array argument is a device pointer, as an engine's kernels take them, and each
  * call returns when its results are in place. The store uses the bits codec; the scale model is
  * the golden cases' (f32_div). The harness validates slots and block tables before a call; the
- * gather and attention still read the sequence lengths back to size their launches. */
+ * gather and attention still read the sequence lengths back to size their launches. Scales are
+ * per tensor (the descriptor of kernels/hip/subjects.c says so; another granularity is refused). */
 #include "common.h"
 
 #include <vector>
@@ -17,6 +18,9 @@ int begin(const struct fp8kv_kv_layout_v1 *layout, const char *what,
 {
     int rc = require_open(what);
     *shape = fp8kv_kv_abi_shape(layout);
+    if (rc == 0 && layout->scale_granularity != FP8KV_KV_SCALE_TENSOR)
+        return FP8KV_FAIL("%s: fp8kv's GPU kernels take scales per tensor only, not %s", what,
+                          fp8kv_kv_scale_granularity_name(layout->scale_granularity));
     return rc != 0 ? rc : check_shape(shape, what);
 }
 

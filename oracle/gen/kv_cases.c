@@ -3,9 +3,11 @@
  *
  * The truth side only: the expected cache bytes come from fp8kv_oracle_store (model f32_div)
  * placed with this file's own layout arithmetic (restated from docs/DESIGN.md §4, never taken from
- * kernels/), the gather outputs from fp8kv_oracle_read (model rounded), and the attention
- * output from MPFR at ATTN_PREC bits over the dequantized values. Inputs are pseudo-random
- * from a fixed splitmix64 seed per case, so regenerating gives the same bytes.
+ * kernels/), each with its scale: per tensor, per KV head, or per token and head
+ * (fp8kv_oracle_row_scale of the row); the gather outputs from fp8kv_oracle_read (model
+ * rounded), and the attention output from MPFR at ATTN_PREC bits over the dequantized values.
+ * Inputs are pseudo-random from a fixed splitmix64 seed per case, so regenerating gives the
+ * same bytes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,19 +28,26 @@ enum { LAYOUT_NHD = 0, LAYOUT_SPLIT_X = 1, LAYOUT_HND = 2 };
 
 #define SENTINEL 0xA5 /* every cache byte no slot writes */
 #define MAX_SEQS 4
-#define META_LEN 11   /* the entries of caseN_meta.npy, in meta_names' order */
+#define META_LEN 12 /* the entries of caseN_meta.npy, in meta_names' order */
+#define MAX_HEADS 4
 #define ATTN_PREC 128 /* bits of the attention reference */
 #define OUT_DTYPES 3  /* gather outputs: f32, f16, bf16 (enum fp8kv_dtype order) */
 
-/* One case: its shape, what its inputs stress, and its scales. */
+/* Scale granularities (the values of caseN_meta.npy's entry 11): one scale per tensor, per KV
+ * head, or per token and head (computed by the store from the row, kept in a scale cache). */
+enum { SCALE_TENSOR = 0, SCALE_HEAD = 1, SCALE_TOKEN_HEAD = 2 };
+
+/* One case: its shape, what its inputs stress, and its scales (per tensor: k_scale, v_scale;
+ * per head and per token: the base the inputs' scales are made from). */
 struct case_def {
     int layout;
     enum fp8kv_dtype in;
-    int block_size, num_heads, head_size, num_q_heads;
+    int block_size, num_heads, head_size, num_q_heads; /* num_heads <= MAX_HEADS */
     int num_seqs, seq_lens[MAX_SEQS];
     int padding; /* tokens with slot -1 */
     int extra;   /* tokens stored into a block no sequence reads (< block_size - 1) */
     float k_scale, v_scale, softmax_scale;
+    int granularity; /* SCALE_* */
 };
 
 /* Every case has partially filled blocks, out-of-order block tables, padding tokens (the
@@ -47,25 +56,230 @@ struct case_def {
  * sends slot -1 to the end of the cache is caught). */
 static const struct case_def cases[] = {
     /* NHD, f32, odd head count (3), MHA */
-    {LAYOUT_NHD, FP8KV_DTYPE_F32, 4, 3, 8, 3, 3, {7, 2, 5}, 3, 2, 0.05f, 0.0123f, 0.35355339f},
+    {LAYOUT_NHD,
+     FP8KV_DTYPE_F32,
+     4,
+     3,
+     8,
+     3,
+     3,
+     {7, 2, 5},
+     3,
+     2,
+     0.05f,
+     0.0123f,
+     0.35355339f,
+     SCALE_TENSOR},
     /* SPLIT_X with two 16-lane chunks, f16, GQA (2 q heads per kv head) */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_F16, 8, 2, 32, 4, 2, {9, 3}, 2, 3, 0.0123f, 0.05f, 0.17677669f},
+    {LAYOUT_SPLIT_X,
+     FP8KV_DTYPE_F16,
+     8,
+     2,
+     32,
+     4,
+     2,
+     {9, 3},
+     2,
+     3,
+     0.0123f,
+     0.05f,
+     0.17677669f,
+     SCALE_TENSOR},
     /* NHD, bf16, block size 16, GQA x3 */
-    {LAYOUT_NHD, FP8KV_DTYPE_BF16, 16, 2, 8, 6, 2, {18, 5}, 4, 5, 0.7f, 0.1f, 0.35355339f},
+    {LAYOUT_NHD,
+     FP8KV_DTYPE_BF16,
+     16,
+     2,
+     8,
+     6,
+     2,
+     {18, 5},
+     4,
+     5,
+     0.7f,
+     0.1f,
+     0.35355339f,
+     SCALE_TENSOR},
     /* SPLIT_X, f32, odd head count with GQA x2, a one-token sequence */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_F32, 8, 3, 16, 6, 3, {9, 1, 4}, 2, 1, 0.05f, 1.7f, 0.25f},
+    {LAYOUT_SPLIT_X,
+     FP8KV_DTYPE_F32,
+     8,
+     3,
+     16,
+     6,
+     3,
+     {9, 1, 4},
+     2,
+     1,
+     0.05f,
+     1.7f,
+     0.25f,
+     SCALE_TENSOR},
     /* SPLIT_X, bf16, block size 4, three sequences, no extra tokens */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 4, 2, 16, 2, 3, {5, 8, 3}, 3, 0, 0.0123f, 3.0f, 0.25f},
+    {LAYOUT_SPLIT_X,
+     FP8KV_DTYPE_BF16,
+     4,
+     2,
+     16,
+     2,
+     3,
+     {5, 8, 3},
+     3,
+     0,
+     0.0123f,
+     3.0f,
+     0.25f,
+     SCALE_TENSOR},
     /* HND, f16, block size 16, GQA x2 */
-    {LAYOUT_HND, FP8KV_DTYPE_F16, 16, 2, 16, 4, 2, {21, 6}, 2, 4, 0.0123f, 0.7f, 0.25f},
+    {LAYOUT_HND,
+     FP8KV_DTYPE_F16,
+     16,
+     2,
+     16,
+     4,
+     2,
+     {21, 6},
+     2,
+     4,
+     0.0123f,
+     0.7f,
+     0.25f,
+     SCALE_TENSOR},
     /* HND, f32, block size 32, odd head count, GQA x2 */
-    {LAYOUT_HND, FP8KV_DTYPE_F32, 32, 3, 8, 6, 2, {40, 9}, 3, 7, 0.05f, 0.1f, 0.35355339f},
+    {LAYOUT_HND,
+     FP8KV_DTYPE_F32,
+     32,
+     3,
+     8,
+     6,
+     2,
+     {40, 9},
+     3,
+     7,
+     0.05f,
+     0.1f,
+     0.35355339f,
+     SCALE_TENSOR},
     /* NHD, bf16, block size 64, a sequence over two blocks */
-    {LAYOUT_NHD, FP8KV_DTYPE_BF16, 64, 2, 16, 2, 2, {70, 3}, 2, 10, 1.7f, 0.0123f, 0.25f},
+    {LAYOUT_NHD,
+     FP8KV_DTYPE_BF16,
+     64,
+     2,
+     16,
+     2,
+     2,
+     {70, 3},
+     2,
+     10,
+     1.7f,
+     0.0123f,
+     0.25f,
+     SCALE_TENSOR},
     /* SPLIT_X, f16, block size 32, one sequence over two blocks, GQA x2 */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_F16, 32, 2, 32, 4, 1, {33}, 1, 2, 0.1f, 0.05f, 0.17677669f},
+    {LAYOUT_SPLIT_X,
+     FP8KV_DTYPE_F16,
+     32,
+     2,
+     32,
+     4,
+     1,
+     {33},
+     1,
+     2,
+     0.1f,
+     0.05f,
+     0.17677669f,
+     SCALE_TENSOR},
     /* HND, bf16, block size 64, GQA x4 (two kv heads: under overflow = nan one stays finite) */
-    {LAYOUT_HND, FP8KV_DTYPE_BF16, 64, 2, 32, 8, 1, {65}, 2, 3, 3.0f, 0.05f, 0.17677669f},
+    {LAYOUT_HND,
+     FP8KV_DTYPE_BF16,
+     64,
+     2,
+     32,
+     8,
+     1,
+     {65},
+     2,
+     3,
+     3.0f,
+     0.05f,
+     0.17677669f,
+     SCALE_TENSOR},
+    /* per KV head: NHD, f32, block size 16, four heads with four scales each, GQA x2 */
+    {LAYOUT_NHD,
+     FP8KV_DTYPE_F32,
+     16,
+     4,
+     8,
+     8,
+     2,
+     {19, 6},
+     2,
+     3,
+     0.05f,
+     0.0123f,
+     0.35355339f,
+     SCALE_HEAD},
+    /* per KV head: SPLIT_X, bf16, block size 8, three heads, GQA x2 */
+    {LAYOUT_SPLIT_X,
+     FP8KV_DTYPE_BF16,
+     8,
+     3,
+     16,
+     6,
+     2,
+     {11, 4},
+     2,
+     2,
+     0.7f,
+     0.1f,
+     0.25f,
+     SCALE_HEAD},
+    /* per token and head: NHD, f16, block size 16, GQA x2 */
+    {LAYOUT_NHD,
+     FP8KV_DTYPE_F16,
+     16,
+     2,
+     16,
+     4,
+     2,
+     {20, 7},
+     3,
+     4,
+     0.0123f,
+     0.05f,
+     0.25f,
+     SCALE_TOKEN_HEAD},
+    /* per token and head: HND, f32, block size 32, three heads, MHA */
+    {LAYOUT_HND,
+     FP8KV_DTYPE_F32,
+     32,
+     3,
+     8,
+     3,
+     2,
+     {37, 5},
+     2,
+     6,
+     0.1f,
+     1.7f,
+     0.35355339f,
+     SCALE_TOKEN_HEAD},
+    /* per token and head: SPLIT_X, bf16, block size 8, GQA x2 */
+    {LAYOUT_SPLIT_X,
+     FP8KV_DTYPE_BF16,
+     8,
+     2,
+     32,
+     4,
+     3,
+     {9, 2, 6},
+     2,
+     1,
+     0.05f,
+     0.7f,
+     0.17677669f,
+     SCALE_TOKEN_HEAD},
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -74,9 +288,12 @@ struct kv_case {
     const struct case_def *def;
     int num_blocks, max_blocks, num_tokens, rows; /* rows: sum of seq_lens */
     size_t width, cache_bytes;                    /* width: num_heads * head_size */
-    uint32_t *key, *value; /* [num_tokens][width] input bits (f16/bf16 in the low 16) */
-    int64_t *slots;        /* [num_tokens] */
-    int32_t *block_table;  /* [num_seqs][max_blocks] */
+    size_t scale_entries;                         /* of a scale cache: slots * num_heads */
+    float head_scales[2][MAX_HEADS];              /* per head: [0] value, [1] key */
+    uint32_t *scale_cache[2]; /* per token and head, f32 bits: [0] value, [1] key */
+    uint32_t *key, *value;    /* [num_tokens][width] input bits (f16/bf16 in the low 16) */
+    int64_t *slots;           /* [num_tokens] */
+    int32_t *block_table;     /* [num_seqs][max_blocks] */
     int32_t seq_lens[MAX_SEQS];
     float *query; /* [num_seqs][num_q_heads][head_size] */
     uint8_t *key_cache, *value_cache;
@@ -94,15 +311,17 @@ static double decoded(const struct fp8kv_format *f, unsigned code)
     return v;
 }
 
-/* quotient_value: the magnitude an input should have after division by its scale. kind 0:
- * an overflow (the overflow midpoint, 1.25 max, 3 max, 1000); kind 1: the midpoint of two
- * adjacent codes (the smallest subnormal and 0 included); kind 2: an exact code value;
- * kind 3: 2^e (1 + u), e in [-11, 6], which covers underflow, subnormals and normals and
+/* quotient_value: the magnitude an input should have after division by its scale (the kinds
+ * of element_kind). kind 0: an overflow (the overflow midpoint, 1.25 max, 3 max, 1000); kind 1: the
+ * midpoint of two adjacent codes (the smallest subnormal and 0 included); kind 2: an exact code
+ * value; kind 3: 2^e (1 + u), e in [-11, 6], which covers underflow, subnormals and normals and
  * stays below half the largest code of either format. All are exact doubles. */
 static double quotient_value(const struct fp8kv_format *f, int kind, uint64_t r)
 {
     const unsigned max = f->max_code;
     switch (kind) {
+    case 4: return decoded(f, max); /* KIND_ROW_MAX */
+    case 5: return 0.0;             /* KIND_ZERO */
     case 0: {
         const double top = decoded(f, max), below = decoded(f, max - 1);
         const double overflows[4] = {top + (top - below) / 2, 1.25 * top, 3 * top, 1000};
@@ -134,20 +353,73 @@ static uint32_t input_bits(enum fp8kv_dtype dtype, double q, float s, int negati
     return bits;
 }
 
+/* The kinds of quotient_value, and two more for rows scaled per token: KIND_ROW_MAX, the
+ * largest finite code value (the row's amax, so the row's scale is the one its inputs were
+ * made with), and KIND_ZERO. */
+enum { KIND_OVERFLOW = 0, KIND_ROW_MAX = 4, KIND_ZERO = 5 };
+
+/* row_hash: a pseudo-random word of row (token t, head h) of key (is_key) or value, apart from
+ * the case's input stream (so the per-tensor cases' inputs do not depend on it). */
+static uint64_t row_hash(int is_key, int t, int h)
+{
+    uint64_t state = 0x726F77ull ^ ((uint64_t)t << 20) ^ ((uint64_t)h << 4) ^ (uint64_t)is_key;
+    return fp8kv_splitmix64(&state);
+}
+
+/* A row of a per-token case: is it all zeros, and does it hold a KIND_ROW_MAX element. */
+static int zero_row(const struct case_def *c, int is_key, int t, int h)
+{
+    return t % 5 == 3 && h == (is_key ? 0 : c->num_heads - 1);
+}
+
+static int row_has_max(int is_key, int t, int h)
+{
+    return row_hash(is_key, t, h) % 3 != 2;
+}
+
 /* element_kind: what input element (token t, head h, dim d) of key (is_key) or value holds.
- * Overflows sit in kv head 0 of the key and the last kv head of the value only, so under an
- * overflow = nan profile the other heads' attention outputs stay finite. */
+ * Per tensor and per head, overflows sit in kv head 0 of the key and the last kv head of the
+ * value only, so under an overflow = nan profile the other heads' attention outputs stay
+ * finite. Per token and head nothing overflows (the scale follows the row): most rows hold
+ * their maximum at one dim, and some rows are zero. */
 static int element_kind(const struct case_def *c, int is_key, int t, int h, int d, uint64_t r)
 {
     const int D = c->head_size;
-    if (is_key ? h == 0 && t % 4 == 1 && d == (t * 3) % D
-               : h == c->num_heads - 1 && t % 4 == 2 && d == (t * 5) % D)
-        return 0;
+    if (c->granularity == SCALE_TOKEN_HEAD) {
+        if (zero_row(c, is_key, t, h))
+            return KIND_ZERO;
+        if (row_has_max(is_key, t, h) && d == (int)((row_hash(is_key, t, h) >> 40) % (uint64_t)D))
+            return KIND_ROW_MAX;
+    } else if (is_key ? h == 0 && t % 4 == 1 && d == (t * 3) % D
+                      : h == c->num_heads - 1 && t % 4 == 2 && d == (t * 5) % D) {
+        return KIND_OVERFLOW;
+    }
     switch (r % 8) {
     case 0:
     case 1: return 1;
     case 2: return 2;
     default: return 3;
+    }
+}
+
+/* input_scale: the scale the inputs of row (t, h) are made with: the tensor's, the head's, or
+ * per token a scale of the row's own: a few significant bits times a power of two (so that
+ * amax / max_finite is often exact), the base scale times (1 + u), or the base times a power
+ * of two. The expected bytes use the scale the oracle derives from the row. */
+static float input_scale(const struct kv_case *k, int is_key, int t, int h)
+{
+    const struct case_def *c = k->def;
+    const float base = is_key ? c->k_scale : c->v_scale;
+    if (c->granularity == SCALE_HEAD)
+        return k->head_scales[is_key][h];
+    if (c->granularity == SCALE_TENSOR)
+        return base;
+    const uint64_t r = row_hash(is_key, t, h);
+    static const int mantissas[4] = {3, 5, 11, 13};
+    switch (r % 3) {
+    case 0: return (float)ldexp(mantissas[(r >> 8) % 4], -12 + (int)((r >> 12) % 8));
+    case 1: return (float)((double)base * (1.0 + (double)((r >> 16) & 0xFFFF) / 65536.0));
+    default: return (float)ldexp(base, (int)((r >> 16) % 5) - 2);
     }
 }
 
@@ -195,6 +467,8 @@ static void case_free(struct kv_case *k)
     free(k->value_cache);
     for (int o = 0; o < OUT_DTYPES; o++)
         free(k->gather[o]);
+    free(k->scale_cache[0]);
+    free(k->scale_cache[1]);
     free(k->attention);
     memset(k, 0, sizeof *k);
 }
@@ -266,16 +540,31 @@ static int place_tokens(struct kv_case *k, uint64_t *rng)
     return FP8KV_OK;
 }
 
-/* fill_inputs: key, value and query values, and the expected cache bytes. */
+/* scale_bits: the f32 bits of the scale that element (slot, head h) of key (is_key) or value
+ * is stored and read with: the tensor's, the head's, or the expected scale cache's entry. */
+static uint32_t scale_bits(const struct kv_case *k, int is_key, int64_t slot, int h)
+{
+    const struct case_def *c = k->def;
+    float s = is_key ? c->k_scale : c->v_scale;
+    if (c->granularity == SCALE_TOKEN_HEAD)
+        return k->scale_cache[is_key][(size_t)slot * (size_t)c->num_heads + (size_t)h];
+    if (c->granularity == SCALE_HEAD)
+        s = k->head_scales[is_key][h];
+    uint32_t bits;
+    memcpy(&bits, &s, sizeof bits);
+    return bits;
+}
+
+/* fill_inputs: key, value and query values, the expected scale caches and cache bytes. */
 static void fill_inputs(struct kv_case *k, const struct fp8kv_profile *p, uint64_t *rng)
 {
     const struct case_def *c = k->def;
     const struct fp8kv_format *f = p->format;
-    uint32_t k_bits, v_bits;
-    memcpy(&k_bits, &c->k_scale, sizeof k_bits);
-    memcpy(&v_bits, &c->v_scale, sizeof v_bits);
-    memset(k->key_cache, SENTINEL, k->cache_bytes);
-    memset(k->value_cache, SENTINEL, k->cache_bytes);
+    static const double head_factors[MAX_HEADS] = {1.0, 2.5, 0.375, 7.0};
+    for (int h = 0; h < c->num_heads; h++)
+        for (int is_key = 0; is_key < 2; is_key++)
+            k->head_scales[is_key][h] = (float)((is_key ? c->k_scale : c->v_scale) *
+                                                head_factors[(h + is_key) % MAX_HEADS]);
     for (int t = 0; t < k->num_tokens; t++)
         for (int h = 0; h < c->num_heads; h++)
             for (int d = 0; d < c->head_size; d++) {
@@ -285,40 +574,51 @@ static void fill_inputs(struct kv_case *k, const struct fp8kv_profile *p, uint64
                     const uint64_t r = fp8kv_splitmix64(rng);
                     const int kind = element_kind(c, is_key, t, h, d, r);
                     const double q = quotient_value(f, kind, r >> 8);
-                    const uint32_t x =
-                        input_bits(c->in, q, is_key ? c->k_scale : c->v_scale, (int)(r >> 63));
-                    (is_key ? k->key : k->value)[i] = x;
-                    if (k->slots[t] < 0)
-                        continue;
-                    const uint8_t code =
-                        fp8kv_oracle_store(p, FP8KV_MODEL_F32_DIV, fp8kv_widen_to_f32(c->in, x),
-                                           is_key ? k_bits : v_bits);
-                    if (is_key)
-                        k->key_cache[key_at(c, k->slots[t], h, d)] = code;
-                    else
-                        k->value_cache[value_at(c, k->slots[t], h, d)] = code;
+                    (is_key ? k->key : k->value)[i] =
+                        input_bits(c->in, q, input_scale(k, is_key, t, h), (int)(r >> 63));
                 }
             }
+
+    /* the expected bytes, each with its scale (per token: the oracle's, from the row) */
+    memset(k->key_cache, SENTINEL, k->cache_bytes);
+    memset(k->value_cache, SENTINEL, k->cache_bytes);
+    for (int is_key = 0; is_key < 2 && c->granularity == SCALE_TOKEN_HEAD; is_key++)
+        memset(k->scale_cache[is_key], SENTINEL, k->scale_entries * sizeof(uint32_t));
+    for (int t = 0; t < k->num_tokens; t++) {
+        const int64_t slot = k->slots[t];
+        if (slot < 0)
+            continue;
+        for (int h = 0; h < c->num_heads; h++)
+            for (int is_key = 1; is_key >= 0; is_key--) {
+                const uint32_t *row = (is_key ? k->key : k->value) + (size_t)t * k->width +
+                                      (size_t)h * (size_t)c->head_size;
+                if (c->granularity == SCALE_TOKEN_HEAD)
+                    k->scale_cache[is_key][(size_t)slot * (size_t)c->num_heads + (size_t)h] =
+                        fp8kv_oracle_row_scale(f, c->in, row, (size_t)c->head_size);
+                const uint32_t s = scale_bits(k, is_key, slot, h);
+                for (int d = 0; d < c->head_size; d++) {
+                    const uint8_t code = fp8kv_oracle_store(p, FP8KV_MODEL_F32_DIV,
+                                                            fp8kv_widen_to_f32(c->in, row[d]), s);
+                    if (is_key)
+                        k->key_cache[key_at(c, slot, h, d)] = code;
+                    else
+                        k->value_cache[value_at(c, slot, h, d)] = code;
+                }
+            }
+    }
     /* query: uniform in [-2, 2) on a 2^-22 grid (exact f32 values) */
     const size_t nq = (size_t)c->num_seqs * (size_t)c->num_q_heads * (size_t)c->head_size;
     for (size_t i = 0; i < nq; i++)
         k->query[i] = (float)((double)(fp8kv_splitmix64(rng) >> 40) * 0x1p-22 - 2.0);
 }
 
-/* fill_gather: the expected gather outputs, in every output dtype, by a per-scale table of
- * fp8kv_oracle_read (model rounded) over the 256 codes. */
+/* fill_gather: the expected gather outputs, in every output dtype, by fp8kv_oracle_read (model
+ * rounded) of each element's code with its scale. */
 static void fill_gather(struct kv_case *k, const struct fp8kv_profile *p)
 {
     const struct case_def *c = k->def;
     const size_t half = (size_t)k->rows * k->width;
     for (int is_key = 1; is_key >= 0; is_key--) {
-        const float s = is_key ? c->k_scale : c->v_scale;
-        uint32_t s_bits, table[OUT_DTYPES][256];
-        memcpy(&s_bits, &s, sizeof s_bits);
-        for (int o = 0; o < OUT_DTYPES; o++)
-            for (int q = 0; q < 256; q++)
-                table[o][q] = fp8kv_oracle_read(p->format, FP8KV_READ_ROUNDED, (enum fp8kv_dtype)o,
-                                                (uint8_t)q, s_bits);
         size_t row = 0;
         for (int i = 0; i < c->num_seqs; i++)
             for (int pos = 0; pos < c->seq_lens[i]; pos++, row++) {
@@ -326,15 +626,18 @@ static void fill_gather(struct kv_case *k, const struct fp8kv_profile *p)
                     (int64_t)k->block_table[i * k->max_blocks + pos / c->block_size] *
                         c->block_size +
                     pos % c->block_size;
-                for (int h = 0; h < c->num_heads; h++)
+                for (int h = 0; h < c->num_heads; h++) {
+                    const uint32_t s = scale_bits(k, is_key, slot, h);
                     for (int d = 0; d < c->head_size; d++) {
                         const uint8_t code = is_key ? k->key_cache[key_at(c, slot, h, d)]
                                                     : k->value_cache[value_at(c, slot, h, d)];
                         const size_t at = (is_key ? 0 : half) + row * k->width +
                                           (size_t)h * (size_t)c->head_size + (size_t)d;
                         for (int o = 0; o < OUT_DTYPES; o++)
-                            k->gather[o][at] = table[o][code];
+                            k->gather[o][at] = fp8kv_oracle_read(p->format, FP8KV_READ_ROUNDED,
+                                                                 (enum fp8kv_dtype)o, code, s);
                     }
+                }
             }
     }
 }
@@ -440,6 +743,7 @@ static int build_case(struct kv_case *k, const struct fp8kv_profile *p, int inde
     k->num_tokens = k->rows + c->extra + c->padding;
     k->width = (size_t)c->num_heads * (size_t)c->head_size;
     k->cache_bytes = (size_t)k->num_blocks * (size_t)c->block_size * k->width;
+    k->scale_entries = (size_t)k->num_blocks * (size_t)c->block_size * (size_t)c->num_heads;
     const size_t elems = (size_t)k->num_tokens * k->width, half = (size_t)k->rows * k->width;
     const size_t nq = (size_t)c->num_seqs * (size_t)c->num_q_heads * (size_t)c->head_size;
     k->key = malloc(elems * sizeof *k->key);
@@ -454,6 +758,8 @@ static int build_case(struct kv_case *k, const struct fp8kv_profile *p, int inde
     for (int o = 0; o < OUT_DTYPES; o++)
         ok &= (k->gather[o] = malloc(2 * half * sizeof *k->gather[o])) != NULL;
     ok &= (k->attention = malloc(nq * sizeof *k->attention)) != NULL;
+    for (int is_key = 0; is_key < 2 && c->granularity == SCALE_TOKEN_HEAD; is_key++)
+        ok &= (k->scale_cache[is_key] = malloc(k->scale_entries * sizeof(uint32_t))) != NULL;
     if (!ok) {
         case_free(k);
         return fp8kv_fail("out of memory");
@@ -503,10 +809,14 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
 {
     const struct case_def *c = k->def;
     static const char *const layout_names[] = {"NHD", "SPLIT_X", "HND"};
+    static const char *const granularity_names[] = {"tensor", "head", "token_head"};
     const int32_t meta[META_LEN] = {k->num_blocks, c->block_size,  c->num_heads,  c->head_size,
                                     c->layout,     (int32_t)c->in, k->num_tokens, c->num_seqs,
-                                    k->max_blocks, c->num_q_heads, CASE_COUNT};
-    float scales_f[3] = {c->k_scale, c->v_scale, c->softmax_scale};
+                                    k->max_blocks, c->num_q_heads, CASE_COUNT,    c->granularity};
+    /* k_scale and v_scale are NaN where the scales are not per tensor */
+    const float unused = NAN;
+    float scales_f[3] = {c->granularity == SCALE_TENSOR ? c->k_scale : unused,
+                         c->granularity == SCALE_TENSOR ? c->v_scale : unused, c->softmax_scale};
     uint32_t scales[3];
     memcpy(scales, scales_f, sizeof scales);
     const size_t elems = (size_t)k->num_tokens * k->width, half = (size_t)k->rows * k->width;
@@ -516,8 +826,10 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
 
     snprintf(desc, sizeof desc,
              "int32 [%d]: num_blocks, block_size, num_heads, head_size, layout (%d = %s), "
-             "in_dtype, num_tokens, num_seqs, max_blocks_per_seq, num_q_heads, case_count",
-             META_LEN, c->layout, layout_names[c->layout]);
+             "in_dtype, num_tokens, num_seqs, max_blocks_per_seq, num_q_heads, case_count, "
+             "scale granularity (%d = %s)",
+             META_LEN, c->layout, layout_names[c->layout], c->granularity,
+             granularity_names[c->granularity]);
     int rc = add(0, m, p, index, "meta.npy", desc, FP8KV_NPY_I32, META_LEN, 0, meta);
 
     /* inputs */
@@ -538,8 +850,34 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
     free(value16);
     rc = add(rc, m, p, index, "slot_mapping.npy", "slot of each token; -1: padding, not stored",
              FP8KV_NPY_I64, (size_t)k->num_tokens, 0, k->slots);
-    rc = add(rc, m, p, index, "scales.npy", "f32 bits of k_scale, v_scale, softmax_scale",
+    rc = add(rc, m, p, index, "scales.npy",
+             "f32 bits of k_scale, v_scale (NaN unless the scales are per tensor), softmax_scale",
              FP8KV_NPY_U32, 3, 0, scales);
+    if (c->granularity == SCALE_HEAD) {
+        uint32_t packed[2 * MAX_HEADS]; /* key's heads, then value's */
+        for (int h = 0; h < c->num_heads; h++) {
+            memcpy(&packed[h], &k->head_scales[1][h], sizeof(uint32_t));
+            memcpy(&packed[c->num_heads + h], &k->head_scales[0][h], sizeof(uint32_t));
+        }
+        rc = add(rc, m, p, index, "head_scales.npy",
+                 "f32 bits of the per-KV-head scales [2, num_heads]: row 0 key, row 1 value",
+                 FP8KV_NPY_U32, 2, (size_t)c->num_heads, packed);
+    }
+    if (c->granularity == SCALE_TOKEN_HEAD) {
+        uint32_t *both = malloc(2 * k->scale_entries * sizeof *both);
+        if (rc == 0 && !both)
+            rc = fp8kv_fail("out of memory");
+        if (both) {
+            memcpy(both, k->scale_cache[1], k->scale_entries * sizeof *both);
+            memcpy(both + k->scale_entries, k->scale_cache[0], k->scale_entries * sizeof *both);
+        }
+        rc = add(rc, m, p, index, "scale_cache.npy",
+                 "expected scale caches, f32 bits [2, num_blocks * block_size * num_heads] (row 0 "
+                 "key, row 1 value; entry slot * num_heads + head): RN32(amax / max_finite) of "
+                 "each written row; entries no slot writes are 0xa5a5a5a5",
+                 FP8KV_NPY_U32, 2, k->scale_entries, both);
+        free(both);
+    }
     rc = add(rc, m, p, index, "block_table.npy",
              "block of each sequence's i-th block_size positions; unused entries name an "
              "unread block",

@@ -3,7 +3,7 @@ import ctypes
 import os
 import pathlib
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 _HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -28,6 +28,7 @@ def _load():
         "fp8kv_py_case_json": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int]),
         "fp8kv_py_judge_kv": (c.c_int, [
             c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
+            c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
             c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
             c.c_void_p, c.c_size_t, c.c_int, c.c_void_p, c.c_size_t,
             c.POINTER(c.c_int), c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),

@@ -30,11 +30,17 @@ def _input_dtype(name):
 
 
 class KVCase:
-    """One golden case: the inputs of a store (key, value, slot_mapping, k_scale, v_scale), of a
+    """One golden case: the inputs of a store (key, value, slot_mapping and the scales), of a
     gather (key_cache, value_cache: the golden caches, block_table, seq_lens) and of a decode
     step (query, softmax_scale), with the parameters as attributes. Its judge_* methods judge
     an engine's outputs and raise NonconformantError (an AssertionError carrying the report)
-    when they are wrong, which is what a test wants; fp8kv.judge_* return the judgement."""
+    when they are wrong, which is what a test wants; fp8kv.judge_* return the judgement.
+
+    scale_granularity says where the scales are: "tensor" (k_scale, v_scale), "head"
+    (k_head_scales, v_head_scales: float32 [num_heads]; k_scale and v_scale are NaN) or
+    "token_head" (the store computes each written row's scale, RN32(amax / max_finite) over the
+    row's finite elements, 1 for a zero row, into scale caches [num_blocks, block_size,
+    num_heads]; k_scale_cache and v_scale_cache are the golden ones, which a read takes)."""
 
     def __init__(self, info, vectors):
         self.vectors = vectors
@@ -46,6 +52,7 @@ class KVCase:
             setattr(self, key, info[key])
         self.k_scale, self.v_scale, self.softmax_scale = (
             float(np.uint32(b).view(np.float32)) for b in info["scale_bits"])
+        self.scale_granularity = info["scale_granularity"]
         files = info["files"]
         dtype = _input_dtype(self.in_dtype)
         width = self.num_heads * self.head_size
@@ -61,9 +68,18 @@ class KVCase:
         self.key_cache = np.load(files["key_cache"]).reshape(self.key_cache_shape)
         self.value_cache = np.load(files["value_cache"]).reshape(self.value_cache_shape)
         self.width = width
+        self.k_head_scales = self.v_head_scales = self.k_scale_cache = self.v_scale_cache = None
+        if "head_scales" in files:
+            self.k_head_scales, self.v_head_scales = np.load(files["head_scales"]).view(np.float32)
+        if "scale_cache" in files:
+            self.k_scale_cache, self.v_scale_cache = (
+                a.reshape(self.scale_cache_shape)
+                for a in np.load(files["scale_cache"]).view(np.float32))
         for array in (self.key, self.value, self.slot_mapping, self.block_table, self.seq_lens,
-                      self.query, self.key_cache, self.value_cache):
-            array.setflags(write=False)  # one case serves many tests: nobody may change it
+                      self.query, self.key_cache, self.value_cache, self.k_head_scales,
+                      self.v_head_scales, self.k_scale_cache, self.v_scale_cache):
+            if array is not None:
+                array.setflags(write=False)  # one case serves many tests: nobody may change it
 
     @property
     def key_cache_shape(self):
@@ -78,23 +94,55 @@ class KVCase:
         b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
         return {"nhd": (b, s, h, d), "hnd": (b, h, s, d), "split_x": (b, h, d, s)}[self.layout]
 
+    @property
+    def scale_cache_shape(self):
+        """A scale cache's shape (per token and head): [num_blocks, block_size, num_heads]."""
+        return (self.num_blocks, self.block_size, self.num_heads)
+
     def new_caches(self):
         """(key_cache, value_cache): fresh uint8 caches filled with the 0xA5 sentinel, as a
         store must find them."""
         return (np.full(self.key_cache_shape, SENTINEL, np.uint8),
                 np.full(self.value_cache_shape, SENTINEL, np.uint8))
 
+    def new_scale_caches(self):
+        """(key_scale_cache, value_scale_cache): fresh float32 scale caches filled with 0xA5
+        bytes, for a case with a scale per token and head; (None, None) for the others."""
+        if self.scale_granularity != "token_head":
+            return None, None
+        return tuple(np.full(self.scale_cache_shape, SENTINEL * 0x01010101, np.uint32)
+                     .view(np.float32) for _ in range(2))
+
+    @property
+    def store_scales(self):
+        """(k, v): the scales a store is given: the per-tensor floats, the per-head arrays, or
+        (None, None) per token and head (the store computes them)."""
+        return {"tensor": (self.k_scale, self.v_scale),
+                "head": (self.k_head_scales, self.v_head_scales)}.get(self.scale_granularity,
+                                                                      (None, None))
+
+    @property
+    def read_scales(self):
+        """(k, v): the scales a read is given: the per-tensor floats, the per-head arrays, or
+        the golden scale caches."""
+        return {"tensor": (self.k_scale, self.v_scale),
+                "head": (self.k_head_scales, self.v_head_scales),
+                "token_head": (self.k_scale_cache, self.v_scale_cache)}[self.scale_granularity]
+
     def __repr__(self):
         return (f"KVCase({self.profile} case{self.index}: {self.layout}, {self.in_dtype} in, "
                 f"{self.num_heads} x {self.head_size} heads (q {self.num_q_heads}), "
-                f"block {self.block_size}, {self.num_tokens} tokens, {self.num_seqs} seqs)")
+                f"block {self.block_size}, {self.num_tokens} tokens, {self.num_seqs} seqs, "
+                f"scales per {self.scale_granularity.replace('_', ' and ')})")
 
     @property
     def id(self):
         return f"{self.profile}-case{self.index}"
 
-    def judge_store(self, key_cache, value_cache, subject="engine"):
-        return judge_store(self, key_cache, value_cache, subject=subject).check()
+    def judge_store(self, key_cache, value_cache, key_scale_cache=None, value_scale_cache=None,
+                    subject="engine"):
+        return judge_store(self, key_cache, value_cache, key_scale_cache, value_scale_cache,
+                           subject=subject).check()
 
     def judge_gather(self, out, dtype=None, subject="engine"):
         return judge_gather(self, out, dtype=dtype, subject=subject).check()

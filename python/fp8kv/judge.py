@@ -21,9 +21,10 @@ class NonconformantError(AssertionError):
 
 class Judgement:
     """The verdict on one case: .verdict ("conformant" | "nonconformant"), .mismatches
-    (differing cache bytes + differing gather elements), .bytes, .checks (one dict per judged
-    part: name, cases, mismatches, class_cases, class_mismatches, nmse, threshold, failures),
-    .failures (every check's first failures), .text (the report; also str())."""
+    (differing cache bytes + differing scale-cache entries + differing gather elements), .bytes,
+    .cache_mismatches and .scale_cache_mismatches ((key, value) each), .checks (one dict per
+    judged part: name, cases, mismatches, class_cases, class_mismatches, nmse, threshold,
+    failures), .failures (every check's first failures), .text (the report; also str())."""
 
     def __init__(self, conformant, text, doc):
         self.conformant = bool(conformant)
@@ -33,6 +34,7 @@ class Judgement:
         self.mismatches = doc["mismatches"]
         self.bytes = doc["bytes"]
         self.cache_mismatches = tuple(doc["cache_mismatches"])
+        self.scale_cache_mismatches = tuple(doc["scale_cache_mismatches"])
         self.checks = doc["checks"]
         self.failures = [line for c in self.checks for line in c["failures"]]
 
@@ -63,14 +65,20 @@ def _ptr(a):
     return a.ctypes.data_as(ctypes.c_void_p) if a is not None else None
 
 
-def _judge(case, subject, key=None, value=None, gather=None, gather_dtype=0, attention=None):
+def _size(a):
+    return 0 if a is None else a.size
+
+
+def _judge(case, subject, key=None, value=None, key_scales=None, value_scales=None, gather=None,
+           gather_dtype=0, attention=None):
     subject = _native.text(subject, "subject")
     conformant = ctypes.c_int(0)
     text, doc = ctypes.c_void_p(), ctypes.c_void_p()
     rc = _native.lib.fp8kv_py_judge_kv(
         case.vectors.encode(), case.profile.encode(), case.index, subject,
-        _ptr(key), 0 if key is None else key.size, _ptr(value), 0 if value is None else value.size,
-        _ptr(gather), 0 if gather is None else gather.size, gather_dtype,
+        _ptr(key), _size(key), _ptr(value), _size(value),
+        _ptr(key_scales), _size(key_scales), _ptr(value_scales), _size(value_scales),
+        _ptr(gather), _size(gather), gather_dtype,
         _ptr(attention), 0 if attention is None else attention.size,
         ctypes.byref(conformant), ctypes.byref(text), ctypes.byref(doc))
     _native.check(rc)
@@ -87,11 +95,26 @@ def _cache_bytes(x, what):
     return bits_of(a, 1)
 
 
-def judge_store(case, key_cache, value_cache, subject="engine"):
+def _scale_cache(x, what):
+    if x is None:
+        return None
+    a, name = to_numpy(x)
+    if a.dtype.itemsize != 4 or name not in ("float32", "uint32", "int32"):
+        raise _native.Fp8kvError(f"{what}: {name} elements: a scale cache holds float32 scales "
+                                 "(or their bits as uint32)")
+    return bits_of(a, 4)
+
+
+def judge_store(case, key_cache, value_cache, key_scale_cache=None, value_scale_cache=None,
+                subject="engine"):
     """Judges the caches a store wrote for case (filled with 0xA5 before it; any shape with the
-    case's byte count; uint8, int8, float8 tensors or arrays): a Judgement."""
+    case's byte count; uint8, int8, float8 tensors or arrays) and, for a case with a scale per
+    token and head (and only then), the scale caches it wrote (float32, num_blocks x block_size x
+    num_heads, filled with 0xA5 bytes before it): a Judgement."""
     return _judge(case, subject, key=_cache_bytes(key_cache, "key_cache"),
-                  value=_cache_bytes(value_cache, "value_cache"))
+                  value=_cache_bytes(value_cache, "value_cache"),
+                  key_scales=_scale_cache(key_scale_cache, "key_scale_cache"),
+                  value_scales=_scale_cache(value_scale_cache, "value_scale_cache"))
 
 
 def judge_gather(case, out, dtype=None, subject="engine"):

@@ -23,10 +23,13 @@ OCP = [p for p in fp8kv.profiles() if p.startswith("e4m3fn_") and p != "e4m3fn_s
 
 
 def stored(case, faults=()):
+    """What the numpy engine's store wrote: (key_cache, value_cache, key_scale_cache,
+    value_scale_cache), the scale caches None unless the case has scales per token and head."""
     k, v = case.new_caches()
-    engine.store(case.key, case.value, case.slot_mapping, k, v, case.k_scale, case.v_scale,
-                 case.layout, case.profile, faults)
-    return k, v
+    ks, vs = case.new_scale_caches()
+    engine.store(case.key, case.value, case.slot_mapping, k, v, *case.store_scales, case.layout,
+                 case.profile, faults, ks, vs)
+    return k, v, ks, vs
 
 
 def test_cases_have_the_meta_fields_and_inputs():
@@ -41,8 +44,20 @@ def test_cases_have_the_meta_fields_and_inputs():
         assert c.block_table.shape == (c.num_seqs, c.max_blocks_per_seq)
         assert c.query.shape == (c.num_seqs, c.num_q_heads, c.head_size)
         assert c.key_cache.size == c.cache_bytes and c.key_cache.shape == c.key_cache_shape
-        assert c.k_scale > 0 and c.v_scale > 0 and c.softmax_scale > 0
-        assert c.num_q_heads % c.num_heads == 0
+        assert c.softmax_scale > 0 and c.num_q_heads % c.num_heads == 0
+        if c.scale_granularity == "tensor":
+            assert c.k_scale > 0 and c.v_scale > 0 and c.k_head_scales is None
+        else:
+            assert np.isnan(c.k_scale) and np.isnan(c.v_scale)
+        if c.scale_granularity == "head":
+            assert c.k_head_scales.shape == (c.num_heads,) and (c.v_head_scales > 0).all()
+        if c.scale_granularity == "token_head":
+            assert c.k_scale_cache.shape == c.scale_cache_shape == (c.num_blocks, c.block_size,
+                                                                    c.num_heads)
+            assert c.k_scale_cache.dtype == np.float32
+        else:
+            assert c.new_scale_caches() == (None, None)
+    assert {c.scale_granularity for c in cases} == {"tensor", "head", "token_head"}
 
 
 @pytest.mark.parametrize("fault, where, cls", [
@@ -50,6 +65,8 @@ def test_cases_have_the_meta_fields_and_inputs():
     ("k_scale_for_v", "value_cache[", None),
     ("padding_written", "(unwritten)", None),
     ("fnuz_bytes", "cache[", None),
+    ("head0_scale", "cache[", None),
+    ("recip_row", "_scale_cache[", None),
 ])
 def test_planted_store_faults_are_caught(fault, where, cls):
     caught = 0
@@ -63,10 +80,13 @@ def test_planted_store_faults_are_caught(fault, where, cls):
             assert any(where in line for line in j.failures), j.text
             if fault == "k_scale_for_v":
                 assert j.cache_mismatches[0] == 0, j.text
+            classed = sum(j.class_mismatches().values())
             if fault == "padding_written":  # sentinel bytes have no input class
-                assert sum(j.class_mismatches().values()) < j.mismatches, j.text
-            else:
-                assert sum(j.class_mismatches().values()) == j.mismatches, j.text
+                assert classed < j.mismatches, j.text
+            else:  # nor have scale-cache entries
+                assert classed == j.mismatches - sum(j.scale_cache_mismatches), j.text
+            if fault == "recip_row":
+                assert sum(j.scale_cache_mismatches) > 0, j.text
             with pytest.raises(fp8kv.NonconformantError) as e:
                 c.judge_store(*stored(c, (fault,)))
             assert "verdict=nonconformant" in str(e.value)
@@ -84,15 +104,21 @@ def test_wrong_split_x_width_is_caught_in_the_key_cache():
 def test_python_and_cli_give_the_same_verdicts(tmp_path):
     if not os.access(CLI, os.X_OK):
         pytest.skip(f"no fp8kv CLI at {CLI} (set FP8KV_CLI)")
-    for fault in ((), ("scale_ignored",), ("padding_written",)):
+    for fault in ((), ("scale_ignored",), ("padding_written",), ("recip_row",)):
         for c in fp8kv.kv_cases("e4m3fn_satfinite"):
-            k, v = stored(c, fault)
+            k, v, ks, vs = stored(c, fault)
             np.save(tmp_path / "k.npy", k)
             np.save(tmp_path / "v.npy", v)
-            j = fp8kv.judge_store(c, k, v)
+            args = []
+            if ks is not None:
+                np.save(tmp_path / "ks.npy", ks)
+                np.save(tmp_path / "vs.npy", vs)
+                args = ["--key-scale-cache", str(tmp_path / "ks.npy"),
+                        "--value-scale-cache", str(tmp_path / "vs.npy")]
+            j = fp8kv.judge_store(c, k, v, ks, vs)
             r = subprocess.run([CLI, "judge-kv", "--vectors", c.vectors, "--profile", c.profile,
                                 "--case", str(c.index), "--key-cache", str(tmp_path / "k.npy"),
-                                "--value-cache", str(tmp_path / "v.npy")],
+                                "--value-cache", str(tmp_path / "v.npy"), *args],
                                capture_output=True, text=True)
             assert r.returncode == (0 if j else 1), r.stderr
             last = r.stdout.strip().splitlines()[-1]
@@ -129,7 +155,7 @@ def test_encode_models_and_scales():
 
 def test_arrays_of_every_kind_are_taken_as_bits():
     c = fp8kv.kv_cases("e4m3fn_satfinite")[1]
-    k, v = stored(c)
+    k, v, _, _ = stored(c)
     import ml_dtypes
 
     assert fp8kv.judge_store(c, k.view(np.int8), v.view(ml_dtypes.float8_e4m3fn))
@@ -174,6 +200,17 @@ def test_bad_input_is_an_error_naming_the_part():
         fp8kv.kv_case("e4m3fn_satfinite", 99)
     with pytest.raises(fp8kv.Fp8kvError, match="unknown profile"):
         fp8kv.kv_cases("e4m3fn_bogus")
+    token = next(t for t in fp8kv.kv_cases("e4m3fn_satfinite") if t.scale_granularity ==
+                 "token_head")
+    tk, tv, tks, tvs = stored(token)
+    with pytest.raises(fp8kv.Fp8kvError, match="scale per token and head.*give both"):
+        fp8kv.judge_store(token, tk, tv)
+    with pytest.raises(fp8kv.Fp8kvError, match="key_scale_cache: .* entries"):
+        fp8kv.judge_store(token, tk, tv, tks.reshape(-1)[1:], tvs)
+    with pytest.raises(fp8kv.Fp8kvError, match="float32 scales"):
+        fp8kv.judge_store(token, tk, tv, tks.astype(np.float16), tvs)
+    with pytest.raises(fp8kv.Fp8kvError, match="no scale caches"):
+        fp8kv.judge_store(c, k, v, tks, tvs)
 
 
 def test_tampered_vectors_are_refused(tmp_path):

@@ -29,6 +29,11 @@ struct fp8kv_judge_kv_input {
     const uint8_t *key_cache, *value_cache;
     size_t key_bytes, value_bytes;
     const char *key_name, *value_name;
+    /* per token and head (and only then, with the caches): the scale caches the store wrote,
+     * f32 [num_blocks, block_size, num_heads] (filled with 0xA5 bytes before it) */
+    const float *key_scale_cache, *value_scale_cache;
+    size_t key_scale_count, value_scale_count;
+    const char *key_scale_name, *value_scale_name;
     /* the gather + dequant rows: key rows then value rows, elements of gather_dtype */
     const void *gather;
     size_t gather_count;
@@ -42,12 +47,14 @@ struct fp8kv_judge_kv_input {
 
 /* The verdict on one case. */
 struct fp8kv_judge_kv_result {
-    int conformant;               /* every judged part passed */
-    uint64_t bytes, mismatches;   /* cache bytes judged; differing bytes + gather elements */
-    uint64_t cache_mismatches[2]; /* key, value */
-    struct fp8kv_results checks;  /* kv-store, kv-read-<dtype>, kv-attention: those given */
-    char *text;                   /* the report as `fp8kv judge-kv` prints it (malloc'd) */
-    char *json;                   /* the same as a JSON document (malloc'd) */
+    int conformant;                     /* every judged part passed */
+    uint64_t bytes, mismatches;         /* cache bytes judged; differing bytes, scale-cache entries
+                                           and gather elements */
+    uint64_t cache_mismatches[2];       /* key, value */
+    uint64_t scale_cache_mismatches[2]; /* key, value: per token and head */
+    struct fp8kv_results checks;        /* kv-store, kv-read-<dtype>, kv-attention: those given */
+    char *text;                         /* the report as `fp8kv judge-kv` prints it (malloc'd) */
+    char *json;                         /* the same as a JSON document (malloc'd) */
 };
 
 /* fp8kv_judge_kv: judges in against case case_index of profile (a name of vectors/README.md)

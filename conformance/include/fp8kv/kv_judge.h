@@ -25,8 +25,11 @@ extern "C" {
 /* Attention outputs pass with NMSE against the oracle's 128-bit result at most this. */
 #define FP8KV_KV_ATTENTION_THRESHOLD 1e-10
 
-/* The files of a golden case, kv/case<N>_<name>.npy, by name (vectors/README.md). */
-#define FP8KV_KV_CASE_FILE_COUNT 14
+/* The files of a golden case, kv/case<N>_<name>.npy, by name (vectors/README.md): every case
+ * has the first FP8KV_KV_CASE_FILES_ALWAYS; "head_scales" only a case with per-head scales,
+ * "scale_cache" only one with per-token-and-head scales (fp8kv_kv_case_has_file). */
+#define FP8KV_KV_CASE_FILE_COUNT 16
+#define FP8KV_KV_CASE_FILES_ALWAYS 14
 extern const char *const fp8kv_kv_case_files[FP8KV_KV_CASE_FILE_COUNT];
 
 /* One golden case, loaded and validated. */
@@ -35,12 +38,24 @@ struct fp8kv_kv_case {
     struct fp8kv_cache_shape shape;
     enum fp8kv_kv_dtype in; /* the dtype of key and value */
     int num_tokens, num_seqs, max_blocks, num_q_heads;
-    size_t rows, width, cache_bytes; /* rows: sum of seq_lens; width: heads * head_size */
-    float k_scale, v_scale, softmax_scale;
-    int32_t *slot_token; /* per cache slot: the token written there, or -1 */
+    size_t rows, width, cache_bytes;       /* rows: sum of seq_lens; width: heads * head_size */
+    float k_scale, v_scale, softmax_scale; /* k_scale, v_scale: NaN unless per tensor */
+    enum fp8kv_kv_scale_granularity granularity;
+    struct fp8kv_kv_scales k_scales, v_scales; /* the expected scales of each element */
+    size_t scale_entries;                      /* of one scale cache: slots x heads */
+    int32_t *slot_token;                       /* per cache slot: the token written there, or -1 */
     struct fp8kv_npy meta, key, value, slots, scales, block_table, seq_lens, query, key_cache,
         value_cache, gather[3], attention; /* gather: one per enum fp8kv_kv_dtype */
+    struct fp8kv_npy head_scales;          /* per head: f32 bits [2, num_heads], key then value */
+    struct fp8kv_npy scale_cache;          /* per token: f32 bits [2, scale_entries] */
 };
+
+/* fp8kv_kv_case_has_file: whether case c has file fp8kv_kv_case_files[i]. */
+int fp8kv_kv_case_has_file(const struct fp8kv_kv_case *c, size_t i);
+
+/* fp8kv_kv_case_scale: the expected scale of element (slot, head) of the key (is_key) or value
+ * cache of case c: the tensor's, the head's, or the golden scale cache's. */
+float fp8kv_kv_case_scale(const struct fp8kv_kv_case *c, int is_key, int64_t slot, int head);
 
 /* fp8kv_kv_case_count: the number of golden cases of profile p in dir (case 0 says), after
  * loading case 0. 0, or FP8KV_ERR naming the file at fault. Does not verify the directory:
@@ -61,7 +76,8 @@ int fp8kv_kv_case_find(const char *dir, const struct fp8kv_profile *p, int index
 /* fp8kv_kv_case_free: frees every array of c (safe on a zeroed or freed case). */
 void fp8kv_kv_case_free(struct fp8kv_kv_case *c);
 
-/* fp8kv_kv_case_words: "<layout>, <dtype> in, H x D heads (q Q), block B, k .. v .." into buf. */
+/* fp8kv_kv_case_words: "<layout>, <dtype> in, H x D heads (q Q), block B, k .. v .." (or
+ * "scales per head" / "scales per token and head") into buf. */
 void fp8kv_kv_case_words(const struct fp8kv_kv_case *c, char *buf, size_t size);
 
 /* fp8kv_kv_case_describe: "kv/caseN: <layout>, <dtype> in, H x D heads (q Q), block B, k .. v
@@ -73,15 +89,24 @@ void fp8kv_kv_case_describe(const struct fp8kv_kv_case *c, const char *what, cha
 const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout);
 const char *fp8kv_kv_dtype_name(enum fp8kv_kv_dtype dtype);
 
-/* fp8kv_kv_judge_store: judges the caches a store wrote for case c (each cache_bytes long,
- * filled with FP8KV_KV_SENTINEL before the store) byte by byte against the golden caches.
- * Fills chk ("kv-store") with one case per cache byte; each written byte is classed by the
- * quotient input / scale it stores (bytes of slots no token writes have no class); failure
- * lines name the cache, offset, token, slot, block, head, dim, input, got and expected.
- * cache_mismatches (if not NULL) receives the key's and the value's mismatch counts. */
+/* What a store wrote for a case: the caches (each cache_bytes long, filled with
+ * FP8KV_KV_SENTINEL before the store) and, per token and head, the scale caches (each
+ * scale_entries f32, filled with FP8KV_KV_SENTINEL bytes before; NULL otherwise). */
+struct fp8kv_kv_stored {
+    const uint8_t *key_cache, *value_cache;
+    const float *key_scale_cache, *value_scale_cache;
+};
+
+/* fp8kv_kv_judge_store: judges what a store wrote for case c byte by byte against the golden
+ * caches, and the scale caches entry by entry (f32 bits) against the golden ones. Fills chk
+ * ("kv-store") with one case per cache byte and scale entry; each written byte is classed by
+ * the quotient input / scale it stores (bytes of slots no token writes, and scale entries,
+ * have no class); failure lines name the cache, offset, token, slot, block, head, dim, input,
+ * scale, got and expected. mismatches (if not NULL) receives the counts of the key cache, the
+ * value cache, the key scale cache and the value scale cache. */
 void fp8kv_kv_judge_store(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
-                          const char *subject, const uint8_t *key_cache, const uint8_t *value_cache,
-                          struct fp8kv_check *chk, uint64_t cache_mismatches[2]);
+                          const char *subject, const struct fp8kv_kv_stored *stored,
+                          struct fp8kv_check *chk, uint64_t mismatches[4]);
 
 /* fp8kv_kv_judge_gather: judges a gather + dequant into dtype out: got holds the key rows,
  * then the value rows ([2, rows, heads, head_size] elements of out's size), bit for bit

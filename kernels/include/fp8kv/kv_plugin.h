@@ -19,7 +19,16 @@
  *   - each entry point returns 0, or a nonzero value when it could not run (the harness reports
  *     it as the subject's failure, never judges its outputs); it must not keep the pointers;
  *   - the caches start filled with 0xA5 bytes: a store writes exactly the slots of its tokens;
- *   - scales are per tensor (this version); the quotient the golden cases hold is RN32(x / s).
+ *   - scales come at one of three granularities (layout->scale_granularity; the kernels say
+ *     which they implement in scale_granularities): per tensor (k_scale, v_scale), per KV head
+ *     (k_head_scales, v_head_scales: [num_heads] f32) or per token and head: the store computes
+ *     the scale of each row it writes (one token, one head: head_size elements) as
+ *     s = RN32(amax / max_finite), amax the largest magnitude of the row's finite elements
+ *     (s = 1 when that gives 0: a zero row), stores it into the scale caches
+ *     (k_scale_cache, v_scale_cache: [num_blocks, block_size, num_heads] f32, entry
+ *     slot * num_heads + head; entries of unwritten slots are left untouched) and the reads
+ *     take it from there. Arrays of the other granularities are NULL. A byte holds
+ *     fp8(RN32(x / s)) with its row's s (the golden cases' store model).
  * Layouts (x = FP8KV_KV_SPLIT_X = 16 bytes):
  *   NHD      key and value: [num_blocks, block_size, num_heads, head_size]
  *   SPLIT_X  key: [num_blocks, num_heads, head_size / 16, block_size, 16];
@@ -45,26 +54,38 @@ enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1, FP8KV
 enum fp8kv_kv_abi_dtype { FP8KV_KV_ABI_F32 = 0, FP8KV_KV_ABI_F16 = 1, FP8KV_KV_ABI_BF16 = 2 };
 enum fp8kv_kv_abi_format { FP8KV_KV_ABI_E4M3FN = 0, FP8KV_KV_ABI_E4M3FNUZ = 1 };
 enum fp8kv_kv_abi_memory { FP8KV_KV_MEMORY_HOST = 0, FP8KV_KV_MEMORY_DEVICE = 1 };
+enum fp8kv_kv_abi_scale_granularity {
+    FP8KV_KV_SCALE_TENSOR = 0,    /* one scale per cache: k_scale, v_scale */
+    FP8KV_KV_SCALE_HEAD = 1,      /* one per KV head: k_head_scales, v_head_scales */
+    FP8KV_KV_SCALE_TOKEN_HEAD = 2 /* one per written row, in the scale caches */
+};
+/* The bit of a granularity in fp8kv_kv_kernels_v1.scale_granularities, and all of them. */
+#define FP8KV_KV_SCALES(granularity) (1u << (granularity))
+#define FP8KV_KV_SCALES_ALL 7u
 
 /* The cache and the profile every call carries. */
 struct fp8kv_kv_layout_v1 {
     int32_t num_blocks, block_size, num_heads, head_size;
-    int32_t layout;     /* enum fp8kv_kv_abi_layout */
-    int32_t format;     /* enum fp8kv_kv_abi_format */
-    int32_t saturate;   /* 1: finite overflow clamps to +-max; 0: it gives NaN */
-    int32_t inf_to_nan; /* under saturate: 1: +-Inf gives NaN; 0: it clamps to +-max */
+    int32_t layout;            /* enum fp8kv_kv_abi_layout */
+    int32_t format;            /* enum fp8kv_kv_abi_format */
+    int32_t saturate;          /* 1: finite overflow clamps to +-max; 0: it gives NaN */
+    int32_t inf_to_nan;        /* under saturate: 1: +-Inf gives NaN; 0: it clamps to +-max */
+    int32_t scale_granularity; /* enum fp8kv_kv_abi_scale_granularity */
 };
 
 /* reshape_and_cache: token t's key and value rows [num_heads, head_size] (elements of in_dtype)
- * are stored at slot slot_mapping[t] of the caches as fp8(x / scale); -1 skips the token. */
+ * are stored at slot slot_mapping[t] of the caches as fp8(x / scale); -1 skips the token.
+ * Per token and head, the store also writes each row's scale into the scale caches. */
 struct fp8kv_kv_store_args_v1 {
     const struct fp8kv_kv_layout_v1 *cache;
     int32_t in_dtype; /* enum fp8kv_kv_abi_dtype: raw f32, f16 or bf16 bits */
     int32_t num_tokens;
     const void *key, *value;     /* [num_tokens, num_heads, head_size] */
     const int64_t *slot_mapping; /* [num_tokens] */
-    float k_scale, v_scale;
+    float k_scale, v_scale;      /* per tensor */
     uint8_t *key_cache, *value_cache;
+    const float *k_head_scales, *v_head_scales; /* per KV head: [num_heads]; else NULL */
+    float *k_scale_cache, *v_scale_cache;       /* per token and head: written; else NULL */
 };
 
 /* gather + dequant: for each sequence i, its seq_lens[i] tokens (block
@@ -76,8 +97,10 @@ struct fp8kv_kv_gather_args_v1 {
     int32_t is_key, num_seqs, max_blocks_per_seq, out_dtype;
     const uint8_t *cache_data;
     const int32_t *block_table, *seq_lens;
-    float scale;
+    float scale; /* per tensor */
     void *out;
+    const float *head_scales; /* per KV head: [num_heads]; else NULL */
+    const float *scale_cache; /* per token and head: the cache's scales; else NULL */
 };
 
 /* one paged-attention decode step: query [num_seqs, num_q_heads, head_size] (f32, num_q_heads
@@ -91,8 +114,10 @@ struct fp8kv_kv_attention_args_v1 {
     const float *query;
     const uint8_t *key_cache, *value_cache;
     const int32_t *block_table, *seq_lens;
-    float k_scale, v_scale, softmax_scale;
+    float k_scale, v_scale, softmax_scale; /* k_scale, v_scale: per tensor */
     float *out;
+    const float *k_head_scales, *v_head_scales; /* per KV head: [num_heads]; else NULL */
+    const float *k_scale_cache, *v_scale_cache; /* per token and head; else NULL */
 };
 
 struct fp8kv_kv_kernels_v1 {
@@ -104,6 +129,9 @@ struct fp8kv_kv_kernels_v1 {
     int (*store)(void *ctx, const struct fp8kv_kv_store_args_v1 *args);
     int (*gather)(void *ctx, const struct fp8kv_kv_gather_args_v1 *args);       /* or NULL */
     int (*attention)(void *ctx, const struct fp8kv_kv_attention_args_v1 *args); /* or NULL */
+    /* the granularities the entry points implement: FP8KV_KV_SCALES(g) bits; 0 means per
+     * tensor only. check-kv reports the others' cases as not run. */
+    uint32_t scale_granularities;
 };
 
 /* the one symbol a KV plugin exports */

@@ -74,6 +74,12 @@ uint8_t fp8kv_oracle_encode_f32(const struct fp8kv_profile *p, uint32_t x_bits);
 uint8_t fp8kv_oracle_store(const struct fp8kv_profile *p, enum fp8kv_scale_model model,
                            uint32_t x_bits, uint32_t s_bits);
 
+/* fp8kv_oracle_row_scale: the per-token-and-head scale of a row of n inputs of dtype in (bits,
+ * f16/bf16 in the low 16): RN32(amax / max_finite) rounded once, amax the largest magnitude
+ * of the row's finite elements; 1.0f (0x3F800000) when that is 0. f32 bits. */
+uint32_t fp8kv_oracle_row_scale(const struct fp8kv_format *f, enum fp8kv_dtype in,
+                                const uint32_t *row, size_t n);
+
 /* fp8kv_oracle_read: the bits a read writes for code q and scale s (f32 bits) into output
  * dtype out (f32 bits, or f16/bf16 bits in the low 16):
  *   rounded  RN32(decode(q) * s), then RN16 / RNbf16 of that for f16 / bf16 output
