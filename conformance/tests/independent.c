@@ -350,6 +350,21 @@ uint8_t indep_store(const struct fp8kv_profile *p, enum fp8kv_scale_model m, uin
     return indep_encode_f32(p, to_bits(qv));
 }
 
+uint32_t indep_row_scale(enum fp8kv_format_id id, const uint32_t *row, int n)
+{
+    const struct indep_format *f = &formats[id];
+    /* the largest finite value: max code's 3 mantissa bits and its exponent field */
+    const float max = ldexpf(1.0f + (float)(f->max_code & 7) / 8.0f, (f->max_code >> 3) - f->bias);
+    volatile float amax = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const float v = fabsf(from_bits(row[i]));
+        if (isfinite(v) && v > amax)
+            amax = v;
+    }
+    volatile float s = amax / max;
+    return s > 0.0f ? to_bits(s) : 0x3F800000u;
+}
+
 /* ---- decode and boundaries ----------------------------------------------------------------- */
 
 uint32_t indep_decode_f32(enum fp8kv_format_id id, uint8_t code)

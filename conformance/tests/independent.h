@@ -34,6 +34,11 @@ uint8_t indep_encode_f32(const struct fp8kv_profile *p, uint32_t x_bits);
 uint8_t indep_store(const struct fp8kv_profile *p, enum fp8kv_scale_model m, uint32_t x_bits,
                     uint32_t s_bits);
 
+/* indep_row_scale: the per-token-and-head scale of a row of n f32 values (bits): the largest
+ * magnitude of its finite elements over the format's largest finite value, divided by the
+ * hardware (one IEEE rounding), 1.0f when that is 0. f32 bits. */
+uint32_t indep_row_scale(enum fp8kv_format_id id, const uint32_t *row, int n);
+
 /* indep_f16_to_f32: the f16 with these bits widened by the hardware (_Float16 or F16C); a
  * signalling NaN comes back quieted. */
 float indep_f16_to_f32(uint16_t bits);
