@@ -33,3 +33,10 @@ def caches(case):
     """Fresh caches on the GPU, filled with the 0xA5 sentinel, in the case's layout."""
     k, v = case.new_caches()
     return tensor(k), tensor(v)
+
+
+def scale_caches(case):
+    """Fresh float32 scale caches on the GPU (0xA5 bytes) for a case with a scale per token
+    and head; (None, None) for the others."""
+    ks, vs = case.new_scale_caches()
+    return (None, None) if ks is None else (tensor(ks), tensor(vs))

@@ -4,7 +4,7 @@ import pytest
 
 import fp8kv
 import torch_engine as engine
-from conftest import caches, tensor
+from conftest import caches, scale_caches, tensor
 
 FAULTS = {
     # fault: (profiles, the cache whose bytes differ, a text every failure report holds)
@@ -13,6 +13,7 @@ FAULTS = {
     "padding_written": (("e4m3fn_satfinite",), None, "(unwritten)"),
     "fnuz_bytes": (("e4m3fn_satfinite", "e4m3fn_nan"), None, "cache["),
     "split_x_8": (("e4m3fn_satfinite",), "key", "key_cache["),
+    "head0_scale": (("e4m3fn_satfinite",), None, "cache["),
 }
 
 
@@ -25,9 +26,11 @@ def test_planted_fault_is_reported(fault):
             if fault == "split_x_8" and c.layout != "split_x":
                 continue
             k, v = caches(c)
-            engine.store(tensor(c.key), tensor(c.value), tensor(c.slot_mapping), k, v, c.k_scale,
-                         c.v_scale, c.layout, c.profile, faults=(fault,))
-            j = fp8kv.judge_store(c, k, v, subject=f"torch-eager-{fault}")
+            ks, vs = scale_caches(c)
+            engine.store(tensor(c.key), tensor(c.value), tensor(c.slot_mapping), k, v,
+                         *c.store_scales, c.layout, c.profile, faults=(fault,), k_scale_cache=ks,
+                         v_scale_cache=vs)
+            j = fp8kv.judge_store(c, k, v, ks, vs, subject=f"torch-eager-{fault}")
             if j:
                 continue
             caught += 1

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import torch_engine as engine
-from conftest import caches, tensor
+from conftest import caches, scale_caches, tensor
 
 TORCH_PROFILES = ("e4m3fn_satfinite", "e4m3fn_nan", "e4m3fnuz_satfinite", "e4m3fnuz_nan")
 # torch's fp8 -> float conversion gives 0x7fffffff for every NaN code (sign and payload lost):
@@ -16,9 +16,10 @@ READ_PROFILES = ("e4m3fn_satfinite", "e4m3fnuz_satfinite")
 def test_torch_store(fp8kv_case):
     c = fp8kv_case
     k, v = caches(c)
-    engine.store(tensor(c.key), tensor(c.value), tensor(c.slot_mapping), k, v, c.k_scale,
-                 c.v_scale, c.layout, c.profile)
-    c.judge_store(k, v, subject="torch-eager")
+    ks, vs = scale_caches(c)
+    engine.store(tensor(c.key), tensor(c.value), tensor(c.slot_mapping), k, v, *c.store_scales,
+                 c.layout, c.profile, k_scale_cache=ks, v_scale_cache=vs)
+    c.judge_store(k, v, ks, vs, subject="torch-eager")
 
 
 @pytest.mark.fp8kv_profiles(*READ_PROFILES)
@@ -26,7 +27,7 @@ def test_torch_store(fp8kv_case):
 def test_torch_gather(fp8kv_case, dtype):
     c = fp8kv_case
     rows = engine.gather(tensor(c.key_cache), tensor(c.value_cache), tensor(c.block_table),
-                         c.seq_lens, c.k_scale, c.v_scale, c.layout, c.profile, c.num_heads,
+                         c.seq_lens, *c.read_scales, c.layout, c.profile, c.num_heads,
                          c.head_size, dtype)
     c.judge_gather(rows, subject="torch-eager")
 
@@ -35,6 +36,6 @@ def test_torch_gather(fp8kv_case, dtype):
 def test_torch_attention(fp8kv_case):
     c = fp8kv_case
     out = engine.paged_attention(tensor(c.query), tensor(c.key_cache), tensor(c.value_cache),
-                                 tensor(c.block_table), c.seq_lens, c.k_scale, c.v_scale,
+                                 tensor(c.block_table), c.seq_lens, *c.read_scales,
                                  c.softmax_scale, c.layout, c.profile)
     c.judge_attention(out, subject="torch-eager")

@@ -10,8 +10,8 @@ triton_kernels = pytest.importorskip("triton_kernels")
 @pytest.mark.fp8kv_profiles("e4m3fn_satfinite")
 def test_triton_store(fp8kv_case):
     c = fp8kv_case
-    if c.layout != "nhd":
-        pytest.skip("the Triton example writes the NHD layout")
+    if c.layout != "nhd" or c.scale_granularity != "tensor":
+        pytest.skip("the Triton example writes the NHD layout with per-tensor scales")
     k, v = caches(c)
     triton_kernels.store(tensor(c.key), tensor(c.value), tensor(c.slot_mapping), k, v, c.k_scale,
                          c.v_scale, div="rn")
@@ -21,8 +21,8 @@ def test_triton_store(fp8kv_case):
 @pytest.mark.fp8kv_profiles("e4m3fn_satfinite", "e4m3fn_nan")
 def test_triton_decode(fp8kv_case):
     c = fp8kv_case
-    if c.layout != "nhd":
-        pytest.skip("the Triton example reads the NHD layout")
+    if c.layout != "nhd" or c.scale_granularity != "tensor":
+        pytest.skip("the Triton example reads the NHD layout with per-tensor scales")
     out = triton_kernels.paged_decode(tensor(c.query), tensor(c.key_cache), tensor(c.value_cache),
                                       tensor(c.block_table), tensor(c.seq_lens), c.k_scale,
                                       c.v_scale, c.softmax_scale)

@@ -13,7 +13,11 @@ Saturation: torch's conversion gives NaN past the largest finite value (the *_na
 under *_satfinite profiles the quotient is clamped first, as engines do. Scales are float32
 tensors on the device, as engines keep them (a layer's k_scale): dividing by a Python float
 instead makes torch multiply by its reciprocal on CUDA (findings.py shows what that gives).
+Scales come per tensor (a float), per KV head (an array [heads]) or per token and head (None:
+the store computes amax / max over each row it writes, into a scale cache [num_blocks,
+block_size, heads] the reads take them from).
 """
+import numpy as np
 import torch
 
 FP8 = {"e4m3fn": (torch.float8_e4m3fn, 448.0), "e4m3fnuz": (torch.float8_e4m3fnuz, 240.0)}
@@ -23,12 +27,45 @@ def fp8_type(profile):
     return FP8[profile.split("_")[0]]
 
 
-def quantize(x, scale, profile, scale_as="tensor"):
-    """fp8 codes of x / scale; scale_as "tensor" (a float32 device tensor, as engines hold it)
-    or "python" (a Python float)."""
+def as_scale(scale, device, scale_as="tensor"):
+    """A scale as the kernels divide by it: a float32 device tensor (as engines hold it), or,
+    with scale_as "python", a Python float kept as it is."""
+    if scale_as == "python" and isinstance(scale, float):
+        return scale
+    if not torch.is_tensor(scale):
+        scale = torch.from_numpy(np.array(scale, np.float32))
+    return scale.to(device=device, dtype=torch.float32)
+
+
+def row_scales(x, profile, scale_as="tensor"):
+    """Per token and head: amax / max over each row's finite elements (1 for a zero row),
+    float32 [tokens, heads]. With scale_as "python" max is a Python float (then torch
+    multiplies by its reciprocal on CUDA)."""
+    _, largest = fp8_type(profile)
+    a = x.float().abs()
+    amax = torch.where(torch.isfinite(a), a, torch.zeros_like(a)).amax(dim=2)
+    s = amax / as_scale(largest, x.device, scale_as)
+    return torch.where(s > 0, s, torch.ones_like(s))
+
+
+def store_scales(x, scale, scale_cache, slots, profile, faults, scale_as):
+    """The scales of x's rows, broadcastable against x [tokens, heads, head]: a tensor's, a
+    head's, or (scale None) each row's own, then also written to scale_cache at (slot, head)."""
+    if scale is None:
+        s = row_scales(x, profile, scale_as)
+        scale_cache.view(-1, x.shape[1])[slots] = s
+        return s[:, :, None]
+    s = as_scale(scale, x.device, scale_as)
+    if not torch.is_tensor(s) or s.ndim == 0:
+        return s
+    if "head0_scale" in faults:
+        s = s[:1].expand_as(s)
+    return s[None, :, None]
+
+
+def quantize(x, scale, profile):
+    """fp8 codes of x / scale (scale a float, or a tensor broadcastable against x)."""
     dtype, largest = fp8_type(profile)
-    if scale_as == "tensor":
-        scale = torch.tensor(scale, dtype=torch.float32, device=x.device)
     q = x.float() / scale
     if "satfinite" in profile:
         q = q.clamp(-largest, largest)  # NaN stays NaN; +-Inf clamps
@@ -56,8 +93,9 @@ def _index(layout, is_key, slots, block_size, heads, head, x=16):
 
 
 def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, layout, profile,
-          faults=(), scale_as="tensor"):
-    """reshape_and_cache into uint8 caches of the layout's shape (modified in place)."""
+          faults=(), scale_as="tensor", k_scale_cache=None, v_scale_cache=None):
+    """reshape_and_cache into uint8 caches of the layout's shape (modified in place); per token
+    and head (k_scale, v_scale None) also into the float32 scale caches."""
     heads, head = key.shape[1], key.shape[2]
     block_size = block_size_of(key_cache, layout)
     slots = slot_mapping.to(torch.int64)
@@ -74,10 +112,16 @@ def store(key, value, slot_mapping, key_cache, value_cache, k_scale, v_scale, la
     x = 8 if "split_x_8" in faults else 16
     key_view = key_cache if layout != "split_x" else \
         key_cache.view(key_cache.shape[0], heads, head // x, block_size, x)
+    ks = store_scales(key[keep], ks, k_scale_cache, slots[keep], profile, faults, scale_as)
+    if "k_scale_for_v" in faults and v_scale is None:  # per token: the key rows' scales
+        v_scale_cache.view(-1, heads)[slots[keep]] = ks[:, :, 0]
+        vs = ks
+    else:
+        vs = store_scales(value[keep], vs, v_scale_cache, slots[keep], profile, faults, scale_as)
     key_view[_index(layout, True, slots[keep], block_size, heads, head, x)] = \
-        quantize(key[keep], ks, fmt, scale_as)
+        quantize(key[keep], ks, fmt)
     value_cache[_index(layout, False, slots[keep], block_size, heads, head)] = \
-        quantize(value[keep], vs, fmt, scale_as)
+        quantize(value[keep], vs, fmt)
 
 
 def token_slots(block_table, seq_lens, block_size):
@@ -90,12 +134,25 @@ def token_slots(block_table, seq_lens, block_size):
     return torch.cat(out) if out else torch.zeros(0, dtype=torch.int64)
 
 
+def read_scales(scale, slots, heads, device):
+    """The scales of the rows at slots: a float, a tensor per head [1, heads, 1], or a scale
+    cache [num_blocks, block_size, heads] read at (slot, head) [tokens, heads, 1]."""
+    if isinstance(scale, float):
+        return scale
+    s = as_scale(scale, device)
+    if s.ndim == 0:
+        return s
+    if s.ndim == 1:
+        return s[None, :, None]
+    return s.reshape(-1, heads)[slots][:, :, None]
+
+
 def dequant(cache, slots, is_key, scale, layout, profile, heads, head):
     """float32 [tokens, heads, head]: decode(code) * scale, rounded to f32."""
     dtype, _ = fp8_type(profile)
     block_size = block_size_of(cache, layout)
     codes = cache[_index(layout, is_key, slots, block_size, heads, head)]
-    return codes.view(dtype).float() * scale
+    return codes.view(dtype).float() * read_scales(scale, slots, heads, cache.device)
 
 
 def gather(key_cache, value_cache, block_table, seq_lens, k_scale, v_scale, layout, profile,
