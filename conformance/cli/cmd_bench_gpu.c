@@ -1,10 +1,13 @@
-/* cmd_bench_gpu.c — `fp8kv bench --target hip`: issue 4's performance figures on a GPU, each
- * next to the baseline it is judged against, measured in the same process:
+/* cmd_bench_gpu.c — `fp8kv bench --target hip`: the GPU performance figures, each next to the
+ * baseline it is judged against, measured in the same run:
  *   - store of a bf16 K+V input (>= 256 MiB) into the fp8 cache, and gather + dequant back to
  *     bf16, against the device-to-device copy bandwidth;
- *   - paged attention over an fp8 cache against the same kernel over a bf16 cache (twice the
- *     KV bytes) at 32k tokens per sequence: target fp8 >= 1.5x faster;
- *   - the exhaustive 2^32 f32 device sweep of every device codec: target <= 10 ms for bits.
+ *   - paged attention (decode) over an fp8 and a bf16 cache at several shapes (8 sequences of
+ *     32k, 4k and 1k tokens, 64 of 4k and 1k), with the kernel the plan picks and the previous
+ *     one (the CUDA-core kernel, where the tensor-core one is picked), against the read-only
+ *     streaming bandwidth and against torch's own decode attention (scaled_dot_product_attention
+ *     on a bf16 cache, scripts/bench-torch-attention.py, run when torch imports);
+ *   - the exhaustive 2^32 f32 device sweep of every device codec.
  * The figures are printed; nothing but a sweep's mismatches changes the exit code.
  * Each figure also goes out as one `bench: key=value ...` line, for scripts. `only` picks some
  * of the figures (copy, store, gather, attention, sweep); store and gather bring the copy,
@@ -12,12 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fp8kv/verify.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
+
+#ifndef FP8KV_TORCH_ATTENTION_SCRIPT
+#define FP8KV_TORCH_ATTENTION_SCRIPT ""
+#endif
 
 /* The figures, bits of the mask parse_only returns. */
 enum { FIG_COPY = 1, FIG_STORE = 2, FIG_GATHER = 4, FIG_ATTENTION = 8, FIG_SWEEP = 16 };
@@ -80,6 +89,130 @@ static int gpu_failed(const char *what)
 {
     fprintf(stderr, "fp8kv bench: %s: %s\n", what, fp8kv_last_error());
     return FP8KV_EXIT_USAGE;
+}
+
+/* ---- attention ---------------------------------------------------------------------------- */
+
+/* The shapes: sequences x tokens each, Llama-3-8B heads (8 kv, 32 q, 128); the first is the
+ * headline figure. */
+struct attention_shape {
+    int seqs, len;
+};
+static const struct attention_shape attention_shapes[] = {
+    {8, 32768}, {8, 4096}, {8, 1024}, {64, 4096}, {64, 1024}};
+static const struct attention_shape quick_shapes[] = {{2, 2048}};
+enum { KV_HEADS = 8, Q_HEADS = 32, HEAD = 128, BLOCK = 16, MAX_SHAPES = 8 };
+
+/* torch_sdpa: torch's decode attention at each shape (scripts/bench-torch-attention.py through
+ * $FP8KV_PYTHON, else python3): ms[i], or 0 where it did not run (the reason printed). */
+static void torch_sdpa(const struct attention_shape *shapes, int n, double *ms)
+{
+    for (int i = 0; i < n; i++)
+        ms[i] = 0.0;
+    const char *script = getenv("FP8KV_TORCH_ATTENTION_SCRIPT");
+    script = script && *script ? script : FP8KV_TORCH_ATTENTION_SCRIPT;
+    const char *python = getenv("FP8KV_PYTHON");
+    python = python && *python ? python : "python3";
+    if (!*script || access(script, R_OK) != 0) {
+        printf("torch decode attention: not run (no script at '%s'; set "
+               "FP8KV_TORCH_ATTENTION_SCRIPT)\n",
+               script);
+        return;
+    }
+    char list[256] = "", cmd[2048];
+    for (int i = 0; i < n; i++) {
+        const size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%dx%d", i ? "," : "", shapes[i].seqs,
+                 shapes[i].len);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --shapes %s --kv-heads %d --q-heads %d --head %d 2>&1",
+             python, script, list, KV_HEADS, Q_HEADS, HEAD);
+    fflush(stdout);
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        printf("torch decode attention: not run (cannot start %s)\n", python);
+        return;
+    }
+    char line[512];
+    int got = 0;
+    while (fgets(line, sizeof line, f)) {
+        int seqs = 0, len = 0;
+        double t = 0.0;
+        if (sscanf(line, "bench: torch_sdpa shape=%dx%d ms=%lf", &seqs, &len, &t) == 3) {
+            for (int i = 0; i < n; i++)
+                if (shapes[i].seqs == seqs && shapes[i].len == len)
+                    ms[i] = t;
+            got++;
+        }
+        fputs(line, stdout);
+    }
+    const int status = pclose(f);
+    if (!got)
+        printf("torch decode attention: not run (%s exited %d: torch with CUDA is not "
+               "there)\n",
+               python, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* One attention figure: cache fp8 or bf16, kernel as asked; printed with its share of the
+ * read-only bandwidth and its ratio to torch (when torch ran). `key` names the bench line. */
+static int attention_figure(const struct attention_shape *sh, int fp8, int kernel, int iterations,
+                            double read_gbps, double torch_ms, const char *key,
+                            struct fp8kv_gpu_timing *t)
+{
+    double sum = 0.0;
+    if (fp8kv_gpu_bench_attention(fp8, kernel, sh->seqs, sh->len, KV_HEADS, Q_HEADS, HEAD, BLOCK,
+                                  iterations, t, &sum) != 0)
+        return -1;
+    print_timing(key, t);
+    printf("  = %.0f%% of the read-only bandwidth; output sum %.6g", 100.0 * t->gbps / read_gbps,
+           sum);
+    if (torch_ms > 0.0)
+        printf("; %.2fx torch's bf16 time", t->ms / torch_ms);
+    printf("\nbench: %s_vs_read=%.3f", key, t->gbps / read_gbps);
+    if (torch_ms > 0.0)
+        printf(" %s_vs_torch=%.3f", key, t->ms / torch_ms);
+    printf("\n");
+    return 0;
+}
+
+/* bench_attention: every shape, fp8 and bf16 caches, the planned kernel and (where the plan
+ * picks the tensor-core one) the CUDA-core kernel it replaces; torch's figures first. */
+static int bench_attention(int quick, int iterations)
+{
+    const struct attention_shape *shapes = quick ? quick_shapes : attention_shapes;
+    const int n = quick ? 1 : (int)(sizeof attention_shapes / sizeof attention_shapes[0]);
+    struct fp8kv_gpu_timing read;
+    if (fp8kv_gpu_bench_read(quick ? ((size_t)64 << 20) : ((size_t)2 << 30), iterations, &read) !=
+        0)
+        return -1;
+    print_timing("read", &read);
+    double torch_ms[MAX_SHAPES];
+    torch_sdpa(shapes, n, torch_ms);
+    for (int i = 0; i < n; i++) {
+        const struct attention_shape *sh = &shapes[i];
+        char key[64];
+        struct fp8kv_gpu_timing t8, t16, prev;
+        for (int fp8 = 1; fp8 >= 0; fp8--) {
+            struct fp8kv_gpu_timing *t = fp8 ? &t8 : &t16;
+            snprintf(key, sizeof key, "attention_%s_%dx%d", fp8 ? "fp8" : "bf16", sh->seqs,
+                     sh->len);
+            if (attention_figure(sh, fp8, FP8KV_GPU_ATTENTION_PLANNED, iterations, read.gbps,
+                                 torch_ms[i], key, t) != 0)
+                return -1;
+            if (!strstr(t->what, "nhd128-mma"))
+                continue;
+            snprintf(key, sizeof key, "attention_%s_%dx%d_staged", fp8 ? "fp8" : "bf16", sh->seqs,
+                     sh->len);
+            if (attention_figure(sh, fp8, FP8KV_GPU_ATTENTION_STAGED, iterations, read.gbps,
+                                 torch_ms[i], key, &prev) != 0)
+                return -1;
+            printf("  the tensor-core kernel: %.2fx the speed of the CUDA-core one\n",
+                   prev.ms / t->ms);
+        }
+        printf("  fp8 cache: %.2fx the speed of the bf16 cache\n", t16.ms / t8.ms);
+        printf("bench: attention_%dx%d_speedup=%.3f\n", sh->seqs, sh->len, t16.ms / t8.ms);
+    }
+    return 0;
 }
 
 /* The 2^32 f32 sweep of device codec c under profile p (NaN check strict for the configurable
@@ -161,23 +294,10 @@ gather:
     printf("bench: gather_vs_copy=%.3f\n", gather.gbps / copy.gbps);
 
 attention:;
-    /* attention: 8 sequences x 32768 tokens, Llama-3-8B heads (8 kv, 32 q, 128) */
-    const int seqs = quick ? 2 : 8, len = quick ? 2048 : 32768, kv = 8, qh = 32;
-    struct fp8kv_gpu_timing a8, a16;
-    double sum8 = 0.0, sum16 = 0.0;
     if (!(figures & FIG_ATTENTION))
         goto sweeps;
-    if (fp8kv_gpu_bench_attention(1, seqs, len, kv, qh, head, block, iterations, &a8, &sum8) != 0)
-        return gpu_failed("attention fp8");
-    print_timing("attention_fp8", &a8);
-    if (fp8kv_gpu_bench_attention(0, seqs, len, kv, qh, head, block, iterations, &a16, &sum16) != 0)
-        return gpu_failed("attention bf16");
-    print_timing("attention_bf16", &a16);
-    printf("  fp8 cache: %.2fx the speed of the bf16 cache (target >= 1.5x); output sums "
-           "fp8 %.6g, bf16 %.6g (the caches hold the same values)\n",
-           a16.ms / a8.ms, sum8, sum16);
-    printf("bench: attention_speedup=%.3f attention_sum_fp8=%.9g attention_sum_bf16=%.9g\n",
-           a16.ms / a8.ms, sum8, sum16);
+    if (bench_attention(quick, iterations) != 0)
+        return gpu_failed("attention");
 
 sweeps:;
     /* the 2^32 device sweeps */

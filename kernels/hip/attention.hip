@@ -1,9 +1,12 @@
 /* attention.hip — paged-attention decode with inline dequantization (fp8kv/kv_cache.h), split
  * across thread blocks (flash-decoding): the plan and the launcher.
  *
- * Two pass-1 kernels, chosen by plan_attention from the shape, in one place:
- *   "nhd128-staged"  the NHD layout with head size 128 (and cache tensors under 4 GiB):
- *                    attention_staged.hip, partitions sized for about one wave of resident
+ * Three pass-1 kernels, chosen by plan_attention from the shape, in one place:
+ *   "nhd128-mma"     the NHD layout with head size 128 (and cache tensors under 4 GiB) over an
+ *                    e4m3fn or a bf16 cache where the device pass is NVIDIA sm_89+:
+ *                    attention_mma.hip, the products on the tensor cores;
+ *   "nhd128-staged"  the same shapes elsewhere (e4m3fnuz, AMD, older devices):
+ *                    attention_staged.hip; both size partitions for about one wave of resident
  *                    blocks;
  *   "split-k"        every other shape and layout: attention_split.hip, VEC elements per
  *                    lane (8, or 1 when head_size is not a multiple of 8), partitions of the
@@ -29,7 +32,15 @@ namespace
 constexpr int MAX_VEC = 8, MAX_GB = 4;
 constexpr size_t DEFAULT_SHARED = 48 * 1024; /* dynamic shared memory without the opt-in */
 
-enum plan_kind { PLAN_NONE, PLAN_SPLIT_K, PLAN_NHD128_STAGED };
+enum plan_kind { PLAN_NONE, PLAN_SPLIT_K, PLAN_NHD128_STAGED, PLAN_NHD128_MMA };
+
+/* Whether the tensor-core path runs here: an e4m3fn or bf16 cache, and a device pass for NVIDIA
+ * sm_89+ (its probe reports the hardware conversion codec, compiled under the same condition). */
+bool mma_available(int cache_bf16, int fnuz)
+{
+    return (cache_bf16 || !fnuz) &&
+           (g_device.codec_mask >> FP8KV_GPU_CODEC_PTX_CVT_SATFINITE & 1u) != 0;
+}
 
 /* What the launcher runs for one call: the kernel, its launch geometry, its shared memory. */
 struct attention_plan {
@@ -99,9 +110,10 @@ int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &s
     return FP8KV_OK;
 }
 
-/* The kernel and its per-kernel facts (no partition yet). */
+/* The kernel and its per-kernel facts (no partition yet). kernel: FP8KV_ATTENTION_AUTO, or one
+ * the caller asks for (the benchmark's previous kernel), where the shape allows it. */
 int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape, int cache_bf16,
-                  int num_q_heads, attention_plan *pl)
+                  int num_q_heads, int kernel, attention_plan *pl)
 {
     const int D = shape.head_size, esize = cache_bf16 ? 2 : 1;
     pl->cache_bf16 = cache_bf16;
@@ -116,9 +128,19 @@ int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     const size_t tensor_bytes =
         (size_t)shape.num_blocks * shape.block_size * shape.num_heads * D * (size_t)esize;
     const bool fast = shape.layout == FP8KV_LAYOUT_NHD && D == FD && tensor_bytes <= 0xFFFFFFFFu;
-    pl->kind = fast ? PLAN_NHD128_STAGED : PLAN_SPLIT_K;
-    pl->fn = fast ? staged_kernel(cache_bf16, pl->fnuz, pl->gb)
-                  : split_kernel(cache_bf16, pl->vec, pl->gb);
+    const bool mma = fast && mma_available(cache_bf16, pl->fnuz);
+    pl->kind = mma && (kernel == FP8KV_ATTENTION_AUTO || kernel == FP8KV_ATTENTION_MMA)
+                   ? PLAN_NHD128_MMA
+               : fast && kernel != FP8KV_ATTENTION_SPLIT ? PLAN_NHD128_STAGED
+                                                         : PLAN_SPLIT_K;
+    if (kernel != FP8KV_ATTENTION_AUTO &&
+        pl->kind != (kernel == FP8KV_ATTENTION_MMA      ? PLAN_NHD128_MMA
+                     : kernel == FP8KV_ATTENTION_STAGED ? PLAN_NHD128_STAGED
+                                                        : PLAN_SPLIT_K))
+        return FP8KV_FAIL("attention: kernel %d does not take this shape here", kernel);
+    pl->fn = pl->kind == PLAN_NHD128_MMA      ? mma_kernel(cache_bf16, pl->gb)
+             : pl->kind == PLAN_NHD128_STAGED ? staged_kernel(cache_bf16, pl->fnuz, pl->gb)
+                                              : split_kernel(cache_bf16, pl->vec, pl->gb);
     pl->threads = fast ? FAST_THREADS : THREADS;
     pl->row_bytes = (D * esize + 15) / 16 * 16;
     return FP8KV_OK;
@@ -129,7 +151,7 @@ int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
 size_t shared_bytes(const attention_plan &pl, const struct fp8kv_cache_shape &shape,
                     size_t stage_bytes)
 {
-    if (pl.kind == PLAN_NHD128_STAGED)
+    if (pl.kind != PLAN_SPLIT_K)
         return (size_t)pl.table_words * 4 + stage_bytes;
     const int groups = THREADS / pl.tpt, T = groups * UNROLL;
     const size_t stage_area = (size_t)STAGES * 2 * T * pl.row_bytes;
@@ -143,7 +165,7 @@ size_t shared_bytes(const attention_plan &pl, const struct fp8kv_cache_shape &sh
  * default. The device must be open. */
 int plan_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                    int cache_bf16, int num_q_heads, int num_seqs, int max_seq_len, int partition,
-                   attention_plan *pl)
+                   int kernel, attention_plan *pl)
 {
     *pl = attention_plan{};
     if (num_seqs <= 0 || num_q_heads <= 0) {
@@ -155,13 +177,15 @@ int plan_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &s
                           shape.num_heads);
     if (num_seqs > 65535)
         return FP8KV_FAIL("attention: %d sequences (at most 65535 per launch)", num_seqs);
-    int rc = choose_kernel(cfg, shape, cache_bf16, num_q_heads, pl);
+    int rc = choose_kernel(cfg, shape, cache_bf16, num_q_heads, kernel, pl);
     if (rc != 0)
         return rc;
-    const bool fast = pl->kind == PLAN_NHD128_STAGED;
+    const bool fast = pl->kind != PLAN_SPLIT_K;
     /* the staged kernel's stages: 4 warps x 2 stages x 32 tokens x (K row + 16, V row) */
     const size_t stage_bytes =
-        fast ? (size_t)FAST_WARPS * 2 * 32 * (2 * (size_t)FD * (cache_bf16 ? 2 : 1) + 16) : 0;
+        pl->kind == PLAN_NHD128_MMA ? mma_stage_bytes(cache_bf16)
+        : fast ? (size_t)FAST_WARPS * 2 * 32 * (2 * (size_t)FD * (cache_bf16 ? 2 : 1) + 16)
+               : 0;
     if (partition <= 0 && fast &&
         (rc = staged_partition(*pl, shape, num_seqs, max_seq_len, stage_bytes, &partition)) != 0)
         return rc;
@@ -184,7 +208,8 @@ int plan_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &s
         return FP8KV_FAIL("attention: %d partitions of %d tokens (at most 65535)",
                           pl->max_partitions, partition);
     if (fast)
-        snprintf(pl->name, sizeof pl->name, "nhd128-staged gb%d partition %d", pl->gb, partition);
+        snprintf(pl->name, sizeof pl->name, "nhd128-%s gb%d partition %d",
+                 pl->kind == PLAN_NHD128_MMA ? "mma" : "staged", pl->gb, partition);
     else
         snprintf(pl->name, sizeof pl->name, "split-k vec%d gb%d partition %d", pl->vec, pl->gb,
                  partition);
@@ -246,16 +271,28 @@ attn_params params_of(const attention_plan &pl, const struct fp8kv_cache_shape &
 namespace fp8kv_gpu
 {
 
+int attention_plan_name(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
+                        int cache_bf16, int num_q_heads, int num_seqs, int max_seq_len, int kernel,
+                        char *name, size_t size)
+{
+    attention_plan pl;
+    const int rc =
+        plan_attention(cfg, shape, cache_bf16, num_q_heads, num_seqs, max_seq_len, 0, kernel, &pl);
+    if (rc == 0)
+        snprintf(name, size, "%s", pl.name);
+    return rc;
+}
+
 int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                      int cache_bf16, const float *d_query, int num_q_heads, const void *d_key_cache,
                      const void *d_value_cache, const int32_t *d_block_table,
                      int max_blocks_per_seq, const int32_t *d_seq_lens, int num_seqs,
                      int max_seq_len, float k_scale, float v_scale, float softmax_scale,
-                     int partition, float *d_out, buffer &scratch)
+                     int partition, int kernel, float *d_out, buffer &scratch)
 {
     attention_plan pl;
-    int rc =
-        plan_attention(cfg, shape, cache_bf16, num_q_heads, num_seqs, max_seq_len, partition, &pl);
+    int rc = plan_attention(cfg, shape, cache_bf16, num_q_heads, num_seqs, max_seq_len, partition,
+                            kernel, &pl);
     if (rc != 0 || pl.kind == PLAN_NONE)
         return rc;
     attn_params p =
@@ -322,7 +359,7 @@ extern "C" int fp8kv_gpu_paged_attention(struct fp8kv_codec_cfg cfg,
     if ((rc = launch_attention(cfg, *shape, 0, d_q.as<float>(), num_q_heads, d_kc.ptr, d_vc.ptr,
                                d_table.as<int32_t>(), max_blocks_per_seq, d_lens.as<int32_t>(),
                                num_seqs, longest, k_scale, v_scale, softmax_scale, partition,
-                               d_out.as<float>(), scratch)) != 0)
+                               FP8KV_ATTENTION_AUTO, d_out.as<float>(), scratch)) != 0)
         return rc;
     FP8KV_GPU_CHECK(hipDeviceSynchronize());
     return d_out.download(out, qn * sizeof(float));
@@ -342,7 +379,7 @@ extern "C" int fp8kv_gpu_attention_plan(int cache_fp8, struct fp8kv_codec_cfg cf
                           num_seqs, num_q_heads, max_seq_len, name ? size : 0);
     attention_plan pl;
     if ((rc = plan_attention(cfg, *shape, !cache_fp8, num_q_heads, num_seqs, max_seq_len, partition,
-                             &pl)) != 0)
+                             FP8KV_ATTENTION_AUTO, &pl)) != 0)
         return rc;
     snprintf(name, size, "%s", pl.name);
     return FP8KV_OK;

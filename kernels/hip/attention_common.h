@@ -1,8 +1,8 @@
 /* attention_common.h — what the paged-attention files share (attention.hip: the plan and the
  * launcher; attention_split.hip: the general split-K kernel and the combining pass;
- * attention_staged.hip: the NHD head-128 fast path): the kernel parameters, the launch
- * constants, the device helpers both kernels use (copies into shared memory, the cache element
- * types, block-table lookups) and the kernels' entry points. Internal: not part of
+ * attention_staged.hip and attention_mma.hip: the NHD head-128 paths): the kernel parameters, the
+ * launch constants, the device helpers both kernels use (copies into shared memory, the cache
+ * element types, block-table lookups) and the kernels' entry points. Internal: not part of
  * fp8kv/gpu.h.
  *
  * The cache element type is a template parameter of both kernels: the same kernel reads a
@@ -60,6 +60,11 @@ typedef void (*kernel_fn)(attn_params);
  * staged_kernel: gb 4, 2 or 1. */
 kernel_fn split_kernel(int cache_bf16, int vec, int gb);
 kernel_fn staged_kernel(int cache_bf16, int fnuz, int gb);
+/* mma_kernel (attention_mma.hip): the tensor-core path, gb 4, 2 or 1, e4m3fn or bf16 cache; only
+ * where the device pass is NVIDIA sm_89+ (the plan checks); mma_stage_bytes: its stages' dynamic
+ * shared memory. */
+kernel_fn mma_kernel(int cache_bf16, int gb);
+size_t mma_stage_bytes(int cache_bf16);
 
 /* Pass 2 (attention_split.hip): out from the partitions' outputs, maxima and sums; a status. */
 int launch_combine(const attn_params &p, int num_seqs, float *d_out);
@@ -203,6 +208,33 @@ __device__ __forceinline__ void store_partition(const attn_params &p, int D, int
     if (d == 0) {
         p.part_max[row] = M;
         p.part_sum[row] = Lsum;
+    }
+}
+
+/* Merges the partial results of the WARPS warps of a partition (the staged and tensor-core
+ * kernels; NT threads): macc [WARPS][GB][head_size] their unnormalized outputs, mm and ml their
+ * maxima and sums; M = max m, sum of l e^(m - M), sum of acc e^(m - M); then writes what pass 2
+ * reads. */
+template <int GB, int NT, int WARPS>
+__device__ __forceinline__ void
+merge_partition(const attn_params &p, const float *macc, const float (&mm)[WARPS][GB],
+                const float (&ml)[WARPS][GB], int seq, int q0, int part)
+{
+    const int D = p.shape.head_size;
+    for (int o = threadIdx.x; o < GB * D; o += NT) {
+        const int g = o / D, d = o % D;
+        float M = -INFINITY;
+#pragma unroll
+        for (int r = 0; r < WARPS; r++)
+            M = fmaxf(M, mm[r][g]);
+        float Lsum = 0.0f, A = 0.0f;
+#pragma unroll
+        for (int r = 0; r < WARPS; r++) {
+            const float w = exp2f(mm[r][g] - M);
+            Lsum = fmaf(ml[r][g], w, Lsum);
+            A = fmaf(macc[((size_t)r * GB + g) * D + d], w, A);
+        }
+        store_partition(p, D, seq, q0, part, g, d, A, M, Lsum);
     }
 }
 

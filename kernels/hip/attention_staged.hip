@@ -179,8 +179,8 @@ __device__ __forceinline__ void chunk_values(const uint8_t *vb, const float (&pw
     }
 }
 
-/* Merges the warps through shared memory (macc over the free stages; mm, ml): M = max m, sum
- * of l e^(m - M), sum of acc e^(m - M); then writes the partition's result. */
+/* The warp's state into shared memory (macc over the free stages; mm, ml), then the partition's
+ * result from all warps' (merge_partition). */
 template <int GB>
 __device__ __forceinline__ void
 merge_warps(const attn_params &p, float *macc, float (&mm)[FAST_WARPS][GB],
@@ -200,21 +200,7 @@ merge_warps(const attn_params &p, float *macc, float (&mm)[FAST_WARPS][GB],
         }
     }
     __syncthreads();
-    for (int o = threadIdx.x; o < GB * FD; o += FAST_THREADS) {
-        const int g = o / FD, d = o % FD;
-        float M = -INFINITY;
-#pragma unroll
-        for (int r = 0; r < FAST_WARPS; r++)
-            M = fmaxf(M, mm[r][g]);
-        float Lsum = 0.0f, A = 0.0f;
-#pragma unroll
-        for (int r = 0; r < FAST_WARPS; r++) {
-            const float w = exp2f(mm[r][g] - M);
-            Lsum = fmaf(ml[r][g], w, Lsum);
-            A = fmaf(macc[((size_t)r * GB + g) * FD + d], w, A);
-        }
-        store_partition(p, FD, seq, q0, part, g, d, A, M, Lsum);
-    }
+    merge_partition<GB, FAST_THREADS>(p, macc, mm, ml, seq, q0, part);
 }
 
 template <typename C, int GB, bool FNUZ>

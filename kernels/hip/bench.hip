@@ -1,6 +1,7 @@
-/* bench.hip — the performance figures of issue 4, measured with events on the open device:
- * device-to-device copy bandwidth (the yardstick), the bf16 store into an fp8 cache, gather +
- * dequant back to bf16, and paged attention over an fp8 and a bf16 cache of the same shape.
+/* bench.hip — the GPU performance figures, measured with events on the open device:
+ * device-to-device copy and read-only streaming bandwidth (the yardsticks), the bf16 store into
+ * an fp8 cache, gather + dequant back to bf16, and paged attention over an fp8 and a bf16 cache
+ * of the same shape.
  *
  * Each figure is the median of `iterations` timed launches after two untimed ones, with the
  * number of bytes the operation must move (inputs read + outputs written, the index tables
@@ -174,6 +175,49 @@ extern "C" int fp8kv_gpu_bench_copy(size_t bytes, int iterations, struct fp8kv_g
         t);
 }
 
+namespace
+{
+/* Reads n 16-byte words once; one sum per block (so the loads cannot be dropped). */
+__global__ void read_once(const uint4 *x, size_t n, uint32_t *out)
+{
+    uint32_t acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const uint4 w = x[i];
+        acc += w.x ^ w.y ^ w.z ^ w.w;
+    }
+    for (int m = 16; m > 0; m /= 2)
+        acc += FP8KV_SHFL_XOR(acc, m);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(&out[blockIdx.x], acc);
+}
+} // namespace
+
+extern "C" int fp8kv_gpu_bench_read(size_t bytes, int iterations, struct fp8kv_gpu_timing *t)
+{
+    int rc = bench_setup("fp8kv_gpu_bench_read", iterations, t);
+    if (rc != 0)
+        return rc;
+    const size_t words = bytes / 16;
+    const unsigned blocks = (unsigned)std::max(1, g_device.multiprocessors * 8);
+    buffer src, sums;
+    if ((rc = src.alloc(words * 16)) != 0 || (rc = sums.alloc(blocks * sizeof(uint32_t))) != 0)
+        return rc;
+    FP8KV_GPU_CHECK(hipMemset(src.ptr, 0x3C, words * 16));
+    FP8KV_GPU_CHECK(hipMemset(sums.ptr, 0, blocks * sizeof(uint32_t)));
+    t->bytes = (double)words * 16;
+    snprintf(t->what, sizeof t->what, "read-only streaming of %.0f MiB (16-byte loads, a sum)",
+             (double)words * 16 / 1048576.0);
+    return time_median(
+        iterations,
+        [&]() -> int {
+            read_once<<<blocks, 256>>>(src.as<uint4>(), words, sums.as<uint32_t>());
+            FP8KV_GPU_CHECK_LAUNCH();
+            return FP8KV_OK;
+        },
+        t);
+}
+
 extern "C" int fp8kv_gpu_bench_store(int codec, int num_tokens, int num_heads, int head_size,
                                      int block_size, int iterations, struct fp8kv_gpu_timing *t)
 {
@@ -262,9 +306,9 @@ __global__ void abs_sum(const float *x, size_t n, double *out)
 
 } // namespace
 
-extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int num_seqs, int seq_len, int num_kv_heads,
-                                         int num_q_heads, int head_size, int block_size,
-                                         int iterations, struct fp8kv_gpu_timing *t,
+extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs, int seq_len,
+                                         int num_kv_heads, int num_q_heads, int head_size,
+                                         int block_size, int iterations, struct fp8kv_gpu_timing *t,
                                          double *out_checksum)
 {
     int rc = bench_setup("fp8kv_gpu_bench_attention", iterations, t);
@@ -301,18 +345,22 @@ extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int num_seqs, int seq_le
     const float scale = 1.0f / 64.0f, softmax_scale = 1.0f / sqrtf((float)head_size);
     const void *kc = cache_fp8 ? kc8.ptr : kc16.ptr, *vc = cache_fp8 ? vc8.ptr : vc16.ptr;
     t->bytes = 2.0 * (double)elems * (double)esize + (double)qn * 8 + (double)table.size() * 4;
+    char plan[64];
+    if ((rc = attention_plan_name(cfg, shape, !cache_fp8, num_q_heads, num_seqs, seq_len, kernel,
+                                  plan, sizeof plan)) != 0)
+        return rc;
     snprintf(t->what, sizeof t->what,
              "paged attention decode: %d seqs x %d tokens, %d kv / %d q heads x %d, %s cache "
-             "(%.0f MiB K+V)",
+             "(%.0f MiB K+V), %s",
              num_seqs, seq_len, num_kv_heads, num_q_heads, head_size, cache_fp8 ? "fp8" : "bf16",
-             2.0 * (double)elems * (double)esize / 1048576.0);
+             2.0 * (double)elems * (double)esize / 1048576.0, plan);
     rc = time_median(
         iterations,
         [&]() {
             return launch_attention(cfg, shape, !cache_fp8, d_q.as<float>(), num_q_heads, kc, vc,
                                     d_table.as<int32_t>(), per_seq, d_lens.as<int32_t>(), num_seqs,
-                                    seq_len, scale, scale, softmax_scale, 0, d_out.as<float>(),
-                                    scratch);
+                                    seq_len, scale, scale, softmax_scale, 0, kernel,
+                                    d_out.as<float>(), scratch);
         },
         t);
     if (rc != 0 || !out_checksum)

@@ -150,13 +150,26 @@ int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
                   const uint8_t *d_cache, const int32_t *d_block_table, int max_blocks_per_seq,
                   const int64_t *d_row_start, const int32_t *d_seq_lens, int num_seqs,
                   int max_seq_len, float scale, int out, void *d_dst);
-/* cache_bf16: the cache holds bf16 elements (the baseline of the benchmark) instead of fp8. */
+/* cache_bf16: the cache holds bf16 elements (the baseline of the benchmark) instead of fp8.
+ * kernel: FP8KV_ATTENTION_AUTO (the plan's choice), or the one the benchmark measures against
+ * it (an error where the shape or device does not take it). */
+enum {
+    FP8KV_ATTENTION_AUTO = FP8KV_GPU_ATTENTION_PLANNED,
+    FP8KV_ATTENTION_MMA = FP8KV_GPU_ATTENTION_MMA,
+    FP8KV_ATTENTION_STAGED = FP8KV_GPU_ATTENTION_STAGED,
+    FP8KV_ATTENTION_SPLIT = FP8KV_GPU_ATTENTION_SPLIT
+};
+/* attention_plan_name: the name of the plan launch_attention runs for these arguments (the
+ * default partition), as fp8kv_gpu_attention_plan reports it. */
+int attention_plan_name(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
+                        int cache_bf16, int num_q_heads, int num_seqs, int max_seq_len, int kernel,
+                        char *name, size_t size);
 int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                      int cache_bf16, const float *d_query, int num_q_heads, const void *d_key_cache,
                      const void *d_value_cache, const int32_t *d_block_table,
                      int max_blocks_per_seq, const int32_t *d_seq_lens, int num_seqs,
                      int max_seq_len, float k_scale, float v_scale, float softmax_scale,
-                     int partition, float *d_out, buffer &scratch);
+                     int partition, int kernel, float *d_out, buffer &scratch);
 
 } // namespace fp8kv_gpu
 

@@ -93,7 +93,8 @@ extern "C" int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention
         rc = launch_attention(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), shape, 0, a->query,
                               a->num_q_heads, a->key_cache, a->value_cache, a->block_table,
                               a->max_blocks_per_seq, a->seq_lens, a->num_seqs, longest, a->k_scale,
-                              a->v_scale, a->softmax_scale, 0, a->out, scratch);
+                              a->v_scale, a->softmax_scale, 0, FP8KV_ATTENTION_AUTO, a->out,
+                              scratch);
     if (rc == 0)
         FP8KV_GPU_CHECK(hipDeviceSynchronize());
     return rc;

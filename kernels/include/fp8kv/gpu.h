@@ -1,7 +1,7 @@
 /* fp8kv/gpu.h — the device kernels of kernels/hip/, callable from C.
  *
  * Subjects under test on a GPU (DESIGN.md §4): the device codecs, the exhaustive sweep kernel,
- * the KV-cache store / read / attention kernels, and the benchmarks of issue 4. Built from one
+ * the KV-cache store / read / attention kernels, and their benchmarks. Built from one
  * set of .hip sources by hipcc (AMD) or nvcc (NVIDIA, through kernels/hip/hip_compat.h) into
  * the static library fp8kv_kernels_gpu; implemented with extern "C" linkage.
  *
@@ -174,7 +174,7 @@ int fp8kv_gpu_kv_store(void *ctx, const struct fp8kv_kv_store_args_v1 *args);
 int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *args);
 int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *args);
 
-/* ---- benchmarks (issue 4) -------------------------------------------------------------------- */
+/* ---- benchmarks ---------------------------------------------------------------------------- */
 
 struct fp8kv_gpu_timing {
     double ms; /* median over the timed iterations (events) */
@@ -182,11 +182,15 @@ struct fp8kv_gpu_timing {
     double bytes; /* bytes a kernel must read and write, the figure GB/s is taken from */
     double gbps;  /* bytes / median time */
     int iterations;
-    char what[160];
+    char what[256];
 };
 
 /* Device-to-device copy of bytes (cudaMemcpy/hipMemcpy): read + write bytes per copy. */
 int fp8kv_gpu_bench_copy(size_t bytes, int iterations, struct fp8kv_gpu_timing *t);
+
+/* Read-only streaming bandwidth: a kernel that reads `bytes` once (16-byte loads, a sum per
+ * block written out), the yardstick of kernels that mostly read (attention). */
+int fp8kv_gpu_bench_read(size_t bytes, int iterations, struct fp8kv_gpu_timing *t);
 
 /* The store: num_tokens tokens of bf16 key and value [tokens, heads, head_size] into an fp8
  * NHD cache through a shuffled slot mapping, with device codec `codec` (e4m3fn satfinite,
@@ -198,20 +202,31 @@ int fp8kv_gpu_bench_store(int codec, int num_tokens, int num_heads, int head_siz
 int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_size, int block_size,
                            int iterations, struct fp8kv_gpu_timing *t);
 
+/* The pass-1 kernel a benchmark of attention runs: the plan's choice, or one named. */
+enum fp8kv_gpu_attention_kernel {
+    FP8KV_GPU_ATTENTION_PLANNED = 0,
+    FP8KV_GPU_ATTENTION_MMA = 1,    /* "nhd128-mma": tensor cores (NVIDIA sm_89+) */
+    FP8KV_GPU_ATTENTION_STAGED = 2, /* "nhd128-staged": CUDA cores */
+    FP8KV_GPU_ATTENTION_SPLIT = 3   /* "split-k": the general kernel */
+};
+
 /* Paged attention decode over num_seqs sequences of seq_len tokens, with an fp8 (cache_fp8 = 1)
  * or a bf16 cache (cache_fp8 = 0) of the same shape: the same kernel template, half the KV
- * bytes with fp8. out_checksum (may be NULL) receives the sum of |output| (a sanity figure:
- * finite, and close between the two caches, which hold the same values). */
-int fp8kv_gpu_bench_attention(int cache_fp8, int num_seqs, int seq_len, int num_kv_heads,
-                              int num_q_heads, int head_size, int block_size, int iterations,
-                              struct fp8kv_gpu_timing *t, double *out_checksum);
+ * bytes with fp8, pass-1 kernel `kernel` (enum fp8kv_gpu_attention_kernel; an error where it
+ * does not take the shape). out_checksum (may be NULL) receives the sum of |output| (a sanity
+ * figure: finite, and close between the two caches, which hold the same values). */
+int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs, int seq_len,
+                              int num_kv_heads, int num_q_heads, int head_size, int block_size,
+                              int iterations, struct fp8kv_gpu_timing *t, double *out_checksum);
 
 /* ---- the attention plan -------------------------------------------------------------------- */
 
 /* fp8kv_gpu_attention_plan: the name of the configuration fp8kv_gpu_paged_attention (cache_fp8
  * = 1) or the benchmark's bf16 baseline (cache_fp8 = 0) runs for these arguments, computed by
- * the plan its launcher uses: the pass-1 kernel ("nhd128-staged": the NHD head-128 fast path;
- * "split-k": the general kernel, with its elements per lane), the q heads per thread block and
+ * the plan its launcher uses: the pass-1 kernel ("nhd128-mma": the NHD head-128 path on the
+ * tensor cores, NVIDIA sm_89+ with an e4m3fn or bf16 cache; "nhd128-staged": the same shapes on
+ * the CUDA cores elsewhere; "split-k": the general kernel, with its elements per lane), the q
+ * heads per thread block and
  * the partition, e.g. "nhd128-staged gb4 partition 1536", "split-k vec8 gb2 partition 256";
  * "none (no sequences)" for num_seqs 0. max_seq_len: the longest sequence; partition as
  * fp8kv_gpu_paged_attention's (0: the default). Writes at most size bytes (a terminated

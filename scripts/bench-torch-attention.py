@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""bench-torch-attention.py — torch's own decode attention, the baseline `fp8kv bench --target
+hip` prints its attention figures against (it runs this script when torch imports).
+
+For each shape SEQSxLEN: one decode step, torch.nn.functional.scaled_dot_product_attention with
+query [seqs, q_heads, 1, head] and key/value [seqs, kv_heads, len, head] in bf16 (contiguous,
+not paged: the best case for torch), grouped-query heads (enable_gqa), on the flash-attention
+backend where torch has it for these arguments (else torch's default choice, named). Timed
+with CUDA events: the median of --iterations after 2 warm-ups. Prints one line per shape:
+
+    bench: torch_sdpa shape=8x32768 ms=0.2640 gbps=4066.1 backend=flash
+
+(gbps: the K and V bytes over the time). Exit 3 when torch or a CUDA device is missing.
+Usage: bench-torch-attention.py [--shapes 8x32768,8x1024,...] [--kv-heads 8] [--q-heads 32]
+                                [--head 128] [--iterations 20]
+"""
+import argparse
+import statistics
+import sys
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    print("bench-torch-attention: torch is not installed", file=sys.stderr)
+    sys.exit(3)
+
+
+def time_ms(fn, iterations):
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iterations):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def sdpa(q, k, v, backend):
+    """The attention call, on the named backend (None: torch's choice)."""
+    if backend is None:
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    from torch.nn.attention import sdpa_kernel
+
+    with sdpa_kernel(backend):
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
+def shape_of(text):
+    seqs, length = text.lower().split("x")
+    return int(seqs), int(length)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", default="8x32768")
+    ap.add_argument("--kv-heads", type=int, default=8)
+    ap.add_argument("--q-heads", type=int, default=32)
+    ap.add_argument("--head", type=int, default=128)
+    ap.add_argument("--iterations", type=int, default=20)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("bench-torch-attention: torch has no CUDA device", file=sys.stderr)
+        return 3
+    try:
+        from torch.nn.attention import SDPBackend
+
+        backends = [("flash", SDPBackend.FLASH_ATTENTION), ("default", None)]
+    except ImportError:
+        backends = [("default", None)]
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
+    for text in args.shapes.split(","):
+        seqs, length = shape_of(text)
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        q = torch.randn(seqs, args.q_heads, 1, args.head, device="cuda", dtype=torch.bfloat16,
+                        generator=gen)
+        k = torch.randn(seqs, args.kv_heads, length, args.head, device="cuda",
+                        dtype=torch.bfloat16, generator=gen)
+        v = torch.randn_like(k)
+        for name, backend in backends:
+            try:
+                sdpa(q, k, v, backend)
+            except RuntimeError:
+                continue  # this backend does not take these arguments
+            ms = time_ms(lambda: sdpa(q, k, v, backend), args.iterations)
+            gbps = 2 * k.numel() * k.element_size() / (ms * 1e-3) / 1e9
+            print(f"bench: torch_sdpa shape={seqs}x{length} ms={ms:.4f} gbps={gbps:.1f} "
+                  f"backend={name}")
+            break
+        del q, k, v
+        torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
