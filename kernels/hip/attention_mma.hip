@@ -3,9 +3,10 @@
  * decode is cvt.rn.f16x2.e4m3x2), pass 1 (pass 2 is attention_split.hip's attention_combine).
  *
  * The thread blocks, partitions and staging are the staged kernel's (attention_staged.hip):
- * one block of MMA_THREADS per (sequence, partition, kv head, GB q heads); each warp copies the
- * K and V rows of its chunks of CT tokens into its own two shared-memory stages (cp.async, one
- * chunk ahead), rows padded by 16 bytes so that ldmatrix reads them without bank conflicts.
+ * one block of FAST_THREADS per (sequence, partition, kv head, GB q heads); each warp copies the
+ * K and V rows of its chunks of CT tokens into its own SW shared-memory stages (cp.async, SW - 1
+ * chunks ahead: mma_config), rows padded by 16 bytes so that ldmatrix reads them without bank
+ * conflicts.
  * What changes is the arithmetic: both products run on the tensor cores
  * (mma.sync.m16n8k16, f32 accumulation), a warp computing a chunk's scores S = Q K^T for its
  * GB heads and then O += P V, where the CUDA cores did one fused multiply-add per element and
@@ -25,7 +26,7 @@
  * partition's end has weight 0 and its V row in shared memory is zeros (a stale row could hold
  * a NaN code, and 0 * NaN is NaN). NaN semantics follow the CPU reference: a NaN code makes
  * the scores (K) or the outputs (V) it enters NaN. Byte offsets into a cache tensor are 32-bit
- * (the plan checks the size). Dynamic shared memory: the block-table entries, then 2 stages
+ * (the plan checks the size). Dynamic shared memory: the block-table entries, then SW stages
  * per warp. */
 #include "attention_common.h"
 
@@ -46,21 +47,23 @@ constexpr int P_EXP = 14; /* weights (at most 1) scaled by 2^P_EXP */
 template <typename C> struct mma_cache;
 template <> struct mma_cache<fp8_cache> {
     static constexpr bool BF16 = false;
-    static constexpr int CT = 32; /* tokens per chunk */
-    static constexpr int NS = 2;  /* f16 terms of an f32 operand */
+    static constexpr int NS = 2; /* f16 terms of an f32 operand */
 };
 template <> struct mma_cache<bf16_cache> {
     static constexpr bool BF16 = true;
-    static constexpr int CT = 16;
     static constexpr int NS = 3;
 };
 
-/* The shared-memory rows of a cache type: a row of FD elements, padded by 16 bytes. */
+/* The shared-memory rows of a cache type: a row of FD elements, padded by 16 bytes; a stage
+ * holds the K rows, then the V rows of a chunk of ct tokens. */
 template <typename C> struct mma_rows {
     static constexpr int RB = FD * C::size;
     static constexpr int STRIDE = RB + 16;
-    static constexpr int UNITS = RB / 16;                    /* 16-byte units of a row */
-    static constexpr int SB = 2 * mma_cache<C>::CT * STRIDE; /* a stage: K rows, then V rows */
+    static constexpr int UNITS = RB / 16; /* 16-byte units of a row */
+    static constexpr __host__ __device__ int stage_bytes(int ct)
+    {
+        return 2 * ct * STRIDE;
+    }
 };
 
 #ifdef FP8KV_MMA_PATH
@@ -209,13 +212,13 @@ __device__ __forceinline__ void sum_terms(const float (&c)[4], int lane, float (
 
 /* Copies chunk c's K and V rows (tokens t0 + CT c .. below t1) into stage s of the warp, one
  * commit group; V rows past the end are zeroed. */
-template <typename C>
+template <typename C, int CT>
 __device__ __forceinline__ void fill_mma_chunk(const attn_params &p, uint8_t *stages, int c, int s,
                                                int t0, int t1, int lane, const int32_t *blocks,
                                                int first_block, uint32_t rowb, uint32_t headb)
 {
     typedef mma_rows<C> R;
-    constexpr int CT = mma_cache<C>::CT;
+    constexpr int SB = R::stage_bytes(CT);
     const int t = t0 + c * CT + lane;
     uint32_t off = 0;
     if (lane < CT && t < t1)
@@ -224,7 +227,7 @@ __device__ __forceinline__ void fill_mma_chunk(const attn_params &p, uint8_t *st
                   rowb +
               headb;
     const int left = t1 - (t0 + c * CT);
-    uint8_t *kb = stages + (size_t)s * R::SB, *vb = kb + CT * R::STRIDE;
+    uint8_t *kb = stages + (size_t)s * SB, *vb = kb + CT * R::STRIDE;
 #pragma unroll
     for (int i = 0; i < CT * R::UNITS / 32; i++) {
         const int x = i * 32 + lane, r = x / R::UNITS, u = x % R::UNITS;
@@ -241,14 +244,13 @@ __device__ __forceinline__ void fill_mma_chunk(const attn_params &p, uint8_t *st
 
 /* S = Q K^T for the chunk in stage kb: scores sc[j][e] of token 8 j + 2 q + e for this lane's
  * head, scaled back to the log2 domain (qback). */
-template <typename C, int GB>
+template <typename C, int GB, int CT>
 __device__ __forceinline__ void chunk_scores(const uint8_t *kb, const uint32_t (&qa)[8][4],
-                                             float qback, int lane,
-                                             float (&sc)[mma_cache<C>::CT / 8][2])
+                                             float qback, int lane, float (&sc)[CT / 8][2])
 {
     typedef mma_rows<C> R;
     constexpr bool BF16 = mma_cache<C>::BF16;
-    constexpr int NS = mma_cache<C>::NS, NT = mma_cache<C>::CT / 8;
+    constexpr int NS = mma_cache<C>::NS, NT = CT / 8;
 #pragma unroll
     for (int j = 0; j < NT; j++) {
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -278,14 +280,13 @@ __device__ __forceinline__ void chunk_scores(const uint8_t *kb, const uint32_t (
 
 /* O += P V for the chunk in stage vb: pw[j][e] the weights (scaled by 2^P_EXP) of token
  * 8 j + 2 q + e for this lane's head; o[16][4] the output tiles (see out_dim). */
-template <typename C, int GB>
-__device__ __forceinline__ void chunk_values(const uint8_t *vb,
-                                             const float (&pw)[mma_cache<C>::CT / 8][2], int lane,
-                                             float (&o)[16][4])
+template <typename C, int GB, int CT>
+__device__ __forceinline__ void chunk_values(const uint8_t *vb, const float (&pw)[CT / 8][2],
+                                             int lane, float (&o)[16][4])
 {
     typedef mma_rows<C> R;
     constexpr bool BF16 = mma_cache<C>::BF16;
-    constexpr int NS = mma_cache<C>::NS, KS = mma_cache<C>::CT / 16;
+    constexpr int NS = mma_cache<C>::NS, KS = CT / 16;
     const int row = lane >> 2;
 #pragma unroll
     for (int ks = 0; ks < KS; ks++) {
@@ -334,12 +335,12 @@ template <bool BF16> __device__ __forceinline__ int out_dim(int tile, int q, int
         return 16 * (tile >> 1) + 4 * q + 2 * e + (tile & 1);
 }
 
-template <typename C, int GB>
+template <typename C, int GB, int CT, int SW>
 __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma(attn_params p)
 {
     typedef mma_rows<C> R;
     constexpr bool BF16 = mma_cache<C>::BF16;
-    constexpr int CT = mma_cache<C>::CT, NT = CT / 8, NS = mma_cache<C>::NS;
+    constexpr int NT = CT / 8, NS = mma_cache<C>::NS, SB = R::stage_bytes(CT);
     const int seq = blockIdx.z, part = blockIdx.y;
     const int kvh = blockIdx.x / p.qchunks;
     const int q0 = kvh * p.group + (int)(blockIdx.x % p.qchunks) * GB;
@@ -354,7 +355,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     __shared__ unsigned qmax;
     extern __shared__ __align__(16) uint8_t smem[];
     int32_t *blocks = reinterpret_cast<int32_t *>(smem);
-    uint8_t *stages = smem + (size_t)p.table_words * 4 + (size_t)warp * 2 * R::SB;
+    uint8_t *stages = smem + (size_t)p.table_words * 4 + (size_t)warp * SW * SB;
 
     const int first_block = block_index(p, t0), nblocks = block_index(p, t1 - 1) - first_block + 1;
     load_block_table<FAST_THREADS>(p, seq, first_block, nblocks, blocks);
@@ -387,7 +388,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     const uint32_t headb = (uint32_t)kvh * FD * C::size;
     const int nchunks = (t1 - t0 + CT - 1) / CT;
     auto fill = [&](int c, int s) {
-        fill_mma_chunk<C>(p, stages, c, s, t0, t1, lane, blocks, first_block, rowb, headb);
+        fill_mma_chunk<C, CT>(p, stages, c, s, t0, t1, lane, blocks, first_block, rowb, headb);
     };
     float m = -INFINITY, l = 0.0f, o[16][4];
 #pragma unroll
@@ -395,23 +396,24 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
 #pragma unroll
         for (int k = 0; k < 4; k++)
             o[t][k] = 0.0f;
-    int s = 0;
-    if (warp < nchunks)
-        fill(warp, 0);
-    else
-        commit_copies();
-    if (warp + FAST_WARPS < nchunks)
-        fill(warp + FAST_WARPS, 1);
-    else
-        commit_copies();
+            /* every stage filled, then each refilled as soon as it is consumed: SW - 1 chunks in
+             * flight while one is computed */
+#pragma unroll
+    for (int k = 0; k < SW; k++) {
+        if (warp + k * FAST_WARPS < nchunks)
+            fill(warp + k * FAST_WARPS, k);
+        else
+            commit_copies();
+    }
     const float pscale = ldexpf(1.0f, P_EXP);
-    for (int c = warp; c < nchunks; c += FAST_WARPS, s ^= 1) {
-        wait_copies<1>();
+    int s = 0;
+    for (int c = warp; c < nchunks; c += FAST_WARPS, s = s + 1 == SW ? 0 : s + 1) {
+        wait_copies<SW - 1>();
         __syncwarp();
-        const uint8_t *kb = stages + (size_t)s * R::SB, *vb = kb + CT * R::STRIDE;
+        const uint8_t *kb = stages + (size_t)s * SB, *vb = kb + CT * R::STRIDE;
         const int left = t1 - (t0 + c * CT);
         float sc[NT][2];
-        chunk_scores<C, GB>(kb, qa, qback, lane, sc);
+        chunk_scores<C, GB, CT>(kb, qa, qback, lane, sc);
         /* the online softmax over the chunk, for this lane's head (the 4 lanes of a quad hold
          * its tokens 2 q, 2 q + 1 of each 8) */
         float top_s = -INFINITY;
@@ -442,10 +444,10 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
                 l += w;
                 pw[j][e] = w * pscale;
             }
-        chunk_values<C, GB>(vb, pw, lane, o);
+        chunk_values<C, GB, CT>(vb, pw, lane, o);
         __syncwarp(); /* the stage is consumed */
-        if (c + 2 * FAST_WARPS < nchunks)
-            fill(c + 2 * FAST_WARPS, s);
+        if (c + SW * FAST_WARPS < nchunks)
+            fill(c + SW * FAST_WARPS, s);
         else
             commit_copies();
     }
@@ -477,16 +479,41 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
 
 #else /* no tensor-core path in this device pass: never launched (see the plan) */
 
-template <typename C, int GB> __global__ void attention_mma(attn_params p)
+template <typename C, int GB, int CT, int SW> __global__ void attention_mma(attn_params p)
 {
     (void)p;
 }
 
 #endif
 
-template <typename C> kernel_fn mma_of_gb(int gb)
+template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
 {
-    return gb == 4 ? attention_mma<C, 4> : gb == 2 ? attention_mma<C, 2> : attention_mma<C, 1>;
+    return gb == 4   ? attention_mma<C, 4, CT, SW>
+           : gb == 2 ? attention_mma<C, 2, CT, SW>
+                     : attention_mma<C, 1, CT, SW>;
+}
+
+/* The chunk and stage counts of each cache: tokens per chunk (fp8 32: 4 KiB of K per chunk;
+ * bf16 16), stages per warp (2: one chunk in flight while one is computed). Measured on the
+ * H200 at 8 x 32k tokens, fp8: chunks of 16 or 32 tokens and 2 or 3 stages within 4% of each
+ * other; this pair was the fastest of the four. */
+template <typename C> struct mma_config;
+template <> struct mma_config<fp8_cache> {
+    static constexpr int CT = 32, SW = 2;
+};
+template <> struct mma_config<bf16_cache> {
+    static constexpr int CT = 16, SW = 2;
+};
+
+template <typename C> kernel_fn mma_kernel_of(int gb)
+{
+    return mma_of_gb<C, mma_config<C>::CT, mma_config<C>::SW>(gb);
+}
+
+template <typename C> size_t mma_stages_of()
+{
+    return (size_t)FAST_WARPS * mma_config<C>::SW *
+           (size_t)mma_rows<C>::stage_bytes(mma_config<C>::CT);
 }
 
 } // namespace
@@ -498,13 +525,12 @@ namespace attn
 
 kernel_fn mma_kernel(int cache_bf16, int gb)
 {
-    return cache_bf16 ? mma_of_gb<bf16_cache>(gb) : mma_of_gb<fp8_cache>(gb);
+    return cache_bf16 ? mma_kernel_of<bf16_cache>(gb) : mma_kernel_of<fp8_cache>(gb);
 }
 
 size_t mma_stage_bytes(int cache_bf16)
 {
-    return (size_t)FAST_WARPS * 2 *
-           (cache_bf16 ? mma_rows<bf16_cache>::SB : mma_rows<fp8_cache>::SB);
+    return cache_bf16 ? mma_stages_of<bf16_cache>() : mma_stages_of<fp8_cache>();
 }
 
 } // namespace attn
