@@ -148,9 +148,13 @@ static char *markdown(const struct fp8kv_report_meta *m, const struct fp8kv_resu
     fprintf(f, "\n\n| | |\n|---|---|\n");
     fprintf(f, "| device | %s |\n| runtime | %s |\n| compiler | %s |\n", t->device, t->runtime,
             t->compiler);
-    fprintf(f, "| flags | `%s` |\n| profiles | %s |\n", t->flags, m->profiles);
+    if (t->flags[0])
+        fprintf(f, "| flags | `%s` |\n", t->flags);
+    fprintf(f, "| profiles | %s |\n", m->profiles);
     if (t->compiled[0])
         fprintf(f, "| compiled | %s |\n", t->compiled);
+    if (t->assembly[0])
+        fprintf(f, "| assembly | %s |\n", t->assembly);
     fprintf(f, "| vectors | `%s`, MANIFEST.json sha256 `%s`, %s |\n", m->vectors_dir, vector_hash,
             fp8kv_vectors_trusted(m->vectors_dir)
                 ? "verified against MANIFEST.json and SHA256SUMS before the checks"
@@ -317,6 +321,8 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
             json_object_set_new(root, "not_run_reason", json_string(t->not_run_reason));
         if (t->compiled[0])
             json_object_set_new(root, "compiled", json_string(t->compiled));
+        if (t->assembly[0])
+            json_object_set_new(root, "assembly", json_string(t->assembly));
         json_object_set(root, "checks", checks);
         json_object_set(root, "junit", junit);
         char *text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));

@@ -31,3 +31,19 @@ fp8kv_python() {
   echo "fp8kv: no python3 with numpy found (scripts/bootstrap installs python3-numpy)" >&2
   return 2
 }
+
+# fp8kv_apt_install WHO PACKAGE...: installs those of the Debian packages that are missing
+# (apt-get, no recommends; as root or through sudo), saying so as WHO. Fails when apt-get does.
+fp8kv_apt_install() {
+  local who=$1 p sudo="" missing=()
+  shift
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "$who: installing ${missing[*]}"
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq &&
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

@@ -1,6 +1,8 @@
-/* cmd_report.c — `fp8kv report --compiled-only TARGET`: the report of a target whose kernels
- * were compiled but not executed (the AMD targets of CI). It is written by the same writer as a
- * run's report, with status "not run": it names what was compiled and never says "passed". */
+/* cmd_report.c — `fp8kv report --compiled-only TARGET` / `--not-compiled TARGET`: the report of a
+ * GPU target whose kernels were compiled but not executed (the AMD targets of CI), or that the
+ * compilers at hand could not compile at all. It is written by the same writer as a run's report,
+ * with status "not run": it names what was compiled (or why nothing was) and never says
+ * "passed". */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,19 +11,25 @@
 #include "fp8kv/run.h"
 
 static const char report_help[] =
-    "usage: fp8kv report --compiled-only TARGET --paths TEXT [--compiler TEXT] [--flags TEXT]\n"
-    "                    [--reason TEXT] [--out DIR] [--vectors DIR]\n"
+    "usage: fp8kv report --compiled-only TARGET --paths TEXT [--assembly TEXT] [--compiler TEXT]\n"
+    "                    [--flags TEXT] [--reason TEXT] [--out DIR] [--vectors DIR]\n"
+    "       fp8kv report --not-compiled TARGET --reason TEXT [--compiler TEXT] [--out DIR]\n"
+    "                    [--vectors DIR]\n"
     "\n"
     "Writes DIR/TARGET/report.json and report.md for a GPU target that was compiled but not\n"
-    "executed, and rewrites DIR/index.md. The verdict is \"not run\"; the report lists what\n"
-    "was compiled (--paths, e.g. the device codec paths the compiler produced for TARGET),\n"
-    "with which compiler and flags, and why it did not run.\n"
+    "executed, or not compiled at all, and rewrites DIR/index.md. The verdict is \"not run\";\n"
+    "the report lists what was compiled (--paths, e.g. the device codec paths the compiler\n"
+    "produced for TARGET), what its assembly showed (--assembly), with which compiler and\n"
+    "flags, and why it did not run (or, with --not-compiled, why it was not compiled).\n"
     "\n"
     "  --compiled-only TARGET  the target name: gfx90a, gfx942, sm_89, ...\n"
+    "  --not-compiled TARGET   the same, for a target no compiler here could build\n"
     "  --paths TEXT            what was compiled for it\n"
+    "  --assembly TEXT         what its assembly was checked for and showed\n"
     "  --compiler TEXT         the compiler and its version\n"
     "  --flags TEXT            the compile flags\n"
-    "  --reason TEXT           why it was not executed (default: no such device here)\n"
+    "  --reason TEXT           why it was not executed (default: no such device here), or\n"
+    "                          with --not-compiled (required) why it was not compiled\n"
     "  --out DIR               reports root (default reports)\n"
     "  --vectors DIR           golden vectors, for the vector-set hash (default: $FP8KV_VECTORS, "
     "./vectors, or the installed set)\n"
@@ -29,7 +37,9 @@ static const char report_help[] =
 
 enum {
     OPT_COMPILED_ONLY,
+    OPT_NOT_COMPILED,
     OPT_PATHS,
+    OPT_ASSEMBLY,
     OPT_COMPILER,
     OPT_FLAGS,
     OPT_REASON,
@@ -38,8 +48,8 @@ enum {
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"compiled-only", 1}, {"paths", 1}, {"compiler", 1}, {"flags", 1},
-    {"reason", 1},        {"out", 1},   {"vectors", 1}};
+    {"compiled-only", 1}, {"not-compiled", 1}, {"paths", 1}, {"assembly", 1}, {"compiler", 1},
+    {"flags", 1},         {"reason", 1},       {"out", 1},   {"vectors", 1}};
 
 int fp8kv_cmd_report(int argc, char **argv)
 {
@@ -47,31 +57,43 @@ int fp8kv_cmd_report(int argc, char **argv)
     int rc;
     if (fp8kv_cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
-    const char *target = a.value[OPT_COMPILED_ONLY];
-    if (!target || !*target)
-        return fp8kv_cli_usage_error("report",
-                                     "--compiled-only TARGET is required (the only kind of "
-                                     "report this command writes)");
-    if (fp8kv_target_kind_of_name(target) != FP8KV_TARGET_HIP ||
+    const char *compiled = a.value[OPT_COMPILED_ONLY], *not_compiled = a.value[OPT_NOT_COMPILED];
+    if (!compiled == !not_compiled)
+        return fp8kv_cli_usage_error("report", "give one of --compiled-only TARGET and "
+                                               "--not-compiled TARGET (the only kinds of report "
+                                               "this command writes)");
+    const char *target = compiled ? compiled : not_compiled,
+               *mode = compiled ? "--compiled-only" : "--not-compiled";
+    if (!*target || fp8kv_target_kind_of_name(target) != FP8KV_TARGET_HIP ||
         strlen(target) >= sizeof((struct fp8kv_target_info *)0)->target)
-        return fp8kv_cli_usage_error("report",
-                                     "--compiled-only: '%s' is not a GPU target name (sm_NN "
-                                     "or gfxNNN)",
-                                     target);
-    if (!a.value[OPT_PATHS] || !*a.value[OPT_PATHS])
+        return fp8kv_cli_usage_error(
+            "report", "%s: '%s' is not a GPU target name (sm_NN or gfxNNN)", mode, target);
+    const char *paths = a.value[OPT_PATHS], *reason = a.value[OPT_REASON];
+    if (compiled && (!paths || !*paths))
         return fp8kv_cli_usage_error("report", "--paths: say what was compiled for %s", target);
+    if (not_compiled && (paths || a.value[OPT_ASSEMBLY] || a.value[OPT_FLAGS]))
+        return fp8kv_cli_usage_error("report",
+                                     "--not-compiled %s: nothing was compiled, so --paths, "
+                                     "--assembly and --flags do not apply",
+                                     target);
+    if (not_compiled && (!reason || !*reason))
+        return fp8kv_cli_usage_error("report", "--reason: say why %s was not compiled", target);
 
     struct fp8kv_target_info info;
     memset(&info, 0, sizeof info);
     snprintf(info.target, sizeof info.target, "%s", target);
-    snprintf(info.device, sizeof info.device, "%s (none present: compiled only)", target);
+    snprintf(info.device, sizeof info.device, "%s (none present: %s)", target,
+             compiled ? "compiled only" : "not compiled");
     snprintf(info.runtime, sizeof info.runtime, "none (not executed)");
     snprintf(info.compiler, sizeof info.compiler, "%s",
              a.value[OPT_COMPILER] ? a.value[OPT_COMPILER] : "unknown");
     snprintf(info.flags, sizeof info.flags, "%s", a.value[OPT_FLAGS] ? a.value[OPT_FLAGS] : "");
-    snprintf(info.compiled, sizeof info.compiled, "%s", a.value[OPT_PATHS]);
-    snprintf(info.not_run_reason, sizeof info.not_run_reason, "compiled, not executed: %s",
-             a.value[OPT_REASON] ? a.value[OPT_REASON] : "no such device on this machine");
+    snprintf(info.compiled, sizeof info.compiled, "%s", compiled ? paths : "");
+    snprintf(info.assembly, sizeof info.assembly, "%s",
+             a.value[OPT_ASSEMBLY] ? a.value[OPT_ASSEMBLY] : "");
+    snprintf(info.not_run_reason, sizeof info.not_run_reason, "%s: %s",
+             compiled ? "compiled, not executed" : "not compiled",
+             reason ? reason : "no such device on this machine");
     info.executed = 0;
 
     struct fp8kv_results none = {0};
@@ -85,6 +107,7 @@ int fp8kv_cmd_report(int argc, char **argv)
     const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
     if (fp8kv_report_write(out, &meta, &none) != 0)
         return fp8kv_cli_input_error("report");
-    printf("fp8kv report: %s: compiled, not executed; report in %s/%s/\n", target, out, target);
+    printf("fp8kv report: %s: %s; report in %s/%s/\n", target,
+           compiled ? "compiled, not executed" : "not compiled", out, target);
     return FP8KV_EXIT_CONFORMANT;
 }

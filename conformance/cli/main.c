@@ -38,7 +38,8 @@ static const struct fp8kv_cli_command commands[] = {
      fp8kv_cmd_check_kv},
     {"run", "a conformance run of a target, with its report", fp8kv_cmd_run},
     {"bench", "the performance figures: sweep speed, memory, a whole run", fp8kv_cmd_bench},
-    {"report", "write a report for a target that was compiled but not run", fp8kv_cmd_report},
+    {"report", "write a report for a GPU target compiled but not run, or not compiled",
+     fp8kv_cmd_report},
 };
 static const int command_count = (int)(sizeof commands / sizeof commands[0]);
 

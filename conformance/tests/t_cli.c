@@ -142,3 +142,36 @@ Test(cli, inputs_mean_one_thing)
         cr_assert(strstr(out, "not a valid f32 input"), "%s: %s", foreign[i], out);
     }
 }
+
+/* `fp8kv report`: a compiled-only report carries what was compiled and what its assembly
+ * showed; a not-compiled report says so, lists nothing as compiled, and takes no --paths; both
+ * are "not run", never a pass. */
+Test(cli, report_compiled_only_and_not_compiled)
+{
+    char out[8192];
+    const char *vectors = " --vectors " FP8KV_SOURCE_DIR "/vectors";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "d=$(mktemp -d) && " FP8KV " report --compiled-only gfx1200 --paths 'bits frexp' "
+             "--assembly 'v_cvt_pk_fp8_f32: 2' --out $d%s >/dev/null && " FP8KV
+             " report --not-compiled gfx950 --reason 'no compiler knows it' --out $d%s "
+             ">/dev/null && cat $d/gfx1200/report.json $d/gfx950/report.json $d/index.md; "
+             "rc=$?; rm -rf $d; exit $rc",
+             vectors, vectors);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "\"assembly\": \"v_cvt_pk_fp8_f32: 2\""), "%s", out);
+    cr_assert(strstr(out, "\"not_run_reason\": \"not compiled: no compiler knows it\""), "%s", out);
+    cr_assert(strstr(out, "| [gfx950](gfx950/report.md) | not run | 0 | gfx950 (none present: "
+                          "not compiled) |"),
+              "%s", out);
+    cr_assert_null(strstr(out, "passed\": 1"), "%s", out);
+    cr_assert_eq(
+        run(FP8KV " report --not-compiled gfx950 --paths bits --reason r 2>&1", out, sizeof out), 2,
+        "%s", out);
+    cr_assert_eq(run(FP8KV " report --not-compiled gfx950 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(run(FP8KV " report --compiled-only gfx942 --not-compiled gfx950 --paths p 2>&1",
+                     out, sizeof out),
+                 2, "%s", out);
+    cr_assert_eq(run(FP8KV " report --not-compiled cpu --reason r 2>&1", out, sizeof out), 2, "%s",
+                 out);
+}

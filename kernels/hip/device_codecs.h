@@ -56,6 +56,10 @@
 #define FP8KV_NAME_AMD_FNUZ "amd-pk-fp8-fnuz"
 #define FP8KV_NAME_AMD_OCP "amd-pk-fp8-ocp"
 
+/* The instruction a hardware path must compile to, for the compile checks (paths.hip):
+ * scripts/gpu-compile-check fails a target whose assembly claims the path without it. */
+#define FP8KV_INSN_AMD_PK_FP8 "v_cvt_pk_fp8_f32"
+
 #define FP8KV_CODEC_BIT(c) (1u << (c))
 #ifdef FP8KV_PATH_PTX_CVT
 #define FP8KV_MASK_PTX_CVT FP8KV_CODEC_BIT(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE)

@@ -1,7 +1,8 @@
 /* paths.hip — not part of the library. scripts/gpu-compile-check preprocesses it for one
- * device target (hipcc --cuda-device-only -E, nvcc -E) and reads off the "fp8kv-path:" lines:
- * the codec paths that target's device pass compiles, decided by the same macros of
- * device_codecs.h that the kernels and the run-time probe use. */
+ * device target (hipcc or clang --cuda-device-only -E, nvcc -E) and reads off the "fp8kv-path:"
+ * lines: the codec paths that target's device pass compiles, decided by the same macros of
+ * device_codecs.h that the kernels and the run-time probe use; and the "fp8kv-insn:" lines: a
+ * hardware path and the instruction its assembly must then contain. */
 #include "device_codecs.h"
 
 #ifdef FP8KV_DEVICE_PASS
@@ -14,9 +15,11 @@ fp8kv-path: FP8KV_NAME_CUDA_FP8_SATFINITE FP8KV_NAME_CUDA_FP8_NOSAT
 #endif
 #ifdef FP8KV_PATH_AMD_FNUZ
 fp8kv-path: FP8KV_NAME_AMD_FNUZ
+fp8kv-insn: FP8KV_NAME_AMD_FNUZ FP8KV_INSN_AMD_PK_FP8
 #endif
 #ifdef FP8KV_PATH_AMD_OCP
 fp8kv-path: FP8KV_NAME_AMD_OCP
+fp8kv-insn: FP8KV_NAME_AMD_OCP FP8KV_INSN_AMD_PK_FP8
 #endif
 #if defined(__HIP_DEVICE_COMPILE__) && !defined(FP8KV_PATH_AMD_FNUZ) && !defined(FP8KV_PATH_AMD_OCP)
 #if __has_builtin(__builtin_amdgcn_cvt_pk_fp8_f32)

@@ -28,8 +28,9 @@ struct fp8kv_target_info {
     char compiler[160];
     char flags[640];
     int executed; /* 0: compiled only, or unavailable: the report says "not run" */
-    char not_run_reason[160];
+    char not_run_reason[256];
     char compiled[256]; /* what was built for it (GPU: the device codec paths), or "" */
+    char assembly[512]; /* what its assembly was checked for and showed (compile-only), or "" */
 };
 
 /* fp8kv_cpu_target_info: the CPU target of this build and machine. */
