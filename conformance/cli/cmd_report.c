@@ -1,6 +1,8 @@
-/* cmd_report.c — `fp8kv report --compiled-only TARGET`: the report of a target whose kernels
- * were compiled but not executed (the AMD targets of CI). It is written by the same writer as a
- * run's report, with status "not run": it names what was compiled and never says "passed". */
+/* cmd_report.c — `fp8kv report`: the report of a target whose kernels were compiled but not
+ * executed (--compiled-only: the AMD targets of CI; written by the same writer as a run's report,
+ * with status "not run", naming what was compiled and never saying "passed"); or a report's
+ * files regenerated from its report.json alone (--from), or a report directory's index (--index).
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,12 +13,22 @@
 static const char report_help[] =
     "usage: fp8kv report --compiled-only TARGET --paths TEXT [--compiler TEXT] [--flags TEXT]\n"
     "                    [--reason TEXT] [--out DIR] [--vectors DIR]\n"
+    "       fp8kv report --from DIR/TARGET/report.json\n"
+    "       fp8kv report --index DIR\n"
     "\n"
-    "Writes DIR/TARGET/report.json and report.md for a GPU target that was compiled but not\n"
-    "executed, and rewrites DIR/index.md. The verdict is \"not run\"; the report lists what\n"
-    "was compiled (--paths, e.g. the device codec paths the compiler produced for TARGET),\n"
-    "with which compiler and flags, and why it did not run.\n"
+    "--compiled-only writes DIR/TARGET/report.json, report.md, report.html and junit.xml for a\n"
+    "GPU target that was compiled but not executed, and rewrites DIR/index.md and index.html.\n"
+    "The verdict is \"not run\"; the report lists what was compiled (--paths, e.g. the device\n"
+    "codec paths the compiler produced for TARGET), with which compiler and flags, and why it\n"
+    "did not run.\n"
     "\n"
+    "--from regenerates report.md, report.html and junit.xml beside a report.json from it\n"
+    "alone: the same bytes `fp8kv run` wrote. --index rewrites DIR/index.md and index.html\n"
+    "from every DIR/*/report.json. A damaged report.json is exit 2 naming it; nothing is\n"
+    "written then.\n"
+    "\n"
+    "  --from FILE             a report.json to render report.md, report.html, junit.xml from\n"
+    "  --index DIR             a reports root to write index.md and index.html of\n"
     "  --compiled-only TARGET  the target name: gfx90a, gfx942, sm_89, ...\n"
     "  --paths TEXT            what was compiled for it\n"
     "  --compiler TEXT         the compiler and its version\n"
@@ -25,7 +37,7 @@ static const char report_help[] =
     "  --out DIR               reports root (default reports)\n"
     "  --vectors DIR           golden vectors, for the vector-set hash (default: $FP8KV_VECTORS, "
     "./vectors, or the installed set)\n"
-    "exit: 0 written, 2 bad arguments or an unwritable report\n";
+    "exit: 0 written, 2 bad arguments, a damaged report.json or an unwritable report\n";
 
 enum {
     OPT_COMPILED_ONLY,
@@ -35,11 +47,34 @@ enum {
     OPT_REASON,
     OPT_OUT,
     OPT_VECTORS,
+    OPT_FROM,
+    OPT_INDEX,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"compiled-only", 1}, {"paths", 1}, {"compiler", 1}, {"flags", 1},
-    {"reason", 1},        {"out", 1},   {"vectors", 1}};
+    {"compiled-only", 1}, {"paths", 1},   {"compiler", 1}, {"flags", 1}, {"reason", 1},
+    {"out", 1},           {"vectors", 1}, {"from", 1},     {"index", 1}};
+
+/* --from FILE or --index DIR: files rendered from report.json alone. */
+static int regenerate(const struct fp8kv_cli_args *a)
+{
+    for (int k = 0; k < OPT_COUNT; k++)
+        if (a->value[k] && k != OPT_FROM && k != OPT_INDEX)
+            return fp8kv_cli_usage_error("report", "--%s does not go with --from or --index",
+                                         options[k].name);
+    if (a->value[OPT_FROM]) {
+        if (fp8kv_report_regenerate(a->value[OPT_FROM]) != 0)
+            return fp8kv_cli_input_error("report");
+        printf("fp8kv report: report.md, report.html, junit.xml rendered from %s\n",
+               a->value[OPT_FROM]);
+    }
+    if (a->value[OPT_INDEX]) {
+        if (fp8kv_report_write_index(a->value[OPT_INDEX]) != 0)
+            return fp8kv_cli_input_error("report");
+        printf("fp8kv report: %s/index.md and index.html written\n", a->value[OPT_INDEX]);
+    }
+    return FP8KV_EXIT_CONFORMANT;
+}
 
 int fp8kv_cmd_report(int argc, char **argv)
 {
@@ -47,11 +82,12 @@ int fp8kv_cmd_report(int argc, char **argv)
     int rc;
     if (fp8kv_cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
+    if (a.value[OPT_FROM] || a.value[OPT_INDEX])
+        return regenerate(&a);
     const char *target = a.value[OPT_COMPILED_ONLY];
     if (!target || !*target)
-        return fp8kv_cli_usage_error("report",
-                                     "--compiled-only TARGET is required (the only kind of "
-                                     "report this command writes)");
+        return fp8kv_cli_usage_error("report", "give --compiled-only TARGET, --from FILE or "
+                                               "--index DIR");
     if (fp8kv_target_kind_of_name(target) != FP8KV_TARGET_HIP ||
         strlen(target) >= sizeof((struct fp8kv_target_info *)0)->target)
         return fp8kv_cli_usage_error("report",
