@@ -432,11 +432,15 @@ static void explain_counts(FILE *f, const struct fp8kv_check *c)
     if (c->mismatches)
         fprintf(f, " %llu of %llu cases differ.", (unsigned long long)c->mismatches,
                 (unsigned long long)c->cases);
-    for (int k = 0; k < FP8KV_CLASS_COUNT && c->has_classes; k++)
-        if (c->class_mismatches[k])
-            fprintf(f, " Class %s: %llu of %llu: %s.", fp8kv_class_names[k],
-                    (unsigned long long)c->class_mismatches[k],
-                    (unsigned long long)c->class_cases[k], class_words[k]);
+    for (int k = 0; k < FP8KV_CLASS_COUNT && c->has_classes; k++) {
+        if (!c->class_mismatches[k])
+            continue;
+        fprintf(f, " Class %s: %llu", fp8kv_class_names[k],
+                (unsigned long long)c->class_mismatches[k]);
+        if (c->class_cases[k]) /* the exhaustive sweeps count mismatches per class, not cases */
+            fprintf(f, " of %llu", (unsigned long long)c->class_cases[k]);
+        fprintf(f, ": %s.", class_words[k]);
+    }
     for (int q = 0, n = 0; q < 256 && c->has_codes; q++)
         if (c->code_mismatched[q / 8] >> (q % 8) & 1)
             fprintf(f, "%s%02x", n++ ? ", " : " Codes: ", q);
