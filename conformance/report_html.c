@@ -676,11 +676,13 @@ static void put_pictures(FILE *f, const struct fp8kv_report *r)
 /* ---- the KV checks by golden case ---------------------------------------------------------------
  */
 
-/* The case of a KV check's detail ("kv/case3"), its length, or 0 when it names none. */
+/* The case a KV check's detail starts with ("kv/case3" of "kv/case3: nhd, ..."): its length, or
+ * 0 when it names none. The words follow at detail + length + 2. */
 static size_t case_key_length(const char *detail)
 {
     const char *colon = strchr(detail, ':');
-    return strncmp(detail, "kv/case", 7) == 0 && colon ? (size_t)(colon - detail) : 0;
+    return strncmp(detail, "kv/case", 7) == 0 && colon && colon[1] == ' ' ? (size_t)(colon - detail)
+                                                                          : 0;
 }
 
 static int same_case(const char *a, const char *b)
@@ -690,15 +692,16 @@ static int same_case(const char *a, const char *b)
 }
 
 /* The words every check of the case of check `first` shares (layout, dtype, sizes, scales): the
- * common start of their details after the case name, cut at the last ", ". Its length. */
+ * common start of their details after the case name, cut at its last ", " (where
+ * fp8kv_kv_case_describe appended what each check compares). Its length. */
 static size_t case_words_length(const struct fp8kv_report *r, size_t first)
 {
-    const char *words =
-        r->checks.items[first].detail + case_key_length(r->checks.items[first].detail) + 2;
+    const char *detail = r->checks.items[first].detail;
+    const char *words = detail + case_key_length(detail) + 2;
     size_t common = strlen(words);
     for (size_t i = first + 1; i < r->checks.count; i++) {
         const char *d = r->checks.items[i].detail;
-        if (!same_case(d, r->checks.items[first].detail))
+        if (!same_case(d, detail))
             continue;
         const char *other = d + case_key_length(d) + 2;
         size_t k = 0;
@@ -706,9 +709,11 @@ static size_t case_words_length(const struct fp8kv_report *r, size_t first)
             k++;
         common = k;
     }
-    while (common > 0 && strncmp(words + common - 2, ", ", 2) != 0 && words[common] != '\0')
-        common--;
-    return common >= 2 && words[common] != '\0' ? common - 2 : common;
+    size_t cut = 0;
+    for (size_t k = 0; k + 1 < common; k++)
+        if (words[k] == ',' && words[k + 1] == ' ')
+            cut = k;
+    return cut ? cut : common;
 }
 
 static void put_kv_cases(FILE *f, const struct fp8kv_report *r)
