@@ -258,11 +258,14 @@ static int check_decode_table(const struct fp8kv_profile *p, const struct fp8kv_
     if (rc != 0)
         return rc;
     c.cases = 256;
+    c.has_codes = 1;
     for (int q = 0; q < 256; q++) {
         uint32_t got, want = ((const uint32_t *)r->table.data)[q];
         memcpy(&got, &y[q], sizeof got);
-        if (!same_bits(FP8KV_DTYPE_F32, got, want))
+        if (!same_bits(FP8KV_DTYPE_F32, got, want)) {
             fp8kv_check_failure(&c, -1, "%02x => 0x%08x  expected 0x%08x", q, got, want);
+            c.code_mismatched[q / 8] |= (uint8_t)(1u << (q % 8));
+        }
     }
     fp8kv_check_finish(&c, fp8kv_now() - t0);
     return fp8kv_results_add(out, &c);

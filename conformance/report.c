@@ -1,10 +1,13 @@
-/* report.c — report.json (machines), report.md (people), the JUnit copies and index.md. */
+/* report.c — a report folder: report.json (machines), then report.md, report.html and junit.xml
+ * rendered from report.json parsed back (report_model.h), the unit tests' JUnit copies; and the
+ * index of a report directory (index.md, index.html). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -14,25 +17,18 @@
 #include "fp8kv/run.h"
 #include "fp8kv/verify.h"
 #include "report_json.h"
+#include "report_model.h"
 
 #ifndef FP8KV_VERSION
 #define FP8KV_VERSION "unknown"
+#endif
+#ifndef FP8KV_COMMIT
+#define FP8KV_COMMIT "unknown"
 #endif
 
 #define REPORT_SCHEMA_VERSION 1
 /* A JUnit file or a report.json this large is not one of ours: refused, never read whole. */
 #define MAX_COPIED_BYTES (64u << 20)
-
-/* load_json: the JSON document of the regular file at path (at most MAX_COPIED_BYTES), or NULL
- * (a missing, special or malformed file: the index just leaves that folder out). */
-static json_t *load_json(const char *path)
-{
-    size_t len = 0;
-    char *text = fp8kv_read_regular(path, MAX_COPIED_BYTES, &len);
-    json_t *root = text ? json_loadb(text, len, 0, NULL) : NULL;
-    free(text);
-    return root;
-}
 
 /* A number JSON can hold, or the explicit strings "inf" / "-inf" / "nan". */
 static json_t *json_number(double v)
@@ -77,6 +73,13 @@ json_t *fp8kv_check_json(const struct fp8kv_check *c)
     for (int i = 0; i < c->failure_lines; i++)
         json_array_append_new(failures, json_string(c->failures[i]));
     json_object_set_new(o, "failures", failures);
+    if (c->has_codes) {
+        json_t *codes = json_array();
+        for (int q = 0; q < 256; q++)
+            if (c->code_mismatched[q / 8] >> (q % 8) & 1)
+                json_array_append_new(codes, json_integer(q));
+        json_object_set_new(o, "mismatched_codes", codes);
+    }
     return o;
 }
 
@@ -132,137 +135,134 @@ static int copy_junit(const char *from, const char *to, json_t *names)
     return rc;
 }
 
-static char *markdown(const struct fp8kv_report_meta *m, const struct fp8kv_results *r,
-                      const char *vector_hash, size_t passed, size_t failed, size_t reported)
+/* The files rendered from report.json, by name. */
+static const struct {
+    const char *name;
+    char *(*render)(const struct fp8kv_report *r);
+} rendered[] = {
+    {"report.md", fp8kv_report_markdown},
+    {"report.html", fp8kv_report_html},
+    {"junit.xml", fp8kv_report_junit},
+};
+#define RENDERED_COUNT (sizeof rendered / sizeof rendered[0])
+
+/* Renders every file of `rendered` from r into dir: all in memory first, then each written
+ * atomically, so a renderer that fails leaves no file changed. */
+static int render_into(const char *dir, const struct fp8kv_report *r)
 {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    if (!f)
-        return NULL;
-    const struct fp8kv_target_info *t = m->target;
-    fprintf(f, "# fp8kv conformance report: %s\n\n", t->target);
-    fprintf(f, "**Verdict: %s**", verdict_of(m, r));
-    if (!t->executed)
-        fprintf(f, " (%s)", t->not_run_reason);
-    fprintf(f, "\n\n| | |\n|---|---|\n");
-    fprintf(f, "| device | %s |\n| runtime | %s |\n| compiler | %s |\n", t->device, t->runtime,
-            t->compiler);
-    if (t->flags[0])
-        fprintf(f, "| flags | `%s` |\n", t->flags);
-    fprintf(f, "| profiles | %s |\n", m->profiles);
-    if (t->compiled[0])
-        fprintf(f, "| compiled | %s |\n", t->compiled);
-    if (t->assembly[0])
-        fprintf(f, "| assembly | %s |\n", t->assembly);
-    fprintf(f, "| vectors | `%s`, MANIFEST.json sha256 `%s`, %s |\n", m->vectors_dir, vector_hash,
-            fp8kv_vectors_trusted(m->vectors_dir)
-                ? "verified against MANIFEST.json and SHA256SUMS before the checks"
-                : "not verified in this run");
-    fprintf(f, "| generator | fp8kv %s |\n", FP8KV_VERSION);
-    fprintf(f, "| checks | %zu passed, %zu failed, %zu reported (not gated) |\n", passed, failed,
-            reported);
-    fprintf(f, "| wall time | %.1f s |\n\n", m->seconds);
-    if (!t->executed) {
-        fprintf(f, "Nothing was executed on this target: no check passed or failed.\n");
-        fclose(f);
-        return text;
-    }
-    fprintf(f, "## Checks\n\n| result | check | subject | profile | cases | mismatches | "
-               "NMSE (threshold) | time |\n|---|---|---|---|---:|---:|---|---:|\n");
-    for (size_t i = 0; i < r->count; i++) {
-        const struct fp8kv_check *c = &r->items[i];
-        static const char *const outcome[] = {"info", "pass", "**FAIL**"};
-        fprintf(f, "| %s | %s | %s | %s | %llu | %llu | ", outcome[fp8kv_check_outcome(c)], c->name,
-                c->subject, c->profile, (unsigned long long)c->cases,
-                (unsigned long long)c->mismatches);
-        if (c->has_nmse && c->gated)
-            fprintf(f, "%.3g (≤ %.3g)", c->nmse, c->threshold);
-        else if (c->has_nmse)
-            fprintf(f, "%.3g (reported)", c->nmse);
-        fprintf(f, " | %.2f s |\n", c->seconds);
-    }
-    /* the failures of gated checks, then the differences reported without gating (e.g. a
-     * vendor conversion's NaN sign under NaN check strict, when it claims NaN check class) */
-    for (int gated = 1; gated >= 0; gated--) {
-        int any = 0;
-        for (size_t i = 0; i < r->count; i++) {
-            const struct fp8kv_check *c = &r->items[i];
-            if (c->passed || c->gated != gated)
-                continue;
-            if (!any++)
-                fprintf(f, gated ? "\n## Failures\n" : "\n## Differences reported, not gated\n");
-            fprintf(f, "\n### %s %s %s\n\n%s\n\n", c->name, c->subject, c->profile, c->detail);
-            if (c->has_classes) {
-                for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
-                    if (c->class_mismatches[k])
-                        fprintf(f, "- %s: %llu mismatches\n", fp8kv_class_names[k],
-                                (unsigned long long)c->class_mismatches[k]);
-                fputc('\n', f);
-            }
-            fprintf(f, "```\n");
-            for (int k = 0; k < c->failure_lines; k++)
-                fprintf(f, "%s\n", c->failures[k]);
-            fprintf(f, "```\n");
-        }
-    }
-    fclose(f);
-    return text;
+    char *texts[RENDERED_COUNT] = {0};
+    int rc = 0;
+    for (size_t i = 0; i < RENDERED_COUNT && rc == 0; i++)
+        if (!(texts[i] = rendered[i].render(r)))
+            rc = fp8kv_fail("out of memory rendering %s", rendered[i].name);
+    for (size_t i = 0; i < RENDERED_COUNT && rc == 0; i++)
+        rc = write_text(dir, rendered[i].name, texts[i]);
+    for (size_t i = 0; i < RENDERED_COUNT; i++)
+        free(texts[i]);
+    return rc;
 }
 
-/* index.md: one line per <out>/<target>/report.json. */
-static int write_index(const char *out_dir)
+int fp8kv_report_regenerate(const char *report_json)
+{
+    struct fp8kv_report r;
+    if (fp8kv_report_load(report_json, &r) != 0)
+        return FP8KV_ERR;
+    const char *slash = strrchr(report_json, '/');
+    char *dir = slash ? strndup(report_json, (size_t)(slash - report_json + 1)) : strdup(".");
+    const int rc = dir ? render_into(dir, &r) : fp8kv_fail("out of memory");
+    free(dir);
+    fp8kv_report_free(&r);
+    return rc;
+}
+
+/* The folders of out_dir that hold a report.json, sorted by name, each parsed when it is a
+ * target's (a folder named like a target whose report.json is damaged is an error naming it). */
+static int load_index(const char *out_dir, struct fp8kv_index_entry **entries, size_t *count)
 {
     DIR *d = opendir(out_dir);
     if (!d)
         return fp8kv_fail("%s: cannot read the report directory", out_dir);
     char *names[256];
-    int n = 0;
+    size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < 256)
-        if (e->d_name[0] != '.')
-            names[n++] = strdup(e->d_name);
+        if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
+            n++;
     closedir(d);
-    for (int i = 1; i < n; i++) /* insertion sort: a handful of targets */
-        for (int j = i; j > 0 && names[j] && names[j - 1] && strcmp(names[j], names[j - 1]) < 0;
-             j--) {
-            char *t = names[j];
-            names[j] = names[j - 1];
-            names[j - 1] = t;
-        }
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    int rc = f ? 0 : fp8kv_fail("out of memory");
-    if (f) {
-        fprintf(f,
-                "# fp8kv reports\n\n| target | verdict | checks | device |\n|---|---|---:|---|\n");
-        int others = 0; /* folders with a report of another kind (scripts/peers) */
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < n; i++) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/%s/report.json", out_dir, names[i] ? names[i] : "");
-                json_t *root = names[i] ? load_json(path) : NULL;
-                if (!root)
-                    continue;
-                const char *verdict = json_string_value(json_object_get(root, "verdict"));
-                const char *device = json_string_value(json_object_get(root, "device"));
-                json_t *checks = json_object_get(root, "checks");
-                if (pass == 0 && verdict && device)
-                    fprintf(f, "| [%s](%s/report.md) | %s | %zu | %s |\n", names[i], names[i],
-                            verdict, json_is_array(checks) ? json_array_size(checks) : 0, device);
-                else if (pass == 1 && !(verdict && device))
-                    fprintf(f, "%s- [%s](%s/report.md)\n", others++ ? "" : "\nOther reports:\n\n",
-                            names[i], names[i]);
-                json_decref(root);
-            }
-        fclose(f);
+    qsort(names, n, sizeof names[0], cmp_names);
+    struct fp8kv_index_entry *list = calloc(n + 1, sizeof *list);
+    int rc = list ? 0 : fp8kv_fail("out of memory");
+    size_t kept = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s/report.json", out_dir, names[i]);
+        if (strlen(names[i]) >= sizeof list->name || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        struct fp8kv_index_entry *entry = &list[kept++];
+        snprintf(entry->name, sizeof entry->name, "%s", names[i]);
+        entry->is_target = fp8kv_target_kind_of_name(names[i]) >= 0;
+        if (entry->is_target)
+            rc = fp8kv_report_load(path, &entry->report);
     }
-    for (int i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         free(names[i]);
+    *entries = list;
+    *count = kept;
+    return rc;
+}
+
+int fp8kv_report_write_index(const char *out_dir)
+{
+    struct fp8kv_index_entry *entries = NULL;
+    size_t n = 0;
+    int rc = load_index(out_dir, &entries, &n);
+    char *md = rc == 0 ? fp8kv_index_markdown(entries, n) : NULL;
+    char *html = rc == 0 ? fp8kv_index_html(entries, n) : NULL;
+    if (rc == 0 && (!md || !html))
+        rc = fp8kv_fail("out of memory");
     if (rc == 0)
-        rc = write_text(out_dir, "index.md", text);
+        rc = write_text(out_dir, "index.md", md);
+    if (rc == 0)
+        rc = write_text(out_dir, "index.html", html);
+    for (size_t i = 0; entries && i < n; i++)
+        fp8kv_report_free(&entries[i].report);
+    free(entries);
+    free(md);
+    free(html);
+    return rc;
+}
+
+/* Now in UTC, ISO 8601, into buf. */
+static void utc_now(char *buf, size_t size)
+{
+    const time_t now = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&now, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, size, "unknown");
+}
+/* Writes root as dir/report.json, then renders the other files into dir from that text parsed
+ * back, as `fp8kv report --from` would from <final>/report.json. */
+static int write_report_json(const char *dir, const char *final, json_t *root)
+{
+    char *text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
+    size_t len = text ? strlen(text) : 0;
+    char *with_newline = text ? malloc(len + 2) : NULL;
+    char *final_json = fp8kv_path_join(final, "report.json");
+    int rc = with_newline && final_json ? 0 : fp8kv_fail("out of memory");
+    if (rc == 0) {
+        memcpy(with_newline, text, len);
+        memcpy(with_newline + len, "\n", 2);
+        rc = write_text(dir, "report.json", with_newline);
+    }
+    struct fp8kv_report parsed;
+    if (rc == 0 && (rc = fp8kv_report_parse(final_json, with_newline, len + 1, &parsed)) == 0) {
+        rc = render_into(dir, &parsed);
+        fp8kv_report_free(&parsed);
+    }
     free(text);
+    free(with_newline);
+    free(final_json);
     return rc;
 }
 
@@ -325,28 +325,18 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
             json_object_set_new(root, "assembly", json_string(t->assembly));
         json_object_set(root, "checks", checks);
         json_object_set(root, "junit", junit);
-        char *text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
-        char *md = markdown(m, r, hash, passed, failed, reported);
-        size_t len = text ? strlen(text) : 0;
-        char *with_newline = text ? malloc(len + 2) : NULL;
-        if (with_newline) {
-            memcpy(with_newline, text, len);
-            memcpy(with_newline + len, "\n", 2);
-        }
-        rc = with_newline && md ? write_text(dir, "report.json", with_newline)
-                                : fp8kv_fail("out of memory");
-        if (rc == 0)
-            rc = write_text(dir, "report.md", md);
-        free(text);
-        free(with_newline);
-        free(md);
+        char date[32];
+        utc_now(date, sizeof date);
+        json_object_set_new(root, "date", json_string(date));
+        json_object_set_new(root, "commit", json_string(FP8KV_COMMIT));
+        rc = write_report_json(dir, final, root);
     }
     if (rc == 0)
         rc = fp8kv_replace_dir(dir, final);
     if (rc != 0 && dir[0])
         fp8kv_remove_tree(dir); /* nothing half-written stays behind */
     if (rc == 0)
-        rc = write_index(out_dir);
+        rc = fp8kv_report_write_index(out_dir);
     json_decref(root);
     json_decref(checks);
     json_decref(junit);

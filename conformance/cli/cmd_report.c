@@ -1,8 +1,9 @@
-/* cmd_report.c — `fp8kv report --compiled-only TARGET` / `--not-compiled TARGET`: the report of a
- * GPU target whose kernels were compiled but not executed (the AMD targets of CI), or that the
- * compilers at hand could not compile at all. It is written by the same writer as a run's report,
- * with status "not run": it names what was compiled (or why nothing was) and never says
- * "passed". */
+/* cmd_report.c — `fp8kv report`: the report of a GPU target whose kernels were compiled but not
+ * executed (--compiled-only: the AMD targets of CI), or that the compilers at hand could not
+ * compile at all (--not-compiled), written by the same writer as a run's report, with status
+ * "not run", naming what was compiled (or why nothing was) and never saying "passed"; or a
+ * report's files regenerated from its report.json alone (--from), or a report directory's index
+ * (--index). */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,13 +16,23 @@ static const char report_help[] =
     "                    [--flags TEXT] [--reason TEXT] [--out DIR] [--vectors DIR]\n"
     "       fp8kv report --not-compiled TARGET --reason TEXT [--compiler TEXT] [--out DIR]\n"
     "                    [--vectors DIR]\n"
+    "       fp8kv report --from DIR/TARGET/report.json\n"
+    "       fp8kv report --index DIR\n"
     "\n"
-    "Writes DIR/TARGET/report.json and report.md for a GPU target that was compiled but not\n"
-    "executed, or not compiled at all, and rewrites DIR/index.md. The verdict is \"not run\";\n"
-    "the report lists what was compiled (--paths, e.g. the device codec paths the compiler\n"
-    "produced for TARGET), what its assembly showed (--assembly), with which compiler and\n"
-    "flags, and why it did not run (or, with --not-compiled, why it was not compiled).\n"
+    "--compiled-only and --not-compiled write DIR/TARGET/report.json, report.md, report.html and\n"
+    "junit.xml for a GPU target that was compiled but not executed, or not compiled at all, and\n"
+    "rewrite DIR/index.md and index.html. The verdict is \"not run\"; the report lists what was\n"
+    "compiled (--paths, e.g. the device codec paths the compiler produced for TARGET), what its\n"
+    "assembly showed (--assembly), with which compiler and flags, and why it did not run (or,\n"
+    "with --not-compiled, why it was not compiled).\n"
     "\n"
+    "--from regenerates report.md, report.html and junit.xml beside a report.json from it\n"
+    "alone: the same bytes `fp8kv run` wrote. --index rewrites DIR/index.md and index.html\n"
+    "from every DIR/*/report.json. A damaged report.json is exit 2 naming it; nothing is\n"
+    "written then.\n"
+    "\n"
+    "  --from FILE             a report.json to render report.md, report.html, junit.xml from\n"
+    "  --index DIR             a reports root to write index.md and index.html of\n"
     "  --compiled-only TARGET  the target name: gfx90a, gfx942, sm_89, ...\n"
     "  --not-compiled TARGET   the same, for a target no compiler here could build\n"
     "  --paths TEXT            what was compiled for it\n"
@@ -33,7 +44,7 @@ static const char report_help[] =
     "  --out DIR               reports root (default reports)\n"
     "  --vectors DIR           golden vectors, for the vector-set hash (default: $FP8KV_VECTORS, "
     "./vectors, or the installed set)\n"
-    "exit: 0 written, 2 bad arguments or an unwritable report\n";
+    "exit: 0 written, 2 bad arguments, a damaged report.json or an unwritable report\n";
 
 enum {
     OPT_COMPILED_ONLY,
@@ -45,11 +56,35 @@ enum {
     OPT_REASON,
     OPT_OUT,
     OPT_VECTORS,
+    OPT_FROM,
+    OPT_INDEX,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"compiled-only", 1}, {"not-compiled", 1}, {"paths", 1}, {"assembly", 1}, {"compiler", 1},
-    {"flags", 1},         {"reason", 1},       {"out", 1},   {"vectors", 1}};
+    {"compiled-only", 1}, {"not-compiled", 1}, {"paths", 1},   {"assembly", 1},
+    {"compiler", 1},      {"flags", 1},        {"reason", 1},  {"out", 1},
+    {"vectors", 1},       {"from", 1},         {"index", 1}};
+
+/* --from FILE or --index DIR: files rendered from report.json alone. */
+static int regenerate(const struct fp8kv_cli_args *a)
+{
+    for (int k = 0; k < OPT_COUNT; k++)
+        if (a->value[k] && k != OPT_FROM && k != OPT_INDEX)
+            return fp8kv_cli_usage_error("report", "--%s does not go with --from or --index",
+                                         options[k].name);
+    if (a->value[OPT_FROM]) {
+        if (fp8kv_report_regenerate(a->value[OPT_FROM]) != 0)
+            return fp8kv_cli_input_error("report");
+        printf("fp8kv report: report.md, report.html, junit.xml rendered from %s\n",
+               a->value[OPT_FROM]);
+    }
+    if (a->value[OPT_INDEX]) {
+        if (fp8kv_report_write_index(a->value[OPT_INDEX]) != 0)
+            return fp8kv_cli_input_error("report");
+        printf("fp8kv report: %s/index.md and index.html written\n", a->value[OPT_INDEX]);
+    }
+    return FP8KV_EXIT_CONFORMANT;
+}
 
 int fp8kv_cmd_report(int argc, char **argv)
 {
@@ -57,11 +92,12 @@ int fp8kv_cmd_report(int argc, char **argv)
     int rc;
     if (fp8kv_cli_begin("report", report_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
+    if (a.value[OPT_FROM] || a.value[OPT_INDEX])
+        return regenerate(&a);
     const char *compiled = a.value[OPT_COMPILED_ONLY], *not_compiled = a.value[OPT_NOT_COMPILED];
     if (!compiled == !not_compiled)
-        return fp8kv_cli_usage_error("report", "give one of --compiled-only TARGET and "
-                                               "--not-compiled TARGET (the only kinds of report "
-                                               "this command writes)");
+        return fp8kv_cli_usage_error("report", "give one of --compiled-only TARGET, "
+                                               "--not-compiled TARGET, --from FILE or --index DIR");
     const char *target = compiled ? compiled : not_compiled,
                *mode = compiled ? "--compiled-only" : "--not-compiled";
     if (!*target || fp8kv_target_kind_of_name(target) != FP8KV_TARGET_HIP ||

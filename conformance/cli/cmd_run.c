@@ -12,7 +12,8 @@ static const char run_help[] =
     "                 [--profile P] [--threads N] [--junit DIR]\n"
     "\n"
     "Runs every check of a target against the golden vectors and writes\n"
-    "DIR/<target>/report.json and report.md (atomically), and DIR/index.md.\n"
+    "DIR/<target>/report.json, then report.md, report.html and junit.xml rendered from it\n"
+    "(atomically; `fp8kv report --from` regenerates them), and DIR/index.md and index.html.\n"
     "CPU checks, per profile: the built-in encoders against every encoder vector set and in\n"
     "exhaustive f32/f16/bf16 sweeps, the decoders against the decode and read sets, the\n"
     "KV-cache store/read/attention paths, and the quantization NMSE (reported, not gated).\n"
@@ -28,7 +29,7 @@ static const char run_help[] =
     "  --vectors DIR   golden vectors (default: $FP8KV_VECTORS, ./vectors, or the installed set)\n"
     "  --profile P     one profile instead of all\n"
     "  --threads N     threads for the sweeps (default: all cores)\n"
-    "  --junit DIR     Criterion JUnit XML files to copy into the report folder\n"
+    "  --junit DIR     the unit tests' JUnit XML files to copy into DIR/<target>/junit/\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
 
 enum {

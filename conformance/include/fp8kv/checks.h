@@ -43,6 +43,9 @@ struct fp8kv_check {
     /* the first failures, TestFloat style: "input => got  expected want  class" */
     int failure_lines;
     char failures[FP8KV_MAX_FAILURE_LINES][FP8KV_FAILURE_LINE_SIZE];
+    /* a check over all 256 codes (decode): bit q of code_mismatched set when code q differed */
+    int has_codes;
+    uint8_t code_mismatched[256 / 8];
 };
 
 /* fp8kv_check_init: zeroes c and sets its names (any may be NULL). */

@@ -99,13 +99,26 @@ struct fp8kv_report_meta {
 int fp8kv_write_sweep_json(const char *path, const struct fp8kv_check *c, const char *domain,
                            const char *nan_check);
 
-/* fp8kv_report_write: writes <out_dir>/<target>/report.json and report.md, each atomically
- * (temporary file, then rename), plus copies of the *.xml files of junit_dir into
- * <out_dir>/<target>/junit/; then rewrites <out_dir>/index.md from every report.json there.
- * The vector-set hash is the SHA-256 of vectors_dir/MANIFEST.json. A target that did not
- * execute is written as "not run", never as passed. Returns 0 or FP8KV_ERR naming the file. */
+/* fp8kv_report_write: writes <out_dir>/<target>/report.json, then report.md, report.html and
+ * junit.xml rendered from that report.json parsed back (so fp8kv_report_regenerate gives the
+ * same bytes), plus copies of the *.xml files of junit_dir into <out_dir>/<target>/junit/; the
+ * folder is staged beside its place and put there in one step. Then rewrites the index of
+ * out_dir (fp8kv_report_write_index). The vector-set hash is the SHA-256 of
+ * vectors_dir/MANIFEST.json. A target that did not execute is written as "not run", never as
+ * passed. Returns 0 or FP8KV_ERR naming the file. */
 int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
                        const struct fp8kv_results *r);
+
+/* fp8kv_report_regenerate: renders report.md, report.html and junit.xml beside the report.json
+ * at path from it alone, each atomically; byte for byte what fp8kv_report_write wrote. 0, or
+ * FP8KV_ERR naming the file (unreadable, not JSON, not a report: nothing is then written). */
+int fp8kv_report_regenerate(const char *report_json);
+
+/* fp8kv_report_write_index: rewrites <out_dir>/index.md and index.html from the report.json of
+ * every folder of out_dir: a target's (folder named like a target) with its verdict and check
+ * families, another kind (scripts/peers) listed beside them. 0, or FP8KV_ERR naming a damaged
+ * report.json (the index is then left as it was). */
+int fp8kv_report_write_index(const char *out_dir);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,490 @@
+/* report_model.c — report.json parsed back (struct fp8kv_report), and what a check says in a
+ * report: its state, its family and the words that explain it, one table each. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
+#include "report_model.h"
+
+/* A report.json this large is not one of ours: refused, never read whole. */
+#define MAX_REPORT_BYTES (64u << 20)
+
+/* ---- parsing ------------------------------------------------------------------------------- */
+
+/* The file being parsed, for messages: every error names it and the field. */
+struct parser {
+    const char *path;
+    size_t check; /* the index of the check being read, or SIZE_MAX for the top level */
+};
+
+static int bad(const struct parser *p, const char *key, const char *what)
+{
+    if (p->check != (size_t)-1)
+        return fp8kv_fail("%s: checks[%zu].%s: %s", p->path, p->check, key, what);
+    return fp8kv_fail("%s: %s: %s", p->path, key, what);
+}
+
+/* The string v (the field named key) into buf (size bytes). */
+static int copy_string(const struct parser *p, const char *key, json_t *v, char *buf, size_t size)
+{
+    if (!json_is_string(v))
+        return bad(p, key, v ? "not a string" : "missing");
+    if (json_string_length(v) >= size || strlen(json_string_value(v)) != json_string_length(v))
+        return bad(p, key, "too long for a report, or holds a NUL byte");
+    memcpy(buf, json_string_value(v), json_string_length(v) + 1);
+    return 0;
+}
+
+/* A string field into buf (size bytes); an absent optional field is "". */
+static int get_string(const struct parser *p, json_t *o, const char *key, int required, char *buf,
+                      size_t size)
+{
+    json_t *v = json_object_get(o, key);
+    buf[0] = '\0';
+    return !v && !required ? 0 : copy_string(p, key, v, buf, size);
+}
+
+static int get_count(const struct parser *p, json_t *o, const char *key, unsigned long long *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return bad(p, key, v ? "not a count" : "missing");
+    *out = (unsigned long long)json_integer_value(v);
+    return 0;
+}
+
+static int get_bool(const struct parser *p, json_t *o, const char *key, int *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_boolean(v))
+        return bad(p, key, v ? "not true or false" : "missing");
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* A number, or one of the strings "inf", "-inf", "nan" report.json writes for those. */
+static int get_number(const struct parser *p, json_t *o, const char *key, double *out)
+{
+    json_t *v = json_object_get(o, key);
+    const char *s = json_string_value(v);
+    if (json_is_number(v))
+        *out = json_number_value(v);
+    else if (s && strcmp(s, "inf") == 0)
+        *out = INFINITY;
+    else if (s && strcmp(s, "-inf") == 0)
+        *out = -INFINITY;
+    else if (s && strcmp(s, "nan") == 0)
+        *out = NAN;
+    else
+        return bad(p, key, v ? "not a number" : "missing");
+    return 0;
+}
+
+/* The per-class counts object of a check (every class name a count). */
+static int get_classes(const struct parser *p, json_t *o, const char *key, uint64_t *counts)
+{
+    json_t *cls = json_object_get(o, key);
+    if (!json_is_object(cls))
+        return bad(p, key, cls ? "not an object" : "missing");
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
+        unsigned long long n = 0;
+        if (get_count(p, cls, fp8kv_class_names[k], &n) != 0)
+            return FP8KV_ERR;
+        counts[k] = n;
+    }
+    return 0;
+}
+
+static int parse_check(const struct parser *p, json_t *o, struct fp8kv_check *c)
+{
+    memset(c, 0, sizeof *c);
+    unsigned long long cases = 0, mismatches = 0;
+    if (!json_is_object(o))
+        return bad(p, "", "not an object");
+    int rc = get_string(p, o, "name", 1, c->name, sizeof c->name);
+    if (rc == 0)
+        rc = get_string(p, o, "subject", 1, c->subject, sizeof c->subject);
+    if (rc == 0)
+        rc = get_string(p, o, "profile", 1, c->profile, sizeof c->profile);
+    if (rc == 0)
+        rc = get_string(p, o, "detail", 1, c->detail, sizeof c->detail);
+    if (rc == 0)
+        rc = get_count(p, o, "cases", &cases);
+    if (rc == 0)
+        rc = get_count(p, o, "mismatches", &mismatches);
+    if (rc == 0)
+        rc = get_bool(p, o, "gated", &c->gated);
+    if (rc == 0)
+        rc = get_bool(p, o, "passed", &c->passed);
+    if (rc == 0)
+        rc = get_number(p, o, "seconds", &c->seconds);
+    c->cases = cases;
+    c->mismatches = mismatches;
+    if (rc == 0 && (c->has_nmse = json_object_get(o, "nmse") != NULL)) {
+        rc = get_number(p, o, "nmse", &c->nmse);
+        if (rc == 0 && c->gated)
+            rc = get_number(p, o, "threshold", &c->threshold);
+    }
+    if (rc == 0 && (c->has_classes = json_object_get(o, "class_mismatches") != NULL)) {
+        rc = get_classes(p, o, "class_mismatches", c->class_mismatches);
+        if (rc == 0)
+            rc = get_classes(p, o, "class_cases", c->class_cases);
+    }
+    json_t *codes = json_object_get(o, "mismatched_codes");
+    if (rc == 0 && (c->has_codes = codes != NULL)) {
+        size_t i;
+        json_t *v;
+        if (!json_is_array(codes))
+            rc = bad(p, "mismatched_codes", "not an array");
+        json_array_foreach(codes, i, v)
+        {
+            json_int_t q = json_integer_value(v);
+            if (rc == 0 && (!json_is_integer(v) || q < 0 || q > 255))
+                rc = bad(p, "mismatched_codes", "not a list of codes 0..255");
+            if (rc == 0)
+                c->code_mismatched[q / 8] |= (uint8_t)(1u << (q % 8));
+        }
+    }
+    json_t *failures = json_object_get(o, "failures");
+    if (rc == 0 &&
+        (!json_is_array(failures) || json_array_size(failures) > FP8KV_MAX_FAILURE_LINES))
+        rc = bad(p, "failures", "not a list of at most 20 lines");
+    for (size_t i = 0; rc == 0 && i < json_array_size(failures); i++) {
+        rc = copy_string(p, "failures", json_array_get(failures, i), c->failures[i],
+                         sizeof c->failures[i]);
+        c->failure_lines = (int)i + 1;
+    }
+    return rc;
+}
+
+/* The top level: where it ran, the vectors, the summary; then every check. */
+static int parse_root(const struct parser *p, json_t *root, struct fp8kv_report *r)
+{
+    struct fp8kv_target_info *t = &r->target;
+    if (!json_is_object(root))
+        return fp8kv_fail("%s: not a JSON object", p->path);
+    json_t *version = json_object_get(root, "schema_version");
+    if (!json_is_integer(version) || json_integer_value(version) != 1)
+        return bad(p, "schema_version", "not 1: not an fp8kv report of this version");
+    char status[16];
+    int rc = get_string(p, root, "target", 1, t->target, sizeof t->target);
+    if (rc == 0 && fp8kv_target_kind_of_name(t->target) < 0)
+        rc = bad(p, "target", "not a target name");
+    const struct {
+        const char *key;
+        int required;
+        char *buf;
+        size_t size;
+    } strings[] = {
+        {"verdict", 1, r->verdict, sizeof r->verdict},
+        {"status", 1, status, sizeof status},
+        {"device", 1, t->device, sizeof t->device},
+        {"runtime", 1, t->runtime, sizeof t->runtime},
+        {"compiler", 1, t->compiler, sizeof t->compiler},
+        {"flags", 1, t->flags, sizeof t->flags},
+        {"profiles", 1, r->profiles, sizeof r->profiles},
+        {"generator", 1, r->generator, sizeof r->generator},
+        {"not_run_reason", 0, t->not_run_reason, sizeof t->not_run_reason},
+        {"compiled", 0, t->compiled, sizeof t->compiled},
+        {"assembly", 0, t->assembly, sizeof t->assembly},
+        {"date", 0, r->date, sizeof r->date},
+        {"commit", 0, r->commit, sizeof r->commit},
+    };
+    for (size_t i = 0; rc == 0 && i < sizeof strings / sizeof strings[0]; i++)
+        rc = get_string(p, root, strings[i].key, strings[i].required, strings[i].buf,
+                        strings[i].size);
+    if (rc == 0 && strcmp(r->verdict, "conformant") != 0 &&
+        strcmp(r->verdict, "nonconformant") != 0 && strcmp(r->verdict, "not run") != 0)
+        rc = bad(p, "verdict", "not conformant, nonconformant or not run");
+    if (rc == 0 && strcmp(status, "run") != 0 && strcmp(status, "not run") != 0)
+        rc = bad(p, "status", "neither \"run\" nor \"not run\"");
+    t->executed = rc == 0 && strcmp(status, "run") == 0;
+    json_t *vectors = json_object_get(root, "vectors");
+    if (rc == 0 && !json_is_object(vectors))
+        rc = bad(p, "vectors", "missing or not an object");
+    if (rc == 0)
+        rc = get_string(p, vectors, "dir", 1, r->vectors_dir, sizeof r->vectors_dir);
+    if (rc == 0)
+        rc = get_string(p, vectors, "manifest_sha256", 1, r->manifest_sha256,
+                        sizeof r->manifest_sha256);
+    if (rc == 0 &&
+        json_object_get(vectors, "verified")) /* absent before the vectors were trusted */
+        rc = get_bool(p, vectors, "verified", &r->vectors_verified);
+    if (rc == 0)
+        rc = get_number(p, root, "seconds", &r->seconds);
+    json_t *summary = json_object_get(root, "summary");
+    if (rc == 0 && !json_is_object(summary))
+        rc = bad(p, "summary", "missing or not an object");
+    if (rc == 0)
+        rc = get_count(p, summary, "passed", &r->passed);
+    if (rc == 0)
+        rc = get_count(p, summary, "failed", &r->failed);
+    if (rc == 0)
+        rc = get_count(p, summary, "reported", &r->reported);
+    json_t *checks = json_object_get(root, "checks");
+    if (rc == 0 && !json_is_array(checks))
+        rc = bad(p, "checks", "missing or not a list");
+    struct parser in_check = *p;
+    for (size_t i = 0; rc == 0 && i < json_array_size(checks); i++) {
+        struct fp8kv_check c;
+        in_check.check = i;
+        rc = parse_check(&in_check, json_array_get(checks, i), &c);
+        if (rc == 0)
+            rc = fp8kv_results_add(&r->checks, &c);
+    }
+    return rc;
+}
+
+int fp8kv_report_parse(const char *path, const char *text, size_t len, struct fp8kv_report *r)
+{
+    memset(r, 0, sizeof *r);
+    json_error_t err;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+    if (!root)
+        return fp8kv_fail("%s: not valid JSON: line %d: %s", path, err.line, err.text);
+    const struct parser p = {.path = path, .check = (size_t)-1};
+    const int rc = parse_root(&p, root, r);
+    json_decref(root);
+    if (rc != 0)
+        fp8kv_report_free(r);
+    return rc;
+}
+
+int fp8kv_report_load(const char *path, struct fp8kv_report *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t len = 0;
+    char *text = fp8kv_read_regular(path, MAX_REPORT_BYTES, &len);
+    if (!text)
+        return FP8KV_ERR; /* fp8kv_read_regular named the file */
+    const int rc = fp8kv_report_parse(path, text, len, r);
+    free(text);
+    return rc;
+}
+
+void fp8kv_report_free(struct fp8kv_report *r)
+{
+    fp8kv_results_free(&r->checks);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- states and families ----------------------------------------------------------------------
+ */
+
+const char *const fp8kv_state_names[FP8KV_STATE_COUNT] = {"fail", "pass", "info", "not run"};
+
+enum fp8kv_state fp8kv_check_state(const struct fp8kv_check *c)
+{
+    switch (fp8kv_check_outcome(c)) {
+    case FP8KV_OUTCOME_PASS: return FP8KV_STATE_PASS;
+    case FP8KV_OUTCOME_FAIL: return FP8KV_STATE_FAIL;
+    default: return strstr(c->detail, "not run:") ? FP8KV_STATE_NOT_RUN : FP8KV_STATE_INFO;
+    }
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    const size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The families of checks: a base name starting with `prefix` belongs to `family`. */
+static const struct {
+    const char *prefix, *family;
+} families[] = {
+    {"edges", "encode"},      {"all-f16", "encode"},
+    {"all-bf16", "encode"},   {"scale-", "encode"},
+    {"sweep-", "sweep"},      {"decode", "decode"},
+    {"read-", "decode"},      {"kv-store", "kv-store"},
+    {"kv-read-", "kv-read"},  {"kv-attention", "kv-attention"},
+    {"kv-case", "kv-case"},   {"quant-nmse-", "quant-nmse"},
+    {"gpu-errors", "device"}, {"subject-failed", "subject"},
+};
+
+void fp8kv_check_base_name(const struct fp8kv_check *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", c->name);
+    for (int k = 0; k < FP8KV_NAN_CHECK_COUNT; k++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "-nan-%s", fp8kv_nan_check_names[k]);
+        if (ends_with(buf, suffix))
+            buf[strlen(buf) - strlen(suffix)] = '\0';
+    }
+}
+
+const char *fp8kv_check_family(const struct fp8kv_check *c)
+{
+    char base[sizeof c->name];
+    fp8kv_check_base_name(c, base, sizeof base);
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (starts_with(base, families[i].prefix))
+            return families[i].family;
+    return "other";
+}
+
+/* ---- the words that explain a check ------------------------------------------------------------
+ */
+
+/* What a mismatch of each input class means. */
+static const char *const class_words[FP8KV_CLASS_COUNT] = {
+    [FP8KV_CLASS_ZERO] = "zeros (the sign of zero)",
+    [FP8KV_CLASS_F32_DENORMAL] = "f32 subnormal inputs (what a flush to zero before the "
+                                 "conversion gets wrong)",
+    [FP8KV_CLASS_E4M3_SUBNORMAL] = "values below fp8's normal range, which round to fp8 "
+                                   "subnormals or zero",
+    [FP8KV_CLASS_NORMAL] = "ordinary values: the rounding itself (to nearest, ties to even)",
+    [FP8KV_CLASS_TIE] = "exact midpoints between two codes, which round to the even code",
+    [FP8KV_CLASS_OVERFLOW] = "values above the overflow midpoint: ±max under satfinite, NaN "
+                             "under overflow nan",
+    [FP8KV_CLASS_INF] = "±Inf, which follows the profile's Inf policy",
+    [FP8KV_CLASS_NAN] = "NaN inputs, which must give a NaN code",
+};
+
+/* When a row of the table below applies besides its name and state. */
+enum explain_when {
+    WHEN_ALWAYS,
+    WHEN_CLASS_RUN_PASSED, /* the same set compared by NaN class passed */
+    WHEN_SCALES_MISSING,   /* the detail says the subject implements no such scales */
+};
+
+/* The explanation of a check that is not a plain pass: the first row whose state, name prefix
+ * and suffix and condition match. Counts, classes and NMSE are added in words after it. */
+static const struct {
+    enum fp8kv_state state;
+    const char *prefix, *suffix;
+    enum explain_when when;
+    const char *words;
+} explanations[] = {
+    {FP8KV_STATE_INFO, "", "-nan-strict", WHEN_CLASS_RUN_PASSED,
+     "the conversion drops the sign of NaN: IEEE 754 leaves it unspecified; compared by class "
+     "(any NaN code for a NaN) it conforms, so this is reported, never gating"},
+    {FP8KV_STATE_INFO, "", "-nan-strict", WHEN_ALWAYS,
+     "under NaN check strict the exact byte is wanted, NaN codes included; this is reported, "
+     "never gating, and the same set compared by class decides"},
+    {FP8KV_STATE_INFO, "quant-nmse-", "", WHEN_ALWAYS,
+     "the format's rounding error, reported, never gating: the NMSE of storing data of this "
+     "distribution in fp8 at a per-tensor scale and reading it back"},
+    {FP8KV_STATE_NOT_RUN, "kv-case", "", WHEN_SCALES_MISSING,
+     "the subject does not implement this scale granularity, so the case is not run: neither "
+     "passed nor failed"},
+    {FP8KV_STATE_NOT_RUN, "", "", WHEN_ALWAYS, "not run: neither passed nor failed"},
+    {FP8KV_STATE_INFO, "", "", WHEN_ALWAYS, "reported, never gating"},
+    {FP8KV_STATE_FAIL, "subject-failed", "", WHEN_ALWAYS,
+     "the subject's call failed (a crash, a device error): there is no verdict on its outputs"},
+    {FP8KV_STATE_FAIL, "gpu-errors", "", WHEN_ALWAYS,
+     "a GPU runtime call or kernel failed during this profile's checks"},
+    {FP8KV_STATE_FAIL, "kv-store", "", WHEN_ALWAYS,
+     "the cache bytes the subject stored differ from the oracle's (or it wrote a padding slot)"},
+    {FP8KV_STATE_FAIL, "kv-attention", "", WHEN_ALWAYS,
+     "the attention output is further from the high-precision reference than its threshold"},
+    {FP8KV_STATE_FAIL, "kv-read-", "", WHEN_ALWAYS,
+     "the values gathered and dequantized differ from the oracle's read model bit for bit"},
+    {FP8KV_STATE_FAIL, "read-", "", WHEN_ALWAYS,
+     "the values read back differ from the oracle's read model bit for bit"},
+    {FP8KV_STATE_FAIL, "decode", "", WHEN_ALWAYS,
+     "codes decode to values other than the oracle's decode table"},
+    {FP8KV_STATE_FAIL, "", "", WHEN_ALWAYS,
+     "codes differ from the oracle's exact byte for these inputs"},
+};
+
+/* The check of the same set, subject and profile compared by NaN class, or NULL. */
+static const struct fp8kv_check *class_run_of(const struct fp8kv_report *r,
+                                              const struct fp8kv_check *c)
+{
+    char base[sizeof c->name], want[sizeof c->name + 16];
+    fp8kv_check_base_name(c, base, sizeof base);
+    snprintf(want, sizeof want, "%s-nan-%s", base, fp8kv_nan_check_names[FP8KV_NAN_CHECK_CLASS]);
+    for (size_t i = 0; i < r->checks.count; i++) {
+        const struct fp8kv_check *o = &r->checks.items[i];
+        if (strcmp(o->name, want) == 0 && strcmp(o->subject, c->subject) == 0 &&
+            strcmp(o->profile, c->profile) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static int explanation_applies(const struct fp8kv_report *r, const struct fp8kv_check *c,
+                               size_t row)
+{
+    if (explanations[row].state != fp8kv_check_state(c) ||
+        !starts_with(c->name, explanations[row].prefix) ||
+        !ends_with(c->name, explanations[row].suffix))
+        return 0;
+    const struct fp8kv_check *class_run;
+    switch (explanations[row].when) {
+    case WHEN_CLASS_RUN_PASSED: return (class_run = class_run_of(r, c)) && class_run->passed;
+    case WHEN_SCALES_MISSING: return strstr(c->detail, "implements no scales per") != NULL;
+    default: return 1;
+    }
+}
+
+/* The counts in words: cases and mismatches, per class, the codes, the NMSE. */
+static void explain_counts(FILE *f, const struct fp8kv_check *c)
+{
+    if (c->mismatches)
+        fprintf(f, " %llu of %llu cases differ.", (unsigned long long)c->mismatches,
+                (unsigned long long)c->cases);
+    for (int k = 0; k < FP8KV_CLASS_COUNT && c->has_classes; k++) {
+        if (!c->class_mismatches[k])
+            continue;
+        fprintf(f, " Class %s: %llu", fp8kv_class_names[k],
+                (unsigned long long)c->class_mismatches[k]);
+        if (c->class_cases[k]) /* the exhaustive sweeps count mismatches per class, not cases */
+            fprintf(f, " of %llu", (unsigned long long)c->class_cases[k]);
+        fprintf(f, ": %s.", class_words[k]);
+    }
+    for (int q = 0, n = 0; q < 256 && c->has_codes; q++)
+        if (c->code_mismatched[q / 8] >> (q % 8) & 1)
+            fprintf(f, "%s%02x", n++ ? ", " : " Codes: ", q);
+    if (c->has_codes && c->mismatches)
+        fputc('.', f);
+    if (c->has_nmse && c->gated)
+        fprintf(f, " NMSE %.3g against the threshold %.3g.", c->nmse, c->threshold);
+    else if (c->has_nmse && c->nmse > 0)
+        fprintf(f, " NMSE %.3g (signal to noise %.1f dB).", c->nmse, -10.0 * log10(c->nmse));
+}
+
+void fp8kv_check_explain(FILE *f, const struct fp8kv_report *r, const struct fp8kv_check *c)
+{
+    if (fp8kv_check_state(c) == FP8KV_STATE_PASS)
+        return;
+    for (size_t row = 0; row < sizeof explanations / sizeof explanations[0]; row++)
+        if (explanation_applies(r, c, row)) {
+            fputs(explanations[row].words, f);
+            break;
+        }
+    const char *scales = strstr(c->detail, "implements no scales per");
+    if (scales && fp8kv_check_state(c) == FP8KV_STATE_NOT_RUN)
+        fprintf(f, " (%s).", scales + strlen("implements no "));
+    else
+        fputc('.', f);
+    explain_counts(f, c);
+}
+
+void fp8kv_put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        const unsigned char ch = (unsigned char)*s;
+        switch (ch) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default:
+            if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+                fputs("\xef\xbf\xbd", f); /* U+FFFD: XML 1.0 cannot hold it */
+            else
+                fputc(ch, f);
+        }
+    }
+}
