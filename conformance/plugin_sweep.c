@@ -88,7 +88,7 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
     if (rc == 0)
         rc = fp8kv_check_encoder_vectors(o->vectors_dir, p, o->check, &subject, &v->results);
     if (rc == 0 && fp8kv_subject_can(&subject, FP8KV_CAP_DECODE))
-        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, &subject, &v->results);
+        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, o->check, &subject, &v->results);
 
     /* the scale pairs gate under the chosen model only; the others say what the plugin does */
     for (size_t i = 0; i < v->results.count; i++) {

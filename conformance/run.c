@@ -155,7 +155,7 @@ static int run_subject(const struct fp8kv_run_options *o, const struct fp8kv_pro
     if (fp8kv_subject_can(s, FP8KV_CAP_ENCODE))
         rc = run_encoder(o, p, bounds, s, r);
     if (rc == 0 && fp8kv_subject_can(s, FP8KV_CAP_DECODE))
-        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, s, r);
+        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, FP8KV_NAN_CHECK_CLASS, s, r);
     if (rc == 0 && (s->caps & (FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION)))
         rc = run_kv(o, p, s, r);
     if (rc == FP8KV_ERR_SUBJECT)

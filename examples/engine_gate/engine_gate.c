@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     if (!rc)
         rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &subject, &results);
     if (!rc && fp8kv_subject_can(&subject, FP8KV_CAP_DECODE))
-        rc = fp8kv_check_decoder_vectors(dir, p, &subject, &results);
+        rc = fp8kv_check_decoder_vectors(dir, p, FP8KV_NAN_CHECK_CLASS, &subject, &results);
     free(bounds);
     if (rc) {
         fp8kv_results_free(&results);
