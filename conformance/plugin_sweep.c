@@ -96,6 +96,8 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
         int m = model_of_check(k);
         if (m >= 0 && k->mismatches == 0 && k->cases > 0)
             v->models_matched |= 1u << m;
+        if (m >= 0 && k->mismatches == k->class_mismatches[FP8KV_CLASS_NAN] && k->cases > 0)
+            v->models_matched_but_nan |= 1u << m; /* wrong only where the quotient is a NaN */
         if (m >= 0 && m != (int)o->model)
             k->gated = 0;
         if (k->gated) {

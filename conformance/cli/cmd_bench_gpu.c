@@ -1,4 +1,4 @@
-/* cmd_bench_gpu.c — `fp8kv bench --target hip`: issue 4's performance figures on a GPU, each
+/* cmd_bench_gpu.c — `fp8kv bench --target hip`: the performance figures on a GPU, each
  * next to the baseline it is judged against, measured in the same process:
  *   - store of a bf16 K+V input (>= 256 MiB) into the fp8 cache, and gather + dequant back to
  *     bf16, against the device-to-device copy bandwidth;

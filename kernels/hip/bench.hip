@@ -1,4 +1,4 @@
-/* bench.hip — the performance figures of issue 4, measured with events on the open device:
+/* bench.hip — the GPU performance figures, measured with events on the open device:
  * device-to-device copy bandwidth (the yardstick), the bf16 store into an fp8 cache, gather +
  * dequant back to bf16, and paged attention over an fp8 and a bf16 cache of the same shape.
  *

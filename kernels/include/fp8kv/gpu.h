@@ -1,7 +1,7 @@
 /* fp8kv/gpu.h — the device kernels of kernels/hip/, callable from C.
  *
  * Subjects under test on a GPU (DESIGN.md §4): the device codecs, the exhaustive sweep kernel,
- * the KV-cache store / read / attention kernels, and the benchmarks of issue 4. Built from one
+ * the KV-cache store / read / attention kernels, and the GPU benchmarks. Built from one
  * set of .hip sources by hipcc (AMD) or nvcc (NVIDIA, through kernels/hip/hip_compat.h) into
  * the static library fp8kv_kernels_gpu; implemented with extern "C" linkage.
  *
@@ -174,7 +174,7 @@ int fp8kv_gpu_kv_store(void *ctx, const struct fp8kv_kv_store_args_v1 *args);
 int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *args);
 int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *args);
 
-/* ---- benchmarks (issue 4) -------------------------------------------------------------------- */
+/* ---- benchmarks ------------------------------------------------------------------------------ */
 
 struct fp8kv_gpu_timing {
     double ms; /* median over the timed iterations (events) */
