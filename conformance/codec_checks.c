@@ -47,6 +47,25 @@ int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check 
     return fp8kv_codes_match(p->format, check, got, want);
 }
 
+int fp8kv_name_crash(const struct fp8kv_subject *subject, const float *x, size_t n, float s)
+{
+    char message[1024];
+    snprintf(message, sizeof message, "%s", fp8kv_last_error());
+    size_t at;
+    if (!subject->locate_crash || subject->locate_crash(subject->ctx, x, n, s, &at) != 0) {
+        fp8kv_fail("%s", message);
+        return FP8KV_ERR_SUBJECT;
+    }
+    uint32_t bits;
+    memcpy(&bits, &x[at], sizeof bits);
+    char input[128];
+    const struct fp8kv_failure f = fp8kv_failure_one(FP8KV_DTYPE_F32, bits, -1, 0, 0);
+    fp8kv_failure_input_text(&f, input, sizeof input);
+    fp8kv_fail("%s; the first input that crashes it alone: %s (input %zu of the %zu)", message,
+               input, at + 1, n);
+    return FP8KV_ERR_SUBJECT;
+}
+
 int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                          const float *x, const uint32_t *scales, size_t n, uint8_t *q)
 {
@@ -55,8 +74,10 @@ int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec
         size_t j = scales ? i + 1 : n; /* no scales: one call for the whole set */
         while (scales && j < n && scales[j] == scales[i])
             j++;
-        rc = subject->encode(subject->ctx, cfg, x + i, j - i, scales ? f32_of(scales[i]) : 1.0f,
-                             q + i);
+        const float s = scales ? f32_of(scales[i]) : 1.0f;
+        rc = subject->encode(subject->ctx, cfg, x + i, j - i, s, q + i);
+        if (rc == FP8KV_ERR_SUBJECT)
+            rc = fp8kv_name_crash(subject, x + i, j - i, s);
         i = j;
     }
     return rc;

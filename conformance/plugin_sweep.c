@@ -34,6 +34,11 @@ static float *plugin_input_buffer(void *ctx, int thread)
     return fp8kv_plugin_input_buffer(ctx, thread);
 }
 
+static int plugin_locate_crash(void *ctx, const float *x, size_t n, float s, size_t *index)
+{
+    return fp8kv_plugin_locate_crash(ctx, x, n, s, index);
+}
+
 struct fp8kv_subject fp8kv_plugin_subject(struct fp8kv_plugin *pl)
 {
     const struct fp8kv_plugin_info *info = fp8kv_plugin_info(pl);
@@ -48,6 +53,7 @@ struct fp8kv_subject fp8kv_plugin_subject(struct fp8kv_plugin *pl)
         .encode = encode_plugin,
         .decode = info->has_decode ? decode_plugin : NULL,
         .input_buffer = plugin_input_buffer,
+        .locate_crash = plugin_locate_crash,
     };
     return s;
 }

@@ -166,6 +166,7 @@ struct shared_state {
     uint64_t total;
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];
     struct fp8kv_chunk_examples examples;
+    uint64_t crash_lo, crash_n; /* the chunk the subject crashed on (crash_n 0: none) */
 };
 
 /* The dtype of a domain's inputs. */
@@ -444,6 +445,13 @@ static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
     } else {
         status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, 1.0f, c->q);
     }
+    if (status == FP8KV_ERR_SUBJECT) {
+#pragma omp critical(fp8kv_sweep_crash)
+        if (!job->s->crash_n) {
+            job->s->crash_lo = c->lo;
+            job->s->crash_n = c->n;
+        }
+    }
     return status != 0 ? status : judge_chunk(job->s, c->index, c->lo, c->n, c->q);
 }
 
@@ -536,6 +544,14 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
              fp8kv_nan_check_names[check]);
     char name[32];
     snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
+    if (status == FP8KV_ERR_SUBJECT && s.crash_n) { /* name the input, the threads at rest */
+        float *x = malloc(s.crash_n * sizeof *x);
+        if (x) {
+            fill_inputs(domain, s.crash_lo, (size_t)s.crash_n, x);
+            fp8kv_name_crash(subject, x, (size_t)s.crash_n, 1.0f);
+        }
+        free(x);
+    }
     fp8kv_check_init(c, name, subject->name, p->name, detail);
     c->cases = total;
     fp8kv_chunk_examples_finish(&s.examples);
@@ -543,10 +559,9 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
     fp8kv_check_finish(c, fp8kv_now() - t0);
     if (status != 0) { /* the subject failed: whatever was judged, the check did not pass */
         c->passed = 0;
+        c->subject_failed = 1;
         snprintf(c->detail, sizeof c->detail,
-                 "the subject failed (status %d) before the sweep "
-                 "ended",
-                 status);
+                 "the subject failed before the sweep ended: no verdict on its codes");
     }
     free(runs.v);
     return status;

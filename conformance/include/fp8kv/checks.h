@@ -101,6 +101,7 @@ struct fp8kv_check {
     uint8_t line_class[FP8KV_MAX_FAILURE_LINES];  /* each line's class, or FP8KV_NO_CLASS */
     struct fp8kv_examples examples;               /* the structured failures behind lines */
     int8_t example_line[FP8KV_MAX_FAILURE_LINES]; /* the line of each example */
+    int subject_failed; /* the subject crashed, hung or failed a call: the counts are partial */
 };
 
 /* fp8kv_check_init: zeroes c and sets its names (any may be NULL). */
@@ -197,6 +198,12 @@ int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec
  * in x / s makes (IEEE 754 leaves its sign open) is judged by class. */
 int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check check, uint32_t x,
                             uint32_t s, uint8_t got, uint8_t want);
+
+/* fp8kv_name_crash: after the subject's encode crashed (FP8KV_ERR_SUBJECT) on x[0 .. n) at scale
+ * s, adds the first input that crashes it alone to the message, when the subject can find it
+ * (locate_crash). Call outside parallel regions (it may start worker processes). Returns
+ * FP8KV_ERR_SUBJECT. */
+int fp8kv_name_crash(const struct fp8kv_subject *subject, const float *x, size_t n, float s);
 
 /* fp8kv_check_encoder_vectors: byte identity of an encoding subject (FP8KV_CAP_ENCODE) against the
  * golden sets of profile p: edges (scale 1, per-class counts), all f16 and all bf16 inputs (scale
