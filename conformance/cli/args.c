@@ -93,31 +93,56 @@ int fp8kv_cli_unknown_choice(const char *cmd, const char *what, const char *pref
                                  accepted);
 }
 
+/* Where fp8kv_cli_vectors_dir looked when it found no vector directory ("" when it found one or
+ * was given one): said with the error that follows. */
+static char vectors_searched[8192];
+
 int fp8kv_cli_input_error(const char *cmd)
 {
     fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
+    if (vectors_searched[0])
+        fprintf(stderr,
+                "fp8kv %s: no vector directory was found; looked in: %s (give --vectors DIR or "
+                "set FP8KV_VECTORS)\n",
+                cmd, vectors_searched);
     return FP8KV_EXIT_USAGE;
+}
+
+/* Whether path is a directory; notes it among the places searched either way. */
+static int vectors_at(const char *path, const char *why)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 1;
+    size_t used = strlen(vectors_searched);
+    snprintf(vectors_searched + used, sizeof vectors_searched - used, "%s%s (%s)",
+             used ? ", " : "", path, why);
+    return 0;
 }
 
 const char *fp8kv_cli_vectors_dir(const char *given)
 {
+    vectors_searched[0] = '\0';
     if (given)
         return given;
     const char *env = getenv("FP8KV_VECTORS");
     if (env && *env)
         return env;
-    struct stat st;
-    if (stat("vectors", &st) == 0 && S_ISDIR(st.st_mode))
-        return "vectors";
     static char beside[4096]; /* an installed tree moved elsewhere: <bin>/../share/... */
-    if (fp8kv_cli_beside_exe("../share/fp8kv/vectors", beside, sizeof beside) == 0 &&
-        stat(beside, &st) == 0 && S_ISDIR(st.st_mode))
-        return beside;
+    const char *found = NULL;
+    if (vectors_at("vectors", "$FP8KV_VECTORS unset; the current directory's"))
+        found = "vectors";
+    else if (fp8kv_cli_beside_exe("../share/fp8kv/vectors", beside, sizeof beside) == 0 &&
+             vectors_at(beside, "beside this executable"))
+        found = beside;
 #ifdef FP8KV_INSTALLED_VECTORS
-    if (stat(FP8KV_INSTALLED_VECTORS, &st) == 0 && S_ISDIR(st.st_mode))
-        return FP8KV_INSTALLED_VECTORS;
+    else if (vectors_at(FP8KV_INSTALLED_VECTORS, "where it was installed"))
+        found = FP8KV_INSTALLED_VECTORS;
 #endif
-    return "vectors";
+    if (!found)
+        return "vectors"; /* the reader names it missing; vectors_searched says the rest */
+    vectors_searched[0] = '\0';
+    return found;
 }
 
 int fp8kv_cli_beside_exe(const char *relative, char *buf, size_t size)

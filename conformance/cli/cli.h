@@ -44,7 +44,7 @@ int fp8kv_cmd_version(int argc, char **argv);
 /* fp8kv_cli_vectors_dir: the vector directory to read: the --vectors value when given, else
  * $FP8KV_VECTORS, else ./vectors when it exists, else the installed vectors (../share/fp8kv/
  * vectors beside this executable, or where it was installed), else "vectors" (whose absence
- * the reader then names). */
+ * the reader then names; fp8kv_cli_input_error then lists every place looked in). */
 const char *fp8kv_cli_vectors_dir(const char *given);
 
 /* fp8kv_cli_beside_exe: "<directory of this executable>/<relative>" into buf. 0, or FP8KV_ERR. */
@@ -113,8 +113,8 @@ void fp8kv_cli_list(const char *const *names, int count, const char *prefix, con
 int fp8kv_cli_unknown_choice(const char *cmd, const char *what, const char *prefix,
                              const char *given, const char *const *names, int count);
 
-/* fp8kv_cli_input_error: prints "fp8kv <cmd>: <fp8kv_last_error()>" on stderr; returns
- * FP8KV_EXIT_USAGE. */
+/* fp8kv_cli_input_error: prints "fp8kv <cmd>: <fp8kv_last_error()>" on stderr, and every place
+ * fp8kv_cli_vectors_dir looked in when it found no vector directory; returns FP8KV_EXIT_USAGE. */
 int fp8kv_cli_input_error(const char *cmd);
 
 /* An option of a command: "--name VALUE", "--name=VALUE", or a flag "--name". */
