@@ -115,8 +115,8 @@ static int vectors_at(const char *path, const char *why)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return 1;
     size_t used = strlen(vectors_searched);
-    snprintf(vectors_searched + used, sizeof vectors_searched - used, "%s%s (%s)",
-             used ? ", " : "", path, why);
+    snprintf(vectors_searched + used, sizeof vectors_searched - used, "%s%s (%s)", used ? ", " : "",
+             path, why);
     return 0;
 }
 

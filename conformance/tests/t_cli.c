@@ -90,9 +90,9 @@ Test(cli, verify_committed_vectors)
     cr_assert_eq(run(FP8KV " verify --vectors /nonexistent/fp8kv 2>&1", out, sizeof out), 2);
     cr_assert(strstr(out, "/nonexistent/fp8kv"), "message names the directory: %s", out);
     /* no vector directory anywhere: every place looked in is named */
-    cr_assert_eq(run("cd / && env -u FP8KV_VECTORS " FP8KV " sweep --codec bits 2>&1", out,
-                     sizeof out),
-                 2, "%s", out);
+    cr_assert_eq(
+        run("cd / && env -u FP8KV_VECTORS " FP8KV " sweep --codec bits 2>&1", out, sizeof out), 2,
+        "%s", out);
     cr_assert(strstr(out, "looked in: vectors ($FP8KV_VECTORS unset") &&
                   strstr(out, "beside this executable"),
               "%s", out);
