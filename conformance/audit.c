@@ -11,98 +11,63 @@
 /* Inputs per call: large, as a plugin pays a round trip to its worker per call. */
 enum { AUDIT_CHUNK = 1 << 20 };
 
-/* One changed input, kept sorted by input so the examples are the same for any schedule. */
-struct change {
-    uint64_t order;        /* the input's place: its bit pattern, or a pair's index */
-    uint32_t input, scale; /* the input's bits (and a pair's scale) */
-    uint8_t a, b, want, cls, a_ok, b_ok;
-};
+/* Who the oracle agrees with on a changed input (an example's note). */
+enum who { BOTH_RIGHT, BASELINE_RIGHT, CANDIDATE_RIGHT, NEITHER_RIGHT };
+static const char *const who_names[] = {"both right", "baseline right", "candidate right",
+                                        "neither right"};
 
-/* A set being audited, or one chunk of it: counts and the first changes in input order. */
+/* A set being audited, or one chunk of it: counts and the examples in input order. */
 struct tally {
     uint64_t changed, changed_by_class[FP8KV_CLASS_COUNT];
-    uint64_t baseline_right, candidate_right, both_right, neither_right;
-    struct change first[FP8KV_AUDIT_EXAMPLES];
-    int nfirst;
+    uint64_t right[4]; /* by enum who */
+    struct fp8kv_examples examples;
 };
 
-/* Keeps c among t's first changes if it is one of them. */
-static void keep_first(struct tally *t, const struct change *c)
+/* Counts one changed input (f: got the baseline's code, other the candidate's) into t. */
+static void count_change(struct tally *t, struct fp8kv_failure *f, int a_ok, int b_ok)
 {
-    int pos = t->nfirst;
-    while (pos > 0 && t->first[pos - 1].order > c->order)
-        pos--;
-    if (pos == FP8KV_AUDIT_EXAMPLES)
-        return;
-    int last = t->nfirst < FP8KV_AUDIT_EXAMPLES ? t->nfirst : FP8KV_AUDIT_EXAMPLES - 1;
-    memmove(&t->first[pos + 1], &t->first[pos], (size_t)(last - pos) * sizeof t->first[0]);
-    t->first[pos] = *c;
-    if (t->nfirst < FP8KV_AUDIT_EXAMPLES)
-        t->nfirst++;
-}
-
-/* Counts one changed input into t (one thread's own tally). */
-static void count_change(struct tally *t, const struct change *c)
-{
+    f->note = (uint8_t)(a_ok && b_ok ? BOTH_RIGHT
+                        : a_ok       ? BASELINE_RIGHT
+                        : b_ok       ? CANDIDATE_RIGHT
+                                     : NEITHER_RIGHT);
     t->changed++;
-    t->changed_by_class[c->cls]++;
-    if (c->a_ok && c->b_ok)
-        t->both_right++;
-    else if (c->a_ok)
-        t->baseline_right++;
-    else if (c->b_ok)
-        t->candidate_right++;
-    else
-        t->neither_right++;
-    keep_first(t, c);
+    t->changed_by_class[f->cls]++;
+    t->right[f->note]++;
+    fp8kv_examples_add(&t->examples, f);
 }
 
-/* Adds a chunk's tally to the set's, once per chunk (thread-safe): codecs that differ
+/* Adds a chunk's counts to the set's, once per chunk (thread-safe): codecs that differ
  * everywhere cost one short critical section a chunk, not one a change. */
-static void merge_tally(struct tally *dst, const struct tally *src)
+static void merge_counts(struct tally *dst, const struct tally *src)
 {
 #pragma omp critical(fp8kv_audit_tally)
     {
         dst->changed += src->changed;
         for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
             dst->changed_by_class[k] += src->changed_by_class[k];
-        dst->baseline_right += src->baseline_right;
-        dst->candidate_right += src->candidate_right;
-        dst->both_right += src->both_right;
-        dst->neither_right += src->neither_right;
-        for (int i = 0; i < src->nfirst; i++)
-            keep_first(dst, &src->first[i]);
+        for (int k = 0; k < 4; k++)
+            dst->right[k] += src->right[k];
     }
 }
 
-static const char *who_is_right(const struct change *c)
-{
-    return c->a_ok && c->b_ok ? "both right"
-           : c->a_ok          ? "baseline right"
-           : c->b_ok          ? "candidate right"
-                              : "neither right";
-}
-
 /* The counts and examples (in words) of a finished set into s. */
-static void write_examples(const struct tally *t, int pairs, int digits, struct fp8kv_audit_set *s)
+static void write_examples(const struct tally *t, const struct fp8kv_examples *examples,
+                           struct fp8kv_audit_set *s)
 {
     s->changed = t->changed;
     memcpy(s->changed_by_class, t->changed_by_class, sizeof s->changed_by_class);
-    s->baseline_right = t->baseline_right;
-    s->candidate_right = t->candidate_right;
-    s->both_right = t->both_right;
-    s->neither_right = t->neither_right;
-    s->examples = t->nfirst;
-    for (int i = 0; i < t->nfirst; i++) {
-        const struct change *c = &t->first[i];
-        char input[32];
-        if (pairs)
-            snprintf(input, sizeof input, "0x%08x / 0x%08x", c->input, c->scale);
-        else
-            snprintf(input, sizeof input, "0x%0*x", digits, c->input);
+    s->both_right = t->right[BOTH_RIGHT];
+    s->baseline_right = t->right[BASELINE_RIGHT];
+    s->candidate_right = t->right[CANDIDATE_RIGHT];
+    s->neither_right = t->right[NEITHER_RIGHT];
+    s->examples = examples->n;
+    for (int i = 0; i < examples->n; i++) {
+        const struct fp8kv_failure *c = &examples->v[i];
+        char input[128];
+        fp8kv_failure_input_text(c, input, sizeof input);
         snprintf(s->example[i], sizeof s->example[i],
-                 "%s => baseline %02x  candidate %02x  expected %02x  %s  (%s)", input, c->a, c->b,
-                 c->want, fp8kv_class_names[c->cls], who_is_right(c));
+                 "%s => baseline %02x  candidate %02x  expected %02x  %s  (%s)", input, c->got,
+                 c->other, c->want, fp8kv_class_names[c->cls], who_names[c->note]);
     }
 }
 
@@ -111,9 +76,11 @@ static void write_examples(const struct tally *t, int pairs, int digits, struct 
 struct domain_job {
     const struct fp8kv_subject *a, *b;
     struct fp8kv_codec_cfg cfg;
+    enum fp8kv_dtype dtype;
     const struct fp8kv_sweep_run *runs;
     size_t nruns;
     struct tally tally;
+    struct fp8kv_chunk_examples examples;
 };
 
 static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
@@ -122,8 +89,10 @@ static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
     int rc = job->a->encode(job->a->ctx, job->cfg, c->x, c->n, 1.0f, c->q);
     if (rc == 0)
         rc = job->b->encode(job->b->ctx, job->cfg, c->x, c->n, 1.0f, c->q2);
-    if (rc != 0 || memcmp(c->q, c->q2, c->n) == 0)
+    if (rc != 0)
         return rc;
+    if (memcmp(c->q, c->q2, c->n) == 0)
+        return fp8kv_chunk_examples_put(&job->examples, c->index, NULL);
     struct tally local;
     memset(&local, 0, sizeof local);
     for (size_t i = 0; i < c->n; i++) {
@@ -131,18 +100,13 @@ static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
             continue;
         const struct fp8kv_sweep_run *r =
             &job->runs[fp8kv_sweep_run_of(job->runs, job->nruns, c->lo + i)];
-        struct change ch = {.order = c->lo + i,
-                            .input = (uint32_t)(c->lo + i),
-                            .a = c->q[i],
-                            .b = c->q2[i],
-                            .want = r->value,
-                            .cls = r->cls,
-                            .a_ok = (c->q[i] & r->mask) == r->value,
-                            .b_ok = (c->q2[i] & r->mask) == r->value};
-        count_change(&local, &ch);
+        struct fp8kv_failure f =
+            fp8kv_failure_one(job->dtype, (uint32_t)(c->lo + i), r->cls, c->q[i], r->value);
+        f.other = c->q2[i];
+        count_change(&local, &f, (c->q[i] & r->mask) == r->value, (c->q2[i] & r->mask) == r->value);
     }
-    merge_tally(&job->tally, &local);
-    return 0;
+    merge_counts(&job->tally, &local);
+    return fp8kv_chunk_examples_put(&job->examples, c->index, &local.examples);
 }
 
 static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
@@ -160,11 +124,21 @@ static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check chec
         set->inputs = opt->limit;
     job->runs = runs;
     job->nruns = (size_t)n;
+    job->dtype = d == FP8KV_DOMAIN_F32   ? FP8KV_DTYPE_F32
+                 : d == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16
+                                         : FP8KV_DTYPE_BF16;
     memset(&job->tally, 0, sizeof job->tally);
+    int rc =
+        fp8kv_chunk_examples_init(&job->examples, fp8kv_sweep_chunk_count(d, opt, AUDIT_CHUNK));
+    if (rc != 0) {
+        free(runs);
+        return rc;
+    }
     char what[96];
     snprintf(what, sizeof what, "audit %s %s -> %s", set->name, job->a->name, job->b->name);
-    int rc = fp8kv_sweep_chunks(d, opt, what, 0, AUDIT_CHUNK, diff_chunk, job);
-    write_examples(&job->tally, 0, d == FP8KV_DOMAIN_F32 ? 8 : 4, set);
+    rc = fp8kv_sweep_chunks(d, opt, what, 0, AUDIT_CHUNK, diff_chunk, job);
+    fp8kv_chunk_examples_finish(&job->examples);
+    write_examples(&job->tally, &job->examples.merged, set);
     free(runs);
     return rc;
 }
@@ -199,18 +173,15 @@ static int audit_pairs(const char *dir, const struct fp8kv_profile *p, enum fp8k
         if (qa[i] == qb[i])
             continue;
         uint8_t w = ((const uint8_t *)want.data)[i * FP8KV_MODEL_COUNT + model];
-        struct change ch = {.order = i,
-                            .input = x[i],
-                            .scale = s[i],
-                            .a = qa[i],
-                            .b = qb[i],
-                            .want = w,
-                            .cls = (uint8_t)fp8kv_classify_f32(p->format, x[i]),
-                            .a_ok = fp8kv_pair_code_matches(p, check, x[i], s[i], qa[i], w),
-                            .b_ok = fp8kv_pair_code_matches(p, check, x[i], s[i], qb[i], w)};
-        count_change(&job->tally, &ch);
+        struct fp8kv_failure f = fp8kv_failure_one(
+            FP8KV_DTYPE_F32, x[i], (int)fp8kv_pair_class(p->format, x[i], s[i]), qa[i], w);
+        f.has_scale = 1;
+        f.scale = s[i];
+        f.other = qb[i];
+        count_change(&job->tally, &f, fp8kv_pair_code_matches(p, check, x[i], s[i], qa[i], w),
+                     fp8kv_pair_code_matches(p, check, x[i], s[i], qb[i], w));
     }
-    write_examples(&job->tally, 1, 8, set);
+    write_examples(&job->tally, &job->tally.examples, set);
     free(qa);
     free(qb);
     fp8kv_npy_free(&sx);

@@ -25,17 +25,171 @@ void fp8kv_check_init(struct fp8kv_check *c, const char *name, const char *subje
     c->gated = 1;
 }
 
+/* ---- failure examples ---------------------------------------------------------------------- */
+
+struct fp8kv_failure fp8kv_failure_one(enum fp8kv_dtype dtype, uint32_t input, int cls, uint8_t got,
+                                       uint8_t want)
+{
+    return (struct fp8kv_failure){.input = input,
+                                  .last = input,
+                                  .count = 1,
+                                  .dtype = (uint8_t)dtype,
+                                  .cls = (uint8_t)(cls < 0 ? FP8KV_NO_CLASS : cls),
+                                  .got = got,
+                                  .want = want};
+}
+
+/* The lines a class may keep: FP8KV_EXAMPLES_PER_CLASS, or FP8KV_UNCLASSED_LINES for none. */
+static int class_budget(int cls)
+{
+    return cls == FP8KV_NO_CLASS ? FP8KV_UNCLASSED_LINES : FP8KV_EXAMPLES_PER_CLASS;
+}
+
+/* Whether f continues example e: the next input, failing alike. */
+static int continues(const struct fp8kv_failure *e, const struct fp8kv_failure *f)
+{
+    return !e->has_scale && !f->has_scale && e->dtype == f->dtype && e->last != UINT32_MAX &&
+           f->input == e->last + 1 && e->cls == f->cls && e->got == f->got && e->want == f->want &&
+           e->other == f->other && e->note == f->note;
+}
+
+int fp8kv_examples_add(struct fp8kv_examples *e, const struct fp8kv_failure *f)
+{
+    const int cls = f->cls <= FP8KV_NO_CLASS ? f->cls : FP8KV_NO_CLASS;
+    const int last = e->last[cls] - 1;
+    if (last >= 0 && continues(&e->v[last], f)) {
+        e->v[last].last = f->last;
+        e->v[last].count += f->count;
+        return last;
+    }
+    if (e->kept[cls] >= class_budget(cls) || e->n == FP8KV_MAX_FAILURE_LINES)
+        return -1;
+    e->v[e->n] = *f;
+    e->v[e->n].cls = (uint8_t)cls;
+    e->kept[cls]++;
+    e->last[cls] = (int8_t)(e->n + 1);
+    return e->n++;
+}
+
+const char *fp8kv_format_count(uint64_t n, char *buf, size_t size)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n), o = 0;
+    char grouped[48];
+    for (int i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            grouped[o++] = ',';
+        grouped[o++] = digits[i];
+    }
+    grouped[o] = '\0';
+    snprintf(buf, size, "%s", grouped);
+    return buf;
+}
+
+static float f32_of_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* The decimal value of input bits of dtype, with the digits that tell it from its neighbours. */
+static void value_text(enum fp8kv_dtype dtype, uint32_t bits, char *buf, size_t size)
+{
+    static const int digits[FP8KV_DTYPE_COUNT] = {9, 5, 4}; /* f32, f16, bf16 */
+    snprintf(buf, size, "%.*g", digits[dtype],
+             (double)f32_of_bits(fp8kv_widen_to_f32(dtype, bits)));
+}
+
+void fp8kv_failure_input_text(const struct fp8kv_failure *f, char *buf, size_t size)
+{
+    const enum fp8kv_dtype dt = f->dtype < FP8KV_DTYPE_COUNT ? f->dtype : FP8KV_DTYPE_F32;
+    const int width = dt == FP8KV_DTYPE_F32 ? 8 : 4;
+    char v[32], w[32], count[32];
+    value_text(dt, f->input, v, sizeof v);
+    if (f->has_scale) {
+        value_text(FP8KV_DTYPE_F32, f->scale, w, sizeof w);
+        const double q =
+            (double)f32_of_bits(fp8kv_widen_to_f32(dt, f->input)) / (double)f32_of_bits(f->scale);
+        snprintf(buf, size, "%s 0x%0*x (%s) / 0x%08x (%s) = %.9g", fp8kv_dtype_names[dt], width,
+                 f->input, v, f->scale, w, q);
+    } else if (f->count > 1) {
+        value_text(dt, f->last, w, sizeof w);
+        snprintf(buf, size, "%s 0x%0*x..0x%0*x (%s..%s, %s inputs)", fp8kv_dtype_names[dt], width,
+                 f->input, width, f->last, v, w, fp8kv_format_count(f->count, count, sizeof count));
+    } else {
+        snprintf(buf, size, "%s 0x%0*x (%s)", fp8kv_dtype_names[dt], width, f->input, v);
+    }
+}
+
+enum fp8kv_class fp8kv_pair_class(const struct fp8kv_format *format, uint32_t x, uint32_t s)
+{
+    const float q = f32_of_bits(x) / f32_of_bits(s); /* RN32, as the f32 division rounds */
+    uint32_t bits;
+    memcpy(&bits, &q, sizeof bits);
+    return fp8kv_classify_f32(format, bits);
+}
+
+/* A new line of class cls, or NULL when its class has no room left. */
+static char *new_line(struct fp8kv_check *c, int cls)
+{
+    int kept = 0;
+    for (int i = 0; i < c->failure_lines; i++)
+        kept += c->line_class[i] == cls;
+    if (kept >= class_budget(cls) || c->failure_lines == FP8KV_MAX_FAILURE_LINES)
+        return NULL;
+    c->line_class[c->failure_lines] = (uint8_t)cls;
+    return c->failures[c->failure_lines++];
+}
+
 void fp8kv_check_failure(struct fp8kv_check *c, int cls, const char *fmt, ...)
 {
     c->mismatches++;
     if (cls >= 0 && cls < FP8KV_CLASS_COUNT)
         c->class_mismatches[cls]++;
-    if (c->failure_lines >= FP8KV_MAX_FAILURE_LINES)
+    char *line = new_line(c, cls >= 0 && cls < FP8KV_CLASS_COUNT ? cls : FP8KV_NO_CLASS);
+    if (!line)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->failures[c->failure_lines++], sizeof c->failures[0], fmt, ap);
+    vsnprintf(line, FP8KV_FAILURE_LINE_SIZE, fmt, ap);
     va_end(ap);
+}
+
+/* Keeps f among c's examples and writes the line of the example that holds it. */
+static void show_example(struct fp8kv_check *c, const struct fp8kv_failure *f)
+{
+    const int before = c->examples.n;
+    const int k = fp8kv_examples_add(&c->examples, f);
+    if (k < 0)
+        return;
+    if (c->examples.n > before) { /* a new example: a new line, when there is room */
+        const char *line = new_line(c, f->cls);
+        c->example_line[k] = (int8_t)(line ? c->failure_lines - 1 : -1);
+    }
+    if (c->example_line[k] < 0)
+        return;
+    const struct fp8kv_failure *e = &c->examples.v[k];
+    char input[128];
+    fp8kv_failure_input_text(e, input, sizeof input);
+    snprintf(c->failures[c->example_line[k]], FP8KV_FAILURE_LINE_SIZE,
+             "%s => %02x  expected %02x%s%s", input, e->got, e->want,
+             e->cls < FP8KV_CLASS_COUNT ? "  " : "",
+             e->cls < FP8KV_CLASS_COUNT ? fp8kv_class_names[e->cls] : "");
+}
+
+void fp8kv_check_fail_input(struct fp8kv_check *c, const struct fp8kv_failure *f)
+{
+    c->mismatches += f->count;
+    if (f->cls < FP8KV_CLASS_COUNT)
+        c->class_mismatches[f->cls] += f->count;
+    show_example(c, f);
+}
+
+void fp8kv_check_show_examples(struct fp8kv_check *c, const struct fp8kv_examples *e)
+{
+    for (int i = 0; i < e->n; i++)
+        show_example(c, &e->v[i]);
 }
 
 enum fp8kv_outcome fp8kv_check_outcome(const struct fp8kv_check *c)

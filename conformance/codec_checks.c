@@ -47,6 +47,25 @@ int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check 
     return fp8kv_codes_match(p->format, check, got, want);
 }
 
+int fp8kv_name_crash(const struct fp8kv_subject *subject, const float *x, size_t n, float s)
+{
+    char message[1024];
+    snprintf(message, sizeof message, "%s", fp8kv_last_error());
+    size_t at;
+    if (!subject->locate_crash || subject->locate_crash(subject->ctx, x, n, s, &at) != 0) {
+        fp8kv_fail("%s", message);
+        return FP8KV_ERR_SUBJECT;
+    }
+    uint32_t bits;
+    memcpy(&bits, &x[at], sizeof bits);
+    char input[128];
+    const struct fp8kv_failure f = fp8kv_failure_one(FP8KV_DTYPE_F32, bits, -1, 0, 0);
+    fp8kv_failure_input_text(&f, input, sizeof input);
+    fp8kv_fail("%s; the first input that crashes it alone: %s (input %zu of the %zu)", message,
+               input, at + 1, n);
+    return FP8KV_ERR_SUBJECT;
+}
+
 int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                          const float *x, const uint32_t *scales, size_t n, uint8_t *q)
 {
@@ -55,19 +74,23 @@ int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec
         size_t j = scales ? i + 1 : n; /* no scales: one call for the whole set */
         while (scales && j < n && scales[j] == scales[i])
             j++;
-        rc = subject->encode(subject->ctx, cfg, x + i, j - i, scales ? f32_of(scales[i]) : 1.0f,
-                             q + i);
+        const float s = scales ? f32_of(scales[i]) : 1.0f;
+        rc = subject->encode(subject->ctx, cfg, x + i, j - i, s, q + i);
+        if (rc == FP8KV_ERR_SUBJECT)
+            rc = fp8kv_name_crash(subject, x + i, j - i, s);
         i = j;
     }
     return rc;
 }
 
-/* Runs the subject over inputs (f32 bits) at scale s with cfg and judges the codes against
- * want[i * stride]; per-class counts when classes is set. */
+/* Runs the subject over inputs (f32 bits) at scales (NULL: 1) with cfg and judges the codes
+ * against want[i * stride], counting per class (a pair's class is its quotient's). The inputs
+ * are of dtype: f32 as given, or every f16 or bf16 pattern in bit order widened to f32 (input
+ * i is bit pattern i), shown as their own bits. */
 static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                          const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
-                         const uint32_t *inputs, const uint32_t *scales, size_t n,
-                         const uint8_t *want, size_t stride, int classes, struct fp8kv_check *c)
+                         enum fp8kv_dtype dtype, const uint32_t *inputs, const uint32_t *scales,
+                         size_t n, const uint8_t *want, size_t stride, struct fp8kv_check *c)
 {
     float *x = malloc((n ? n : 1) * sizeof *x);
     uint8_t *q = malloc(n ? n : 1);
@@ -79,21 +102,20 @@ static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check che
     memcpy(x, inputs, n * sizeof *x);
     int rc = fp8kv_encode_grouped(subject, cfg, x, scales, n, q);
     c->cases = n;
-    c->has_classes = classes;
+    c->has_classes = 1;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        int cls = (int)fp8kv_classify_f32(p->format, inputs[i]);
-        if (classes)
-            c->class_cases[cls]++;
-        uint8_t w = want[i * stride];
+        const int cls = scales ? (int)fp8kv_pair_class(p->format, inputs[i], scales[i])
+                               : (int)fp8kv_classify_f32(p->format, inputs[i]);
+        c->class_cases[cls]++;
+        const uint8_t w = want[i * stride];
         if (scales ? fp8kv_pair_code_matches(p, check, inputs[i], scales[i], q[i], w)
                    : fp8kv_codes_match(p->format, check, q[i], w))
             continue;
-        if (scales)
-            fp8kv_check_failure(c, classes ? cls : -1, "0x%08x / 0x%08x => %02x  expected %02x",
-                                inputs[i], scales[i], q[i], w);
-        else
-            fp8kv_check_failure(c, classes ? cls : -1, "0x%08x => %02x  expected %02x  %s",
-                                inputs[i], q[i], w, fp8kv_class_names[cls]);
+        struct fp8kv_failure f = fp8kv_failure_one(
+            dtype, dtype == FP8KV_DTYPE_F32 ? inputs[i] : (uint32_t)i, cls, q[i], w);
+        f.has_scale = scales != NULL;
+        f.scale = scales ? scales[i] : 0;
+        fp8kv_check_fail_input(c, &f);
     }
     free(x);
     free(q);
@@ -103,9 +125,9 @@ static int judge_encoder(const struct fp8kv_profile *p, enum fp8kv_nan_check che
 /* One check over a set: init, judge, finish, append. */
 static int encoder_set(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                        const struct fp8kv_subject *subject, enum fp8kv_scale_model model,
-                       const char *name, const char *detail, const uint32_t *inputs,
-                       const uint32_t *scales, size_t n, const uint8_t *want, size_t stride,
-                       int classes, struct fp8kv_results *out)
+                       const char *name, const char *detail, enum fp8kv_dtype dtype,
+                       const uint32_t *inputs, const uint32_t *scales, size_t n,
+                       const uint8_t *want, size_t stride, struct fp8kv_results *out)
 {
     struct fp8kv_codec_cfg cfg;
     int rc = fp8kv_model_cfg(p, model, &cfg);
@@ -114,7 +136,7 @@ static int encoder_set(const struct fp8kv_profile *p, enum fp8kv_nan_check check
     struct fp8kv_check c;
     fp8kv_check_init(&c, name, subject->name, p->name, detail);
     double t0 = fp8kv_now();
-    rc = judge_encoder(p, check, subject, cfg, inputs, scales, n, want, stride, classes, &c);
+    rc = judge_encoder(p, check, subject, cfg, dtype, inputs, scales, n, want, stride, &c);
     fp8kv_check_finish(&c, fp8kv_now() - t0);
     return rc != 0 ? rc : fp8kv_results_add(out, &c);
 }
@@ -136,8 +158,8 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
         rc = fp8kv_load_vector_file(dir, p, "edges_expected.npy", FP8KV_NPY_U8, edges_in.shape[0],
                                     0, &edges_want);
     if (rc == 0)
-        rc = encoder_set(p, check, subject, FP8KV_MODEL_F32_DIV, "edges", detail, edges_in.data,
-                         NULL, edges_in.count, edges_want.data, 1, 1, out);
+        rc = encoder_set(p, check, subject, FP8KV_MODEL_F32_DIV, "edges", detail, FP8KV_DTYPE_F32,
+                         edges_in.data, NULL, edges_in.count, edges_want.data, 1, out);
 
     static const struct {
         enum fp8kv_dtype dtype;
@@ -152,7 +174,7 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
                  fp8kv_dtype_names[halves[k].dtype], fp8kv_nan_check_names[check]);
         if (rc == 0)
             rc = encoder_set(p, check, subject, FP8KV_MODEL_F32_DIV, halves[k].name, detail,
-                             half_in, NULL, 65536, half_want.data, 1, 1, out);
+                             halves[k].dtype, half_in, NULL, 65536, half_want.data, 1, out);
         fp8kv_npy_free(&half_want);
     }
 
@@ -170,9 +192,9 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
         snprintf(name, sizeof name, "scale-%s", fp8kv_model_names[m]);
         snprintf(detail, sizeof detail, "store-with-scale pairs, model %s, nan check %s",
                  fp8kv_model_names[m], fp8kv_nan_check_names[check]);
-        rc = encoder_set(p, check, subject, (enum fp8kv_scale_model)m, name, detail, sx.data,
-                         ss.data, sx.count, (const uint8_t *)swant.data + m, FP8KV_MODEL_COUNT, 0,
-                         out);
+        rc = encoder_set(p, check, subject, (enum fp8kv_scale_model)m, name, detail,
+                         FP8KV_DTYPE_F32, sx.data, ss.data, sx.count,
+                         (const uint8_t *)swant.data + m, FP8KV_MODEL_COUNT, out);
     }
     fp8kv_npy_free(&edges_in);
     fp8kv_npy_free(&edges_want);
@@ -194,10 +216,12 @@ static int is_nan(enum fp8kv_dtype dtype, uint32_t b)
     }
 }
 
-/* Bit identity, NaN by class (any NaN of the output dtype). */
-static int same_bits(enum fp8kv_dtype dtype, uint32_t got, uint32_t want)
+/* Bit identity; under NaN check class any NaN of the output dtype for a NaN. */
+static int same_bits(enum fp8kv_nan_check check, enum fp8kv_dtype dtype, uint32_t got,
+                     uint32_t want)
 {
-    return got == want || (is_nan(dtype, got) && is_nan(dtype, want));
+    return got == want ||
+           (check == FP8KV_NAN_CHECK_CLASS && is_nan(dtype, got) && is_nan(dtype, want));
 }
 
 /* The decode table and the read set of a profile, and the subject's f32 reads of the set. */
@@ -241,14 +265,16 @@ static int read_set_load(const char *dir, const struct fp8kv_profile *p, struct 
     return rc;
 }
 
-/* The "decode" check: every code at scale 1 against decode.npy (NaN by class). */
-static int check_decode_table(const struct fp8kv_profile *p, const struct fp8kv_subject *subject,
-                              struct fp8kv_codec_cfg cfg, const struct read_set *r,
-                              struct fp8kv_results *out)
+/* The "decode" check: every code at scale 1 against decode.npy (NaN by check). */
+static int check_decode_table(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                              const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                              const struct read_set *r, struct fp8kv_results *out)
 {
     struct fp8kv_check c;
-    fp8kv_check_init(&c, "decode", subject->name, p->name,
-                     "all 256 codes at scale 1 vs decode.npy");
+    char detail[160];
+    snprintf(detail, sizeof detail, "all 256 codes at scale 1 vs decode.npy, nan check %s",
+             fp8kv_nan_check_names[check]);
+    fp8kv_check_init(&c, "decode", subject->name, p->name, detail);
     const double t0 = fp8kv_now();
     uint8_t all_codes[256];
     float y[256];
@@ -262,7 +288,7 @@ static int check_decode_table(const struct fp8kv_profile *p, const struct fp8kv_
     for (int q = 0; q < 256; q++) {
         uint32_t got, want = ((const uint32_t *)r->table.data)[q];
         memcpy(&got, &y[q], sizeof got);
-        if (!same_bits(FP8KV_DTYPE_F32, got, want)) {
+        if (!same_bits(check, FP8KV_DTYPE_F32, got, want)) {
             fp8kv_check_failure(&c, -1, "%02x => 0x%08x  expected 0x%08x", q, got, want);
             c.code_mismatched[q / 8] |= (uint8_t)(1u << (q % 8));
         }
@@ -293,9 +319,9 @@ static int decode_read_set(const struct fp8kv_subject *subject, struct fp8kv_cod
 /* The "read-<dt>" check: the subject's f32 reads (rounded by codec.h's RN16/RNbf16 for f16 and
  * bf16 output) bit-identical to the oracle's rounded read model; for f32, also NMSE 0 over
  * the finite outputs. */
-static int check_read_output(const struct fp8kv_profile *p, const char *subject_name,
-                             const struct read_set *r, enum fp8kv_dtype dt,
-                             struct fp8kv_results *out)
+static int check_read_output(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                             const char *subject_name, const struct read_set *r,
+                             enum fp8kv_dtype dt, struct fp8kv_results *out)
 {
     const size_t n = r->n;
     const uint8_t *qs = r->codes.data;
@@ -303,9 +329,11 @@ static int check_read_output(const struct fp8kv_profile *p, const char *subject_
     char check_name[32], detail[160];
     snprintf(check_name, sizeof check_name, "read-%s", fp8kv_dtype_names[dt]);
     snprintf(detail, sizeof detail,
-             "every code at %zu scales, %s output%s, vs the oracle's rounded read model", n / 256,
-             fp8kv_dtype_names[dt],
-             dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)");
+             "every code at %zu scales, %s output%s, vs the oracle's rounded read model, nan "
+             "check %s",
+             n / 256, fp8kv_dtype_names[dt],
+             dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)",
+             fp8kv_nan_check_names[check]);
     struct fp8kv_check c;
     fp8kv_check_init(&c, check_name, subject_name, p->name, detail);
     const double t0 = fp8kv_now();
@@ -335,7 +363,7 @@ static int check_read_output(const struct fp8kv_profile *p, const char *subject_
                 ref[finite++] = (double)wf;
             }
         }
-        if (!same_bits(dt, got, want))
+        if (!same_bits(check, dt, got, want))
             fp8kv_check_failure(&c, -1, "%02x * 0x%08x => 0x%0*x  expected 0x%0*x", qs[i], ss[i],
                                 dt == FP8KV_DTYPE_F32 ? 8 : 4, got, dt == FP8KV_DTYPE_F32 ? 8 : 4,
                                 want);
@@ -352,18 +380,19 @@ static int check_read_output(const struct fp8kv_profile *p, const char *subject_
 }
 
 int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
-                                const struct fp8kv_subject *subject, struct fp8kv_results *out)
+                                enum fp8kv_nan_check check, const struct fp8kv_subject *subject,
+                                struct fp8kv_results *out)
 {
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     struct read_set r;
     int rc = read_set_load(dir, p, &r);
     if (rc == 0)
-        rc = check_decode_table(p, subject, cfg, &r, out);
+        rc = check_decode_table(p, check, subject, cfg, &r, out);
     if (rc == 0)
         rc = decode_read_set(subject, cfg, &r);
     static const enum fp8kv_dtype outs[] = {FP8KV_DTYPE_F32, FP8KV_DTYPE_F16, FP8KV_DTYPE_BF16};
     for (size_t k = 0; k < 3 && rc == 0; k++)
-        rc = check_read_output(p, subject->name, &r, outs[k], out);
+        rc = check_read_output(p, check, subject->name, &r, outs[k], out);
     read_set_free(&r);
     return rc;
 }

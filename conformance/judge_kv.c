@@ -181,24 +181,26 @@ static char *render_text(const struct fp8kv_kv_case *c, const struct fp8kv_profi
 static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                          const struct fp8kv_judge_kv_result *out)
 {
-    json_t *checks = json_array();
-    for (size_t i = 0; i < out->checks.count; i++)
-        json_array_append_new(checks, fp8kv_check_json(&out->checks.items[i]));
-    json_t *o = json_pack(
-        "{s:s, s:i, s:s, s:s, s:i, s:{s:s, s:s, s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:[I, I], "
-        "s:[I, I], s:s, s:o}",
-        "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "command",
-        "judge-kv", "profile", p->name, "case", c->index, "shape", "layout",
-        fp8kv_kv_layout_name(c->shape.layout), "in_dtype", fp8kv_kv_dtype_name(c->in),
-        "scale_granularity", fp8kv_kv_scale_granularity_name(c->granularity), "num_blocks",
-        c->shape.num_blocks, "block_size", c->shape.block_size, "num_heads", c->shape.num_heads,
-        "head_size", c->shape.head_size, "bytes", (json_int_t)out->bytes, "mismatches",
+    /* a verdict document (report_json.h) with the case's own keys */
+    json_t *o = fp8kv_verdict_json("judge-kv", out->conformant ? "conformant" : "nonconformant",
+                                   out->checks.items, out->checks.count);
+    json_t *extra = json_pack(
+        "{s:s, s:i, s:s, s:i, s:{s:s, s:s, s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:[I, I], "
+        "s:[I, I]}",
+        "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "profile",
+        p->name, "case", c->index, "shape", "layout", fp8kv_kv_layout_name(c->shape.layout),
+        "in_dtype", fp8kv_kv_dtype_name(c->in), "scale_granularity",
+        fp8kv_kv_scale_granularity_name(c->granularity), "num_blocks", c->shape.num_blocks,
+        "block_size", c->shape.block_size, "num_heads", c->shape.num_heads, "head_size",
+        c->shape.head_size, "bytes", (json_int_t)out->bytes, "mismatches",
         (json_int_t)out->mismatches, "cache_mismatches", (json_int_t)out->cache_mismatches[0],
         (json_int_t)out->cache_mismatches[1], "scale_cache_mismatches",
-        (json_int_t)out->scale_cache_mismatches[0], (json_int_t)out->scale_cache_mismatches[1],
-        "verdict", out->conformant ? "conformant" : "nonconformant", "checks", checks);
-    char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
+        (json_int_t)out->scale_cache_mismatches[0], (json_int_t)out->scale_cache_mismatches[1]);
+    char *text = NULL;
+    if (o && extra && json_object_update(o, extra) == 0)
+        text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
     json_decref(o);
+    json_decref(extra);
     return text;
 }
 

@@ -245,6 +245,55 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
     return rc;
 }
 
+/* Encodes x[0 .. n) (n <= CAP) at scale s in worker w, started afresh when it is not running:
+ * 1 when it crashed, 0 when it answered, -1 when it hung or could not start. */
+static int crashes(struct fp8kv_plugin *pl, struct fp8kv_child *w, const float *x, size_t n,
+                   float s)
+{
+    if (!w->started || w->dead) {
+        fp8kv_child_stop(w);
+        memset(w, 0, sizeof *w);
+        struct hello h;
+        memset(&h, 0, sizeof h);
+        if (fp8kv_child_start(w, pl->path, sizeof(struct shared_buffer), pl->timeout_ms,
+                              worker_main, pl->path, &h, sizeof h) != FP8KV_OK)
+            return -1;
+    }
+    struct shared_buffer *buf = w->shared;
+    memcpy(buf->x, x, n * sizeof *x);
+    pthread_mutex_lock(&w->lock);
+    const int rc = request(pl, w, OP_ENCODE, n, s, "locating the crash");
+    pthread_mutex_unlock(&w->lock);
+    if (rc == FP8KV_OK)
+        return 0;
+    return strstr(w->failure, " hung: ") ? -1 : 1; /* child.c's words for a silence */
+}
+
+int fp8kv_plugin_locate_crash(struct fp8kv_plugin *pl, const float *x, size_t n, float s,
+                              size_t *index)
+{
+    struct fp8kv_child w;
+    memset(&w, 0, sizeof w);
+    size_t lo = 0, hi = n < CAP ? n : CAP; /* a crashing input lies in [lo, hi) */
+    int found = hi > lo;
+    while (found && hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const int r = crashes(pl, &w, x + lo, mid - lo, s);
+        if (r < 0)
+            found = 0;
+        else if (r == 1)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    found = found && crashes(pl, &w, x + lo, 1, s) == 1; /* it crashes alone */
+    fp8kv_child_stop(&w);
+    if (!found)
+        return fp8kv_fail("no single input found that crashes the plugin");
+    *index = lo;
+    return FP8KV_OK;
+}
+
 float *fp8kv_plugin_input_buffer(struct fp8kv_plugin *pl, int worker)
 {
     return ((struct shared_buffer *)pl->w[worker % pl->nworkers].shared)->x;

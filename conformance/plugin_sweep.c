@@ -34,6 +34,11 @@ static float *plugin_input_buffer(void *ctx, int thread)
     return fp8kv_plugin_input_buffer(ctx, thread);
 }
 
+static int plugin_locate_crash(void *ctx, const float *x, size_t n, float s, size_t *index)
+{
+    return fp8kv_plugin_locate_crash(ctx, x, n, s, index);
+}
+
 struct fp8kv_subject fp8kv_plugin_subject(struct fp8kv_plugin *pl)
 {
     const struct fp8kv_plugin_info *info = fp8kv_plugin_info(pl);
@@ -48,6 +53,7 @@ struct fp8kv_subject fp8kv_plugin_subject(struct fp8kv_plugin *pl)
         .encode = encode_plugin,
         .decode = info->has_decode ? decode_plugin : NULL,
         .input_buffer = plugin_input_buffer,
+        .locate_crash = plugin_locate_crash,
     };
     return s;
 }
@@ -88,7 +94,7 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
     if (rc == 0)
         rc = fp8kv_check_encoder_vectors(o->vectors_dir, p, o->check, &subject, &v->results);
     if (rc == 0 && fp8kv_subject_can(&subject, FP8KV_CAP_DECODE))
-        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, &subject, &v->results);
+        rc = fp8kv_check_decoder_vectors(o->vectors_dir, p, o->check, &subject, &v->results);
 
     /* the scale pairs gate under the chosen model only; the others say what the plugin does */
     for (size_t i = 0; i < v->results.count; i++) {
@@ -96,6 +102,8 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
         int m = model_of_check(k);
         if (m >= 0 && k->mismatches == 0 && k->cases > 0)
             v->models_matched |= 1u << m;
+        if (m >= 0 && k->mismatches == k->class_mismatches[FP8KV_CLASS_NAN] && k->cases > 0)
+            v->models_matched_but_nan |= 1u << m; /* wrong only where the quotient is a NaN */
         if (m >= 0 && m != (int)o->model)
             k->gated = 0;
         if (k->gated) {

@@ -26,7 +26,7 @@
 #define FP8KV_COMMIT "unknown"
 #endif
 
-#define REPORT_SCHEMA_VERSION 1
+#define REPORT_SCHEMA_VERSION FP8KV_VERDICT_SCHEMA_VERSION /* report.json is a verdict document */
 /* A JUnit file or a report.json this large is not one of ours: refused, never read whole. */
 #define MAX_COPIED_BYTES (64u << 20)
 
@@ -317,6 +317,8 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     if (rc == 0 && !root)
         rc = fp8kv_fail("out of memory");
     if (rc == 0) {
+        json_object_set_new(root, "schema", json_string(FP8KV_VERDICT_SCHEMA));
+        json_object_set_new(root, "command", json_string(t->executed ? "run" : "report"));
         if (!t->executed)
             json_object_set_new(root, "not_run_reason", json_string(t->not_run_reason));
         if (t->compiled[0])
@@ -342,24 +344,5 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     json_decref(junit);
     free(final);
     free(manifest);
-    return rc;
-}
-
-int fp8kv_write_sweep_json(const char *path, const struct fp8kv_check *c, const char *domain,
-                           const char *nan_check)
-{
-    json_t *o = fp8kv_check_json(c);
-    json_object_set_new(o, "name", json_string(c->subject)); /* the subject, for a verdict */
-    json_object_del(o, "subject");
-    json_object_set_new(o, "check", json_string(c->name));
-    json_object_set_new(o, "domain", json_string(domain));
-    json_object_set_new(o, "nan_check", json_string(nan_check));
-    json_object_set_new(o, "inputs", json_integer((json_int_t)c->cases));
-    json_object_del(o, "cases");
-    json_object_set_new(o, "verdict", json_string(c->passed ? "conformant" : "nonconformant"));
-    char *text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
-    json_decref(o);
-    int rc = text ? fp8kv_write_file_atomic(path, text, strlen(text)) : fp8kv_fail("out of memory");
-    free(text);
     return rc;
 }

@@ -339,14 +339,16 @@ static const char *const class_words[FP8KV_CLASS_COUNT] = {
     [FP8KV_CLASS_ZERO] = "zeros (the sign of zero)",
     [FP8KV_CLASS_F32_DENORMAL] = "f32 subnormal inputs (what a flush to zero before the "
                                  "conversion gets wrong)",
-    [FP8KV_CLASS_E4M3_SUBNORMAL] = "values below fp8's normal range, which round to fp8 "
-                                   "subnormals or zero",
+    [FP8KV_CLASS_E4M3_SUBNORMAL] = "values in fp8's subnormal range, which round to fp8 "
+                                   "subnormals",
     [FP8KV_CLASS_NORMAL] = "ordinary values: the rounding itself (to nearest, ties to even)",
     [FP8KV_CLASS_TIE] = "exact midpoints between two codes, which round to the even code",
     [FP8KV_CLASS_OVERFLOW] = "values above the overflow midpoint: ±max under satfinite, NaN "
                              "under overflow nan",
     [FP8KV_CLASS_INF] = "±Inf, which follows the profile's Inf policy",
     [FP8KV_CLASS_NAN] = "NaN inputs, which must give a NaN code",
+    [FP8KV_CLASS_UNDERFLOW] = "values below half the smallest fp8 subnormal, which round to "
+                              "zero with their sign",
 };
 
 /* When a row of the table below applies besides its name and state. */

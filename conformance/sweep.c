@@ -159,27 +159,27 @@ long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     return (long)r.n;
 }
 
-/* One recorded failure, kept sorted by input so the report is the same for any schedule. */
-struct failure {
-    uint32_t input;
-    uint8_t got, want, cls;
-};
-
 struct shared_state {
     const struct fp8kv_profile *p;
     enum fp8kv_domain domain;
     const struct runs *runs;
     uint64_t total;
-    struct failure first[FP8KV_MAX_FAILURE_LINES];
-    int nfirst;
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];
+    struct fp8kv_chunk_examples examples;
+    uint64_t crash_lo, crash_n; /* the chunk the subject crashed on (crash_n 0: none) */
 };
+
+/* The dtype of a domain's inputs. */
+static enum fp8kv_dtype domain_dtype(enum fp8kv_domain d)
+{
+    return d == FP8KV_DOMAIN_F32   ? FP8KV_DTYPE_F32
+           : d == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16
+                                   : FP8KV_DTYPE_BF16;
+}
 
 static uint32_t input_bits(enum fp8kv_domain d, uint64_t i)
 {
-    return d == FP8KV_DOMAIN_F32   ? (uint32_t)i
-           : d == FP8KV_DOMAIN_F16 ? fp8kv_widen_to_f32(FP8KV_DTYPE_F16, (uint32_t)i)
-                                   : fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, (uint32_t)i);
+    return fp8kv_widen_to_f32(domain_dtype(d), (uint32_t)i);
 }
 
 /* x[i] = the f32 of input lo + i of the domain (a plain count for f32: it vectorizes). */
@@ -198,44 +198,20 @@ static void fill_inputs(enum fp8kv_domain d, uint64_t lo, size_t n, float *x)
     }
 }
 
-/* What one chunk found: its counts per class and its first failures, in input order (a chunk's
- * inputs increase, so only its first FP8KV_MAX_FAILURE_LINES can be among the sweep's first). */
+/* What one chunk found: its counts per class and its examples, in input order. */
 struct chunk_tally {
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];
-    struct failure first[FP8KV_MAX_FAILURE_LINES];
-    int nfirst;
+    struct fp8kv_examples examples;
 };
 
-/* Merges a chunk's tally into the sweep's, once per chunk: a subject that is wrong everywhere
- * costs one short critical section a chunk, not one a mismatch. */
-static void merge_tally(struct shared_state *s, const struct chunk_tally *t)
-{
-#pragma omp critical(fp8kv_sweep_failures)
-    {
-        for (int c = 0; c < FP8KV_CLASS_COUNT; c++)
-            s->class_mismatches[c] += t->class_mismatches[c];
-        for (int k = 0; k < t->nfirst; k++) {
-            const struct failure *f = &t->first[k];
-            int pos = s->nfirst;
-            while (pos > 0 && s->first[pos - 1].input > f->input)
-                pos--;
-            if (pos == FP8KV_MAX_FAILURE_LINES)
-                break; /* the chunk's later failures come later still */
-            int last =
-                s->nfirst < FP8KV_MAX_FAILURE_LINES ? s->nfirst : FP8KV_MAX_FAILURE_LINES - 1;
-            memmove(&s->first[pos + 1], &s->first[pos], (size_t)(last - pos) * sizeof s->first[0]);
-            s->first[pos] = *f;
-            if (s->nfirst < FP8KV_MAX_FAILURE_LINES)
-                s->nfirst++;
-        }
-    }
-}
-
-/* Judges q[0 .. n) for the inputs [lo, lo + n): the fast path ORs the differences of a whole
- * run, the slow path (only when something differs) counts each failure and keeps the first. */
-static void judge_chunk(struct shared_state *s, uint64_t lo, size_t n, const uint8_t *q)
+/* Judges q[0 .. n) for the inputs [lo, lo + n) of chunk `index`: the fast path ORs the
+ * differences of a whole run, the slow path (only when something differs) counts each failure
+ * and folds equal neighbours before they become examples. */
+static int judge_chunk(struct shared_state *s, uint64_t index, uint64_t lo, size_t n,
+                       const uint8_t *q)
 {
     const struct runs *r = s->runs;
+    const enum fp8kv_dtype dtype = domain_dtype(s->domain);
     struct chunk_tally t;
     memset(&t, 0, sizeof t);
     int failed = 0;
@@ -248,17 +224,90 @@ static void judge_chunk(struct shared_state *s, uint64_t lo, size_t n, const uin
         uint8_t acc = 0;
         for (size_t j = i; j < stop; j++)
             acc |= (uint8_t)((q[j] & m) ^ v);
-        for (size_t j = i; acc && j < stop; j++)
-            if ((q[j] & m) != v) {
-                t.class_mismatches[cls]++;
-                if (t.nfirst < FP8KV_MAX_FAILURE_LINES)
-                    t.first[t.nfirst++] = (struct failure){(uint32_t)(lo + j), q[j], v, cls};
-            }
+        for (size_t j = i; acc && j < stop; j++) {
+            if ((q[j] & m) == v)
+                continue;
+            size_t e = j + 1; /* the same wrong code on the next inputs: one piece */
+            while (e < stop && q[e] == q[j])
+                e++;
+            struct fp8kv_failure f = fp8kv_failure_one(dtype, (uint32_t)(lo + j), cls, q[j], v);
+            f.last = (uint32_t)(lo + e - 1);
+            f.count = e - j;
+            t.class_mismatches[cls] += f.count;
+            fp8kv_examples_add(&t.examples, &f);
+            j = e - 1;
+        }
         failed |= acc != 0;
         i = stop;
     }
-    if (failed)
-        merge_tally(s, &t);
+    if (!failed)
+        return fp8kv_chunk_examples_put(&s->examples, index, NULL);
+#pragma omp critical(fp8kv_sweep_failures)
+    for (int c = 0; c < FP8KV_CLASS_COUNT; c++)
+        s->class_mismatches[c] += t.class_mismatches[c];
+    return fp8kv_chunk_examples_put(&s->examples, index, &t.examples);
+}
+
+/* ---- examples merged in chunk order -------------------------------------------------------- */
+
+int fp8kv_chunk_examples_init(struct fp8kv_chunk_examples *m, uint64_t chunks)
+{
+    memset(m, 0, sizeof *m);
+    m->chunks = chunks;
+    m->pending = calloc(chunks ? chunks : 1, sizeof *m->pending);
+    m->done = calloc(chunks ? chunks : 1, 1);
+    if (!m->pending || !m->done) {
+        fp8kv_chunk_examples_finish(m);
+        return fp8kv_fail("out of memory");
+    }
+    return FP8KV_OK;
+}
+
+static void merge_examples(struct fp8kv_examples *dst, const struct fp8kv_examples *src)
+{
+    for (int i = 0; src && i < src->n; i++)
+        fp8kv_examples_add(dst, &src->v[i]);
+}
+
+int fp8kv_chunk_examples_put(struct fp8kv_chunk_examples *m, uint64_t index,
+                             const struct fp8kv_examples *e)
+{
+    struct fp8kv_examples *copy = NULL;
+    if (e && e->n) { /* it may wait for the chunks before it */
+        if (!(copy = malloc(sizeof *copy)))
+            return fp8kv_fail("out of memory");
+        *copy = *e;
+    }
+#pragma omp critical(fp8kv_chunk_examples)
+    {
+        if (index == m->next) {
+            merge_examples(&m->merged, e);
+            m->next++;
+        } else if (index < m->chunks) {
+            m->done[index] = 1;
+            m->pending[index] = copy;
+            copy = NULL;
+        }
+        while (m->next < m->chunks && m->done[m->next]) {
+            merge_examples(&m->merged, m->pending[m->next]);
+            free(m->pending[m->next]);
+            m->pending[m->next++] = NULL;
+        }
+    }
+    free(copy);
+    return FP8KV_OK;
+}
+
+void fp8kv_chunk_examples_finish(struct fp8kv_chunk_examples *m)
+{
+    for (uint64_t i = m->next; m->pending && i < m->chunks; i++) {
+        merge_examples(&m->merged, m->pending[i]);
+        free(m->pending[i]);
+    }
+    free(m->pending);
+    free(m->done);
+    m->pending = NULL;
+    m->done = NULL;
 }
 
 static void draw_progress(FILE *out, const char *what, double fraction)
@@ -308,6 +357,7 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
         for (uint64_t ci = 0; ci < chunks; ci++) {
             if (atomic_load(&status) != 0)
                 continue;
+            c.index = ci;
             c.lo = ci * chunk;
             c.n = (size_t)(total - c.lo < chunk ? total - c.lo : chunk);
             if (c.x)
@@ -336,6 +386,17 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
     if (atomic_load(&status) != 0)
         fp8kv_fail("%s", message); /* the caller's thread reports it */
     return atomic_load(&status);
+}
+
+uint64_t fp8kv_sweep_chunk_count(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt,
+                                 size_t chunk)
+{
+    if (chunk == 0)
+        chunk = FP8KV_SWEEP_CHUNK;
+    uint64_t total = fp8kv_sweep_domain_size(domain);
+    if (opt && opt->limit && opt->limit < total)
+        total = opt->limit;
+    return (total + chunk - 1) / chunk;
 }
 
 int fp8kv_sweep_default_threads(void)
@@ -384,29 +445,26 @@ static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
     } else {
         status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, 1.0f, c->q);
     }
-    if (status == 0)
-        judge_chunk(job->s, c->lo, c->n, c->q);
-    return status;
+    if (status == FP8KV_ERR_SUBJECT) {
+#pragma omp critical(fp8kv_sweep_crash)
+        if (!job->s->crash_n) {
+            job->s->crash_lo = c->lo;
+            job->s->crash_n = c->n;
+        }
+    }
+    return status != 0 ? status : judge_chunk(job->s, c->index, c->lo, c->n, c->q);
 }
 
-/* Fills the verdict part of c from per-class counts and the first failures. */
-static void fill_verdict(struct fp8kv_check *c, enum fp8kv_domain domain,
-                         const uint64_t *class_mismatches, int nfailures, const uint32_t *input,
-                         const uint8_t *got, const uint8_t *want, const uint8_t *cls)
+/* Fills the verdict part of c from per-class counts and the examples. */
+static void fill_verdict(struct fp8kv_check *c, const uint64_t *class_mismatches,
+                         const struct fp8kv_examples *examples)
 {
     c->has_classes = 1;
     for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
         c->class_mismatches[k] = class_mismatches[k];
         c->mismatches += class_mismatches[k];
     }
-    const char *digits = domain == FP8KV_DOMAIN_F32 ? "0x%08x" : "0x%04x";
-    for (int i = 0; i < nfailures && i < FP8KV_MAX_FAILURE_LINES; i++) {
-        char text[16];
-        snprintf(text, sizeof text, digits, input[i]);
-        snprintf(c->failures[i], sizeof c->failures[i], "%s => %02x  expected %02x  %s", text,
-                 got[i], want[i], cls[i] < FP8KV_CLASS_COUNT ? fp8kv_class_names[cls[i]] : "?");
-        c->failure_lines = i + 1;
-    }
+    fp8kv_check_show_examples(c, examples);
 }
 
 /* A subject that judges the domain itself (FP8KV_CAP_SWEEP: a device kernel handed the runs). */
@@ -430,8 +488,16 @@ static int self_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
     fp8kv_check_init(c, name, subject->name, p->name, detail);
     c->cases = res.cases;
-    fill_verdict(c, domain, res.class_mismatches, res.failures, res.failure_input, res.failure_got,
-                 res.failure_want, res.failure_cls);
+    struct fp8kv_examples examples; /* the device's first failures, in input order */
+    memset(&examples, 0, sizeof examples);
+    for (int i = 0; i < res.failures && i < FP8KV_SWEEP_FAILURES; i++) {
+        const struct fp8kv_failure f =
+            fp8kv_failure_one(domain_dtype(domain), res.failure_input[i],
+                              res.failure_cls[i] < FP8KV_CLASS_COUNT ? res.failure_cls[i] : -1,
+                              res.failure_got[i], res.failure_want[i]);
+        fp8kv_examples_add(&examples, &f);
+    }
+    fill_verdict(c, res.class_mismatches, &examples);
     for (int k = FP8KV_CLASS_COUNT; k < FP8KV_SWEEP_CLASSES; k++)
         c->mismatches += res.class_mismatches[k]; /* none: the runs carry our classes only */
     fp8kv_check_finish(c, fp8kv_now() - t0);
@@ -458,6 +524,11 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
     if (opt && opt->limit && opt->limit < total)
         total = opt->limit;
     struct shared_state s = {.p = p, .domain = domain, .runs = &runs, .total = total};
+    if (fp8kv_chunk_examples_init(&s.examples,
+                                  fp8kv_sweep_chunk_count(domain, opt, subject->chunk)) != 0) {
+        free(runs.v);
+        return FP8KV_ERR;
+    }
     char what[96];
     snprintf(what, sizeof what, "sweep %s %s %s", fp8kv_sweep_domain_names[domain], subject->name,
              p->name);
@@ -473,25 +544,24 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
              fp8kv_nan_check_names[check]);
     char name[32];
     snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
+    if (status == FP8KV_ERR_SUBJECT && s.crash_n) { /* name the input, the threads at rest */
+        float *x = malloc(s.crash_n * sizeof *x);
+        if (x) {
+            fill_inputs(domain, s.crash_lo, (size_t)s.crash_n, x);
+            fp8kv_name_crash(subject, x, (size_t)s.crash_n, 1.0f);
+        }
+        free(x);
+    }
     fp8kv_check_init(c, name, subject->name, p->name, detail);
     c->cases = total;
-    uint32_t input[FP8KV_MAX_FAILURE_LINES];
-    uint8_t got[FP8KV_MAX_FAILURE_LINES], want[FP8KV_MAX_FAILURE_LINES],
-        cls[FP8KV_MAX_FAILURE_LINES];
-    for (int i = 0; i < s.nfirst; i++) {
-        input[i] = s.first[i].input;
-        got[i] = s.first[i].got;
-        want[i] = s.first[i].want;
-        cls[i] = s.first[i].cls;
-    }
-    fill_verdict(c, domain, s.class_mismatches, s.nfirst, input, got, want, cls);
+    fp8kv_chunk_examples_finish(&s.examples);
+    fill_verdict(c, s.class_mismatches, &s.examples.merged);
     fp8kv_check_finish(c, fp8kv_now() - t0);
     if (status != 0) { /* the subject failed: whatever was judged, the check did not pass */
         c->passed = 0;
+        c->subject_failed = 1;
         snprintf(c->detail, sizeof c->detail,
-                 "the subject failed (status %d) before the sweep "
-                 "ended",
-                 status);
+                 "the subject failed before the sweep ended: no verdict on its codes");
     }
     free(runs.v);
     return status;

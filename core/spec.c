@@ -59,7 +59,8 @@ const char *const fp8kv_model_names[FP8KV_MODEL_COUNT] = {"f32_div", "f32_mul_re
 const char *const fp8kv_dtype_names[FP8KV_DTYPE_COUNT] = {"f32", "f16", "bf16"};
 const char *const fp8kv_read_model_names[FP8KV_READ_MODEL_COUNT] = {"rounded", "exact"};
 const char *const fp8kv_class_names[FP8KV_CLASS_COUNT] = {
-    "zero", "f32-denormal", "e4m3-subnormal", "normal", "tie", "overflow", "inf", "nan"};
+    "zero", "f32-denormal", "e4m3-subnormal", "normal", "tie", "overflow",
+    "inf",  "nan",          "underflow"};
 
 int fp8kv_name_index(const char *const *table, int count, const char *name)
 {
@@ -166,6 +167,8 @@ enum fp8kv_class fp8kv_classify_f32(const struct fp8kv_format *f, uint32_t bits)
         return FP8KV_CLASS_OVERFLOW;
     if (is_midpoint(f, v))
         return FP8KV_CLASS_TIE;
+    if (v < ldexp(f->min_normal, -f->man_bits - 1)) /* half the smallest subnormal */
+        return FP8KV_CLASS_UNDERFLOW;
     if (v < f->min_normal)
         return FP8KV_CLASS_E4M3_SUBNORMAL;
     return FP8KV_CLASS_NORMAL;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench-torch-store.py — the eager PyTorch baseline of the fp8 KV store (issue 4).
+"""bench-torch-store.py — the eager PyTorch baseline of the fp8 KV store.
 
 The same shape and data volume as `fp8kv bench --target hip`'s store: 65536 tokens x 8 heads
 x 128 of bf16 key and value (256 MiB together), a per-tensor scale, a shuffled slot mapping

@@ -305,13 +305,14 @@ def run_one(peer, fmt, domain, args, logs):
                             f"(log {tag}_{check}.log)")
             return rec
         with open(jpath) as f:
-            v = json.load(f)
+            v = json.load(f)  # a verdict document (docs/json.md): one check, the sweep
+        c = v["checks"][0]
         rec["checks"][check] = {
             "mismatches": v["mismatches"], "verdict": v["verdict"],
-            "class_mismatches": {k: c for k, c in v.get("class_mismatches", {}).items() if c},
-            "failures": v.get("failures", []), "verify_seconds": v.get("seconds")}
-        if v["inputs"] != n:
-            rec["error"] = f"verify-stream counted {v['inputs']} inputs, not {n}"
+            "class_mismatches": {k: m for k, m in c.get("class_mismatches", {}).items() if m},
+            "failures": c.get("failures", []), "verify_seconds": c.get("seconds")}
+        if v["cases"] != n:
+            rec["error"] = f"verify-stream counted {v['cases']} inputs, not {n}"
             return rec
     rec["status"] = "finished"
     return rec

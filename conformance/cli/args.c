@@ -25,31 +25,124 @@ int fp8kv_cli_usage_error(const char *cmd, const char *fmt, ...)
     return FP8KV_EXIT_USAGE;
 }
 
+/* The edit distance (insertions, deletions, substitutions) of a and b, stopping at 9. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    if (n > 63 || strlen(a) > 63)
+        return 9;
+    int row[64];
+    for (size_t j = 0; j <= n; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; a[i - 1]; i++) {
+        int diagonal = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= n; j++) {
+            const int up = row[j];
+            const int cost = a[i - 1] != b[j - 1];
+            int best = diagonal + cost;
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = up;
+        }
+    }
+    return row[n] < 9 ? row[n] : 9;
+}
+
+const char *fp8kv_cli_suggest(const char *given, const char *const *names, int count)
+{
+    const char *best = NULL;
+    int best_distance = 9;
+    const int len = (int)strlen(given);
+    const int limit = len < 4 ? 1 : len < 9 ? 2 : 3;
+    for (int i = 0; i < count; i++) {
+        const int d = edit_distance(given, names[i]);
+        if (d < best_distance) {
+            best_distance = d;
+            best = names[i];
+        }
+    }
+    return best_distance <= limit ? best : NULL;
+}
+
+void fp8kv_cli_list(const char *const *names, int count, const char *prefix, const char *separator,
+                    char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < count && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s%s", i ? separator : "", prefix, names[i]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+int fp8kv_cli_unknown_choice(const char *cmd, const char *what, const char *prefix,
+                             const char *given, const char *const *names, int count)
+{
+    char accepted[512], text[80];
+    fp8kv_cli_list(names, count, prefix, ", ", accepted, sizeof accepted);
+    const char *near = fp8kv_cli_suggest(given, names, count);
+    if (near)
+        snprintf(text, sizeof text, "; did you mean '%s%s'?", prefix, near);
+    else
+        text[0] = '\0';
+    return fp8kv_cli_usage_error(cmd, "%s '%s%s'%s (valid: %s)", what, prefix, given, text,
+                                 accepted);
+}
+
+/* Where fp8kv_cli_vectors_dir looked when it found no vector directory ("" when it found one or
+ * was given one): said with the error that follows. */
+static char vectors_searched[8192];
+
 int fp8kv_cli_input_error(const char *cmd)
 {
     fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
+    if (vectors_searched[0])
+        fprintf(stderr,
+                "fp8kv %s: no vector directory was found; looked in: %s (give --vectors DIR or "
+                "set FP8KV_VECTORS)\n",
+                cmd, vectors_searched);
     return FP8KV_EXIT_USAGE;
+}
+
+/* Whether path is a directory; notes it among the places searched either way. */
+static int vectors_at(const char *path, const char *why)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 1;
+    size_t used = strlen(vectors_searched);
+    snprintf(vectors_searched + used, sizeof vectors_searched - used, "%s%s (%s)", used ? ", " : "",
+             path, why);
+    return 0;
 }
 
 const char *fp8kv_cli_vectors_dir(const char *given)
 {
+    vectors_searched[0] = '\0';
     if (given)
         return given;
     const char *env = getenv("FP8KV_VECTORS");
     if (env && *env)
         return env;
-    struct stat st;
-    if (stat("vectors", &st) == 0 && S_ISDIR(st.st_mode))
-        return "vectors";
     static char beside[4096]; /* an installed tree moved elsewhere: <bin>/../share/... */
-    if (fp8kv_cli_beside_exe("../share/fp8kv/vectors", beside, sizeof beside) == 0 &&
-        stat(beside, &st) == 0 && S_ISDIR(st.st_mode))
-        return beside;
+    const char *found = NULL;
+    if (vectors_at("vectors", "$FP8KV_VECTORS unset; the current directory's"))
+        found = "vectors";
+    else if (fp8kv_cli_beside_exe("../share/fp8kv/vectors", beside, sizeof beside) == 0 &&
+             vectors_at(beside, "beside this executable"))
+        found = beside;
 #ifdef FP8KV_INSTALLED_VECTORS
-    if (stat(FP8KV_INSTALLED_VECTORS, &st) == 0 && S_ISDIR(st.st_mode))
-        return FP8KV_INSTALLED_VECTORS;
+    else if (vectors_at(FP8KV_INSTALLED_VECTORS, "where it was installed"))
+        found = FP8KV_INSTALLED_VECTORS;
 #endif
-    return "vectors";
+    if (!found)
+        return "vectors"; /* the reader names it missing; vectors_searched says the rest */
+    vectors_searched[0] = '\0';
+    return found;
 }
 
 int fp8kv_cli_beside_exe(const char *relative, char *buf, size_t size)
@@ -66,19 +159,41 @@ int fp8kv_cli_beside_exe(const char *relative, char *buf, size_t size)
     return snprintf(buf, size, "%s/%s", exe, relative) < (int)size ? 0 : FP8KV_ERR;
 }
 
+const struct fp8kv_profile *fp8kv_cli_profile(const char *cmd, const char *name)
+{
+    const struct fp8kv_profile *p = fp8kv_profile_by_name(name);
+    if (p)
+        return p;
+    const char *names[64];
+    int n = 0;
+    for (int i = 0; i < fp8kv_profile_count && n < 64; i++)
+        names[n++] = fp8kv_profiles[i].name;
+    fp8kv_cli_unknown_choice(cmd, "--profile: no profile", "", name, names, n);
+    return NULL;
+}
+
+const struct fp8kv_format *fp8kv_cli_format(const char *cmd, const char *name)
+{
+    const struct fp8kv_format *f = fp8kv_format_by_name(name);
+    if (f)
+        return f;
+    const char *names[FP8KV_FORMAT_COUNT];
+    for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
+        names[i] = fp8kv_formats[i].name;
+    fp8kv_cli_unknown_choice(cmd, "--format: unknown value", "", name, names, FP8KV_FORMAT_COUNT);
+    return NULL;
+}
+
 int fp8kv_cli_parse_profile(const char *cmd, const char *profile, const char *format,
                             const char *overflow, const char *inf, const struct fp8kv_profile **out)
 {
     if (profile && (format || overflow || inf))
         return fp8kv_cli_usage_error(cmd, "give --profile or --format/--overflow/--inf, not both");
-    if (profile) {
-        if (!(*out = fp8kv_profile_by_name(profile)))
-            return fp8kv_cli_usage_error(cmd, "--profile: no profile '%s'", profile);
-        return 0;
-    }
-    const struct fp8kv_format *f = fp8kv_format_by_name(format ? format : "e4m3fn");
+    if (profile)
+        return (*out = fp8kv_cli_profile(cmd, profile)) ? 0 : FP8KV_EXIT_USAGE;
+    const struct fp8kv_format *f = fp8kv_cli_format(cmd, format ? format : "e4m3fn");
     if (!f)
-        return fp8kv_cli_usage_error(cmd, "--format: '%s' is not one of e4m3fn|e4m3fnuz", format);
+        return FP8KV_EXIT_USAGE;
     int o = FP8KV_OVERFLOW_SATFINITE, i = FP8KV_INF_CLAMP;
     if (overflow && (o = fp8kv_cli_parse_choice(cmd, "overflow", overflow, fp8kv_overflow_names,
                                                 FP8KV_OVERFLOW_COUNT)) < 0)
@@ -138,13 +253,9 @@ int fp8kv_cli_parse_choice(const char *cmd, const char *option, const char *valu
     int i = fp8kv_name_index(names, count, value);
     if (i >= 0)
         return i;
-    char accepted[256] = "";
-    for (int k = 0; k < count; k++) {
-        strncat(accepted, names[k], sizeof accepted - strlen(accepted) - 1);
-        if (k + 1 < count)
-            strncat(accepted, "|", sizeof accepted - strlen(accepted) - 1);
-    }
-    fp8kv_cli_usage_error(cmd, "--%s: '%s' is not one of %s", option, value, accepted);
+    char what[64];
+    snprintf(what, sizeof what, "--%s: unknown value", option);
+    fp8kv_cli_unknown_choice(cmd, what, "", value, names, count);
     return -1;
 }
 
@@ -157,6 +268,10 @@ int fp8kv_cli_parse_args(const char *cmd, int argc, char **argv,
     int only_positional = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
+        if (!only_positional && strcmp(arg, "-h") == 0) {
+            out->help = 1;
+            continue;
+        }
         if (only_positional || strncmp(arg, "--", 2) != 0) {
             out->positional[out->npositional++] = argv[i];
             continue;
@@ -175,8 +290,15 @@ int fp8kv_cli_parse_args(const char *cmd, int argc, char **argv,
         while (k < count &&
                !(strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0))
             k++;
-        if (k == count)
-            return fp8kv_cli_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);
+        if (k == count) {
+            const char *names[CLI_MAX_OPTIONS + 1];
+            for (int o = 0; o < count; o++)
+                names[o] = options[o].name;
+            names[count] = "help";
+            char given[64];
+            snprintf(given, sizeof given, "%.*s", (int)(len < 63 ? len : 63), name);
+            return fp8kv_cli_unknown_choice(cmd, "unknown option", "--", given, names, count + 1);
+        }
         if (out->value[k])
             return fp8kv_cli_usage_error(cmd, "option --%s given twice (give each option once)",
                                          options[k].name);
@@ -278,6 +400,13 @@ void fp8kv_cli_inputs_open(struct fp8kv_cli_inputs *in, int argc, char **argv, i
     in->from_stdin = in->count == 0;
 }
 
+void fp8kv_cli_inputs_from(struct fp8kv_cli_inputs *in, FILE *stream, const char *name)
+{
+    in->from_stdin = 1;
+    in->stream = stream;
+    in->name = name;
+}
+
 const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
 {
     if (!in->from_stdin) {
@@ -287,14 +416,15 @@ const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
         return in->args[in->next++];
     }
     for (;;) {
-        ssize_t n = getline(&in->line, &in->cap, stdin);
+        ssize_t n = getline(&in->line, &in->cap, in->stream ? in->stream : stdin);
         if (n < 0)
             return NULL;
         in->line_number++;
         char *s = in->line;
         in->invalid = (ssize_t)strlen(s) != n; /* a NUL would cut the input short unseen */
         if (in->invalid) {
-            snprintf(in->where, sizeof in->where, "stdin line %ld", in->line_number);
+            snprintf(in->where, sizeof in->where, "%s line %ld", in->name ? in->name : "stdin",
+                     in->line_number);
             fp8kv_fail("the line holds a NUL byte: an input is the whole line");
             return s;
         }
@@ -304,7 +434,8 @@ const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
             s++;
         if (*s == '\0' || *s == '#')
             continue;
-        snprintf(in->where, sizeof in->where, "stdin line %ld", in->line_number);
+        snprintf(in->where, sizeof in->where, "%.200s line %ld", in->name ? in->name : "stdin",
+                 in->line_number);
         return s;
     }
 }

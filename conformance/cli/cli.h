@@ -4,8 +4,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "fp8kv/checks.h"
 #include "fp8kv/spec.h"
+#include "report_json.h"
 
 /* Exit codes of every command (docs/DESIGN.md §6). */
 enum fp8kv_cli_exit {
@@ -35,15 +38,24 @@ int fp8kv_cmd_verify_stream(int argc, char **argv);
 int fp8kv_cmd_audit(int argc, char **argv);
 int fp8kv_cmd_judge_kv(int argc, char **argv);
 int fp8kv_cmd_check_kv(int argc, char **argv);
+int fp8kv_cmd_ver(int argc, char **argv);
+int fp8kv_cmd_version(int argc, char **argv);
 
 /* fp8kv_cli_vectors_dir: the vector directory to read: the --vectors value when given, else
  * $FP8KV_VECTORS, else ./vectors when it exists, else the installed vectors (../share/fp8kv/
  * vectors beside this executable, or where it was installed), else "vectors" (whose absence
- * the reader then names). */
+ * the reader then names; fp8kv_cli_input_error then lists every place looked in). */
 const char *fp8kv_cli_vectors_dir(const char *given);
 
 /* fp8kv_cli_beside_exe: "<directory of this executable>/<relative>" into buf. 0, or FP8KV_ERR. */
 int fp8kv_cli_beside_exe(const char *relative, char *buf, size_t size);
+
+/* fp8kv_cli_profile: the profile called name, or NULL after a usage message listing the
+ * profiles (with the nearest one). */
+const struct fp8kv_profile *fp8kv_cli_profile(const char *cmd, const char *name);
+
+/* fp8kv_cli_format: the format called name, or NULL after a usage message listing the formats. */
+const struct fp8kv_format *fp8kv_cli_format(const char *cmd, const char *name);
 
 /* fp8kv_cli_parse_profile: the profile named by --profile, or made of --format (default e4m3fn),
  * --overflow (satfinite) and --inf (clamp); any of them may be NULL. Returns 0 with *out
@@ -87,8 +99,22 @@ int fp8kv_cli_print_sweep(const struct fp8kv_check *c);
 int fp8kv_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* fp8kv_cli_input_error: prints "fp8kv <cmd>: <fp8kv_last_error()>" on stderr; returns
- * FP8KV_EXIT_USAGE. */
+/* fp8kv_cli_suggest: the name of names nearest to given by edit distance, when it is near enough
+ * to be a slip of the keyboard (1 edit for short words, 2 or 3 for longer ones); else NULL. */
+const char *fp8kv_cli_suggest(const char *given, const char *const *names, int count);
+
+/* fp8kv_cli_list: names joined by separator, each after prefix, into buf (truncated to size). */
+void fp8kv_cli_list(const char *const *names, int count, const char *prefix, const char *separator,
+                    char *buf, size_t size);
+
+/* fp8kv_cli_unknown_choice: the one message for a word that is none of the valid ones (an
+ * option, an option's value, a command): "<what> '<prefix><given>'; did you mean
+ * '<prefix><nearest>'? (valid: ...)", as a usage error. Returns FP8KV_EXIT_USAGE. */
+int fp8kv_cli_unknown_choice(const char *cmd, const char *what, const char *prefix,
+                             const char *given, const char *const *names, int count);
+
+/* fp8kv_cli_input_error: prints "fp8kv <cmd>: <fp8kv_last_error()>" on stderr, and every place
+ * fp8kv_cli_vectors_dir looked in when it found no vector directory; returns FP8KV_EXIT_USAGE. */
 int fp8kv_cli_input_error(const char *cmd);
 
 /* An option of a command: "--name VALUE", "--name=VALUE", or a flag "--name". */
@@ -100,7 +126,8 @@ struct fp8kv_cli_option {
 #define CLI_MAX_OPTIONS 16
 
 /* The parsed command line: value[i] is option i's value ("" for a flag that is set, NULL when
- * absent); positional holds the other arguments in order. "--help" is always accepted. */
+ * absent); positional holds the other arguments in order. "--help" and "-h" are always
+ * accepted. */
 struct fp8kv_cli_args {
     const char *value[CLI_MAX_OPTIONS];
     int help;
@@ -123,7 +150,7 @@ int fp8kv_cli_begin(const char *cmd, const char *help, int argc, char **argv,
                     int *exit_code);
 
 /* fp8kv_cli_parse_choice: the index of value in names, or -1 after a usage message naming the
- * option and the accepted values. */
+ * option, the accepted values and the nearest one (fp8kv_cli_unknown_choice). */
 int fp8kv_cli_parse_choice(const char *cmd, const char *option, const char *value,
                            const char *const *names, int count);
 
@@ -144,12 +171,17 @@ struct fp8kv_cli_inputs {
     long line_number;
     char *line;
     size_t cap;
-    char where[64]; /* "argument 3" or "stdin line 12", for messages */
-    int invalid;    /* the input just returned is unusable: fp8kv_last_error() says why */
+    FILE *stream;     /* the lines' file (NULL: stdin) */
+    const char *name; /* its name in messages (NULL: "stdin") */
+    char where[256];  /* "argument 3" or "stdin line 12", for messages */
+    int invalid;      /* the input just returned is unusable: fp8kv_last_error() says why */
 };
 
 /* fp8kv_cli_inputs_open: inputs from argv[first..argc), or from stdin when that is empty. */
 void fp8kv_cli_inputs_open(struct fp8kv_cli_inputs *in, int argc, char **argv, int first);
+
+/* fp8kv_cli_inputs_from: the inputs are the lines of stream, called name in messages. */
+void fp8kv_cli_inputs_from(struct fp8kv_cli_inputs *in, FILE *stream, const char *name);
 
 /* fp8kv_cli_inputs_next: the next input, or NULL at the end; when in->invalid is set, the
  * input is refused (a NUL byte inside a stdin line) and fp8kv_last_error() says why. Blanks
@@ -158,5 +190,26 @@ const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in);
 
 /* fp8kv_cli_inputs_close: releases the line buffer. */
 void fp8kv_cli_inputs_close(struct fp8kv_cli_inputs *in);
+
+/* ---- --json FILE|- (json_out.c) -------------------------------------------------------- */
+
+/* The --json line of every judging command's help. */
+#define FP8KV_CLI_JSON_HELP                                                                        \
+    "  --json FILE      also write the verdict as JSON (docs/json.md); '-': the JSON to stdout,\n" \
+    "                   the text to stderr\n"
+
+/* fp8kv_cli_json_begin: call before any output when --json was given as path: with "-" the JSON
+ * keeps stdout and the text output moves to stderr. 0, or an exit code after a message. */
+int fp8kv_cli_json_begin(const char *cmd, const char *path);
+
+/* fp8kv_cli_json_write: writes doc (consumed; NULL is out of memory) to path ("-": the stdout
+ * set aside by fp8kv_cli_json_begin); nothing when path is NULL. 0, or FP8KV_EXIT_USAGE after a
+ * message. */
+int fp8kv_cli_json_write(const char *cmd, const char *path, json_t *doc);
+
+/* fp8kv_cli_verdict_doc: fp8kv_verdict_json(command, verdict, checks) with the keys of extra
+ * (consumed; may be NULL) added at the top level. NULL when out of memory. */
+json_t *fp8kv_cli_verdict_doc(const char *command, const char *verdict,
+                              const struct fp8kv_check *checks, size_t count, json_t *extra);
 
 #endif

@@ -11,6 +11,7 @@
 static const char audit_help[] =
     "usage: fp8kv audit --baseline A --candidate B [--profile P] [--inf clamp|nan] [--model M]\n"
     "                   [--nan-check class|strict] [--threads N] [--timeout S] [--vectors DIR]\n"
+    "                   [--json FILE]\n"
     "\n"
     "Runs both codecs over every f32 (2^32), f16 and bf16 input at scale 1 and over the\n"
     "store-with-scale pairs of the golden vectors, and reports every input whose byte changed:\n"
@@ -32,6 +33,8 @@ static const char audit_help[] =
     "  --timeout S     seconds a plugin call may take (default 30)\n"
     "  --vectors DIR   the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
     "                  installed set)\n"
+    "  --json FILE     also write the verdict as JSON (docs/json.md: one check per set, its\n"
+    "                  mismatches the changed inputs); '-': the JSON to stdout, text to stderr\n"
     "exit: 0 identical or improved (the candidate is right wherever a byte changed),\n"
     "      1 regressed, 2 bad arguments, vectors or plugin, 4 a plugin crashed or hung\n";
 
@@ -45,11 +48,12 @@ enum {
     OPT_THREADS,
     OPT_TIMEOUT,
     OPT_VECTORS,
+    OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"baseline", 1},  {"candidate", 1}, {"profile", 1}, {"inf", 1},    {"model", 1},
-    {"nan-check", 1}, {"threads", 1},   {"timeout", 1}, {"vectors", 1}};
+    {"baseline", 1},  {"candidate", 1}, {"profile", 1}, {"inf", 1},     {"model", 1},
+    {"nan-check", 1}, {"threads", 1},   {"timeout", 1}, {"vectors", 1}, {"json", 1}};
 
 /* One side of the audit: a built-in codec or a plugin. */
 struct side {
@@ -92,8 +96,8 @@ static int pick_profile(const struct fp8kv_cli_args *a, const struct side *sides
                         const struct fp8kv_profile **out)
 {
     const struct fp8kv_profile *given = NULL;
-    if (a->value[OPT_PROFILE] && !(given = fp8kv_profile_by_name(a->value[OPT_PROFILE])))
-        return fp8kv_cli_usage_error("audit", "--profile: no profile '%s'", a->value[OPT_PROFILE]);
+    if (a->value[OPT_PROFILE] && !(given = fp8kv_cli_profile("audit", a->value[OPT_PROFILE])))
+        return FP8KV_EXIT_USAGE;
     const struct fp8kv_profile *p = NULL;
     for (int k = 0; k < 2; k++) {
         if (!sides[k].plugin)
@@ -134,6 +138,35 @@ static void print_audit(const struct fp8kv_audit *au)
     }
 }
 
+/* The audit as a verdict document: one check per set (cases: its inputs, mismatches: the
+ * changed ones, passed: the candidate is right wherever it changed) and the totals. */
+static json_t *audit_json(const struct fp8kv_audit *au, const char *baseline, const char *candidate,
+                          const struct fp8kv_profile *p, const char *verdict)
+{
+    struct fp8kv_check checks[FP8KV_DOMAIN_COUNT + 1];
+    for (int k = 0; k < au->nsets; k++) {
+        const struct fp8kv_audit_set *s = &au->sets[k];
+        char name[48], subject[64];
+        snprintf(name, sizeof name, "audit-%s", s->name);
+        snprintf(subject, sizeof subject, "%.28s -> %.28s", baseline, candidate);
+        fp8kv_check_init(&checks[k], name, subject, p->name, "changed bytes, oracle-judged");
+        struct fp8kv_check *c = &checks[k];
+        c->cases = s->inputs;
+        c->mismatches = s->changed;
+        c->has_classes = 1;
+        memcpy(c->class_mismatches, s->changed_by_class, sizeof c->class_mismatches);
+        for (int i = 0; i < s->examples && i < FP8KV_MAX_FAILURE_LINES; i++)
+            snprintf(c->failures[c->failure_lines++], sizeof c->failures[0], "%s", s->example[i]);
+        c->passed = s->baseline_right + s->neither_right == 0;
+    }
+    json_t *extra =
+        json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "baseline", baseline, "candidate",
+                  candidate, "profile", p->name, "baseline_right", (json_int_t)au->baseline_right,
+                  "candidate_right", (json_int_t)au->candidate_right, "both_right",
+                  (json_int_t)au->both_right, "neither_right", (json_int_t)au->neither_right);
+    return fp8kv_cli_verdict_doc("audit", verdict, checks, (size_t)au->nsets, extra);
+}
+
 int fp8kv_cmd_audit(int argc, char **argv)
 {
     struct fp8kv_cli_args a;
@@ -166,6 +199,8 @@ int fp8kv_cmd_audit(int argc, char **argv)
         return FP8KV_EXIT_USAGE;
     if (threads == 0)
         threads = fp8kv_sweep_default_threads();
+    if ((rc = fp8kv_cli_json_begin("audit", a.value[OPT_JSON])) != 0)
+        return rc;
 
     struct side sides[2] = {{0}, {0}};
     const struct fp8kv_profile *p = NULL;
@@ -201,6 +236,9 @@ int fp8kv_cmd_audit(int argc, char **argv)
             fprintf(stderr, "audit: %.2f s\n", au.seconds);
             rc = strcmp(verdict, "regressed") == 0 ? FP8KV_EXIT_NONCONFORMANT
                                                    : FP8KV_EXIT_CONFORMANT;
+            if (fp8kv_cli_json_write("audit", a.value[OPT_JSON],
+                                     audit_json(&au, sides[0].arg, sides[1].arg, p, verdict)) != 0)
+                rc = FP8KV_EXIT_USAGE;
         }
     }
     fp8kv_plugin_close(sides[0].plugin);

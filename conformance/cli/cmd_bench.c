@@ -1,4 +1,4 @@
-/* cmd_bench.c — `fp8kv bench`: the performance figures the issues set targets for. */
+/* cmd_bench.c — `fp8kv bench`: the performance figures and their targets. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@ static const char bench_help[] =
     "                   [--vectors DIR] [--threads N] [--profile P] [--no-run] [--baseline]\n"
     "                   [--plugin PATH]\n"
     "\n"
-    "With --target hip, the GPU figures of issue 4 with their baselines measured in the same\n"
+    "With --target hip, the GPU figures with their baselines measured in the same\n"
     "run (device-to-device copy bandwidth, the same attention kernel on a bf16 cache), and the\n"
     "2^32 device sweep of every device codec; --quick uses small sizes (a smoke test);\n"
     "--only LIST measures only some of them (a comma list of copy, store, gather, attention,\n"
@@ -300,9 +300,9 @@ int fp8kv_cmd_bench(int argc, char **argv)
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
     struct bench b = {
-        .p = fp8kv_profile_by_name(profile_name), .opt = {.threads = threads}, .all_clean = 1};
+        .p = fp8kv_cli_profile("bench", profile_name), .opt = {.threads = threads}, .all_clean = 1};
     if (!b.p)
-        return fp8kv_cli_usage_error("bench", "--profile: no profile '%s'", profile_name);
+        return FP8KV_EXIT_USAGE;
     uint32_t *bounds = fp8kv_vectors_trust(dir) == 0 ? fp8kv_load_boundaries(dir, b.p) : NULL;
     if (!bounds)
         return fp8kv_cli_input_error("bench");

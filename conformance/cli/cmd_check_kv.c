@@ -12,7 +12,7 @@
 
 static const char check_kv_help[] =
     "usage: fp8kv check-kv (--plugin LIB.so | --subject NAME) [--profile P] [--device N]\n"
-    "                      [--timeout S] [--vectors DIR]\n"
+    "                      [--timeout S] [--vectors DIR] [--json FILE]\n"
     "\n"
     "Runs every golden KV case (vectors/<profile>/kv/) through KV kernels and judges them: the\n"
     "store byte for byte, the gather + dequant in f32, f16 and bf16 bit for bit, the attention\n"
@@ -24,24 +24,34 @@ static const char check_kv_help[] =
     "  --profile P      only this profile (default: every profile the kernels implement)\n"
     "  --device N       the GPU for device-memory kernels (default 0)\n"
     "  --timeout S      seconds a plugin call may take (default 30)\n"
-    "  --vectors DIR    the vector directory (verified first)\n"
+    "  --vectors DIR    the vector directory (verified first)\n" FP8KV_CLI_JSON_HELP
     "Prints one line per check and the last line\n"
     "  check-kv <name>: profiles=<P> checks=<N> failed=<F> verdict=conformant|nonconformant\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments, vectors or plugin, 3 no GPU for\n"
     "      device kernels, 4 the plugin crashed, hung, failed a call or wrote out of bounds\n";
 
-enum { OPT_PLUGIN, OPT_SUBJECT, OPT_PROFILE, OPT_DEVICE, OPT_TIMEOUT, OPT_VECTORS, OPT_COUNT };
+enum {
+    OPT_PLUGIN,
+    OPT_SUBJECT,
+    OPT_PROFILE,
+    OPT_DEVICE,
+    OPT_TIMEOUT,
+    OPT_VECTORS,
+    OPT_JSON,
+    OPT_COUNT
+};
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"plugin", 1}, {"subject", 1}, {"profile", 1}, {"device", 1}, {"timeout", 1}, {"vectors", 1}};
+    {"plugin", 1},  {"subject", 1}, {"profile", 1}, {"device", 1},
+    {"timeout", 1}, {"vectors", 1}, {"json", 1}};
 
 /* own_subject: fp8kv's KV subject called name, from the target that has it. */
 static int own_subject(const char *cmd, const char *name, int device, struct fp8kv_subject *out)
 {
     struct fp8kv_target t;
     const int gpu = strcmp(name, "gpu-kernels") == 0;
-    if (!gpu && strcmp(name, "cpu-reference") != 0)
-        return fp8kv_cli_usage_error(cmd, "unknown --subject '%s' (cpu-reference | gpu-kernels)",
-                                     name);
+    static const char *const own[] = {"cpu-reference", "gpu-kernels"};
+    if (!gpu && strcmp(name, own[0]) != 0)
+        return fp8kv_cli_unknown_choice(cmd, "--subject: unknown value", "", name, own, 2);
     int rc = fp8kv_target_open(gpu ? FP8KV_TARGET_HIP : FP8KV_TARGET_CPU, device, &t);
     if (rc != 0) {
         fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
@@ -99,11 +109,13 @@ int fp8kv_cmd_check_kv(int argc, char **argv)
         (a.value[OPT_TIMEOUT] &&
          (rc = fp8kv_cli_parse_seconds(cmd, "timeout", a.value[OPT_TIMEOUT], &timeout))))
         return rc;
-    if (a.value[OPT_PROFILE] && !fp8kv_profile_by_name(a.value[OPT_PROFILE]))
-        return fp8kv_cli_usage_error(cmd, "unknown profile '%s'", a.value[OPT_PROFILE]);
+    if (a.value[OPT_PROFILE] && !fp8kv_cli_profile(cmd, a.value[OPT_PROFILE]))
+        return FP8KV_EXIT_USAGE;
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     if (fp8kv_vectors_trust(dir) != 0)
         return fp8kv_cli_input_error(cmd);
+    if ((rc = fp8kv_cli_json_begin(cmd, a.value[OPT_JSON])) != 0)
+        return rc;
     struct fp8kv_kv_plugin *pl = NULL;
     struct fp8kv_subject s;
     if (a.value[OPT_PLUGIN]) {
@@ -126,6 +138,11 @@ int fp8kv_cmd_check_kv(int argc, char **argv)
         printf("check-kv %s: profiles=%d checks=%zu failed=%zu verdict=%s\n", s.name, profiles,
                r.count, failed, ok ? "conformant" : "nonconformant");
         rc = ok ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
+        json_t *extra = json_pack("{s:s, s:i}", "subject", s.name, "profiles", profiles);
+        if (fp8kv_cli_json_write(cmd, a.value[OPT_JSON],
+                                 fp8kv_cli_verdict_doc(cmd, ok ? "conformant" : "nonconformant",
+                                                       r.items, r.count, extra)) != 0)
+            rc = FP8KV_EXIT_USAGE;
     }
     fp8kv_results_free(&r);
     fp8kv_kv_plugin_close(pl);

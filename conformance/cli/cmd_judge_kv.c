@@ -34,7 +34,8 @@ static const char judge_kv_help[] =
     "  --attention the decode step's output [num_seqs, q heads, head_size] as f32 (<f4):\n"
     "        judged by NMSE against the oracle's result (threshold 1e-10)\n"
     "  --name      what was judged, for the report (default engine)\n"
-    "  --json FILE also write the verdict as JSON (schema fp8kv-judge-kv, docs/python.md)\n"
+    "  --json FILE also write the verdict as JSON (schema fp8kv-judge-kv, docs/json.md); '-':\n"
+    "        the JSON to stdout, the text to stderr\n"
     "  --vectors   the vector directory (default: $FP8KV_VECTORS, ./vectors, or the installed\n"
     "        set); it is verified against MANIFEST.json and SHA256SUMS first\n"
     "Prints per-class counts, the first differing bytes named by token, head, dim, block and\n"
@@ -157,9 +158,8 @@ static int parse_case(const char *cmd, const char *text, int *index)
 
 static int write_json(const char *cmd, const char *path, const char *json)
 {
-    if (fp8kv_write_file_atomic(path, json, strlen(json)) == 0)
-        return 0;
-    return fp8kv_cli_input_error(cmd);
+    json_t *doc = json_loads(json, 0, NULL); /* the judge's document, through the one writer */
+    return fp8kv_cli_json_write(cmd, path, doc ? doc : json_null());
 }
 
 int fp8kv_cmd_judge_kv(int argc, char **argv)
@@ -168,6 +168,8 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
     struct fp8kv_cli_args a;
     int rc, index = 0, gather_dt = -1;
     if (fp8kv_cli_begin(cmd, judge_kv_help, argc, argv, options, OPT_COUNT, &a, &rc))
+        return rc;
+    if ((rc = fp8kv_cli_json_begin(cmd, a.value[OPT_JSON])) != 0)
         return rc;
     if (!a.value[OPT_PROFILE])
         return fp8kv_cli_usage_error(cmd, "--profile is required");

@@ -9,7 +9,7 @@
 
 static const char run_help[] =
     "usage: fp8kv run [--target auto|cpu|hip] [--device N] [--out DIR] [--vectors DIR]\n"
-    "                 [--profile P] [--threads N] [--junit DIR]\n"
+    "                 [--profile P] [--threads N] [--junit DIR] [--json FILE]\n"
     "\n"
     "Runs every check of a target against the golden vectors and writes\n"
     "DIR/<target>/report.json, then report.md, report.html and junit.xml rendered from it\n"
@@ -30,6 +30,8 @@ static const char run_help[] =
     "  --profile P     one profile instead of all\n"
     "  --threads N     threads for the sweeps (default: all cores)\n"
     "  --junit DIR     the unit tests' JUnit XML files to copy into DIR/<target>/junit/\n"
+    "  --json FILE     also write the verdict as JSON (docs/json.md; report.json has the same\n"
+    "                  shape); '-': the JSON to stdout, the text to stderr\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
 
 enum {
@@ -40,11 +42,12 @@ enum {
     OPT_THREADS,
     OPT_JUNIT,
     OPT_DEVICE,
+    OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"target", 1},  {"out", 1},   {"vectors", 1}, {"profile", 1},
-    {"threads", 1}, {"junit", 1}, {"device", 1}};
+    {"threads", 1}, {"junit", 1}, {"device", 1},  {"json", 1}};
 
 int fp8kv_cmd_run(int argc, char **argv)
 {
@@ -66,12 +69,14 @@ int fp8kv_cmd_run(int argc, char **argv)
         .log = stdout,
         .progress = stderr,
     };
-    if (a.value[OPT_PROFILE] && !fp8kv_profile_by_name(a.value[OPT_PROFILE]))
-        return fp8kv_cli_usage_error("run", "--profile: no profile '%s'", a.value[OPT_PROFILE]);
+    if (a.value[OPT_PROFILE] && !fp8kv_cli_profile("run", a.value[OPT_PROFILE]))
+        return FP8KV_EXIT_USAGE;
     if (a.value[OPT_THREADS] &&
         fp8kv_cli_parse_threads("run", a.value[OPT_THREADS], &o.threads) != 0)
         return FP8KV_EXIT_USAGE;
     const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
+    if ((rc = fp8kv_cli_json_begin("run", a.value[OPT_JSON])) != 0)
+        return rc;
 
     /* the target: a GPU that answers, or (auto only) the CPU; never a pass without a run */
     struct fp8kv_target target;
@@ -108,6 +113,12 @@ int fp8kv_cmd_run(int argc, char **argv)
     printf("fp8kv run: %s: %zu checks, %zu failed, %.1f s: %s; report in %s/%s/\n", info->target,
            results.count, failed, meta.seconds, conformant ? "conformant" : "nonconformant", out,
            info->target);
+    json_t *extra = json_pack("{s:s, s:s, s:s}", "target", info->target, "device", info->device,
+                              "profiles", meta.profiles);
+    json_t *doc = fp8kv_cli_verdict_doc("run", conformant ? "conformant" : "nonconformant",
+                                        results.items, results.count, extra);
     fp8kv_results_free(&results);
+    if (fp8kv_cli_json_write("run", a.value[OPT_JSON], doc) != 0)
+        return FP8KV_EXIT_USAGE;
     return conformant ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }

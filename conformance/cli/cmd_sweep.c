@@ -35,6 +35,8 @@ static const char sweep_help[] =
     "  --timeout S         (--plugin) seconds a plugin call may take (default 30)\n"
     "  --nan-check C       class (any NaN code for a NaN) or strict (the byte; default)\n"
     "  --threads N         threads, and plugin workers (default: all cores)\n"
+    "  --json FILE         also write the verdict as JSON (docs/json.md); '-': the JSON to\n"
+    "                      stdout, the text to stderr\n"
     "  --vectors DIR       the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
     "                      installed set)\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments, vectors or plugin (not loadable,\n"
@@ -52,11 +54,12 @@ enum {
     OPT_NAN_CHECK,
     OPT_THREADS,
     OPT_VECTORS,
+    OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"codec", 1}, {"profile", 1}, {"domain", 1},    {"plugin", 1},  {"model", 1},
-    {"inf", 1},   {"timeout", 1}, {"nan-check", 1}, {"threads", 1}, {"vectors", 1}};
+    {"codec", 1},   {"profile", 1},   {"domain", 1},  {"plugin", 1},  {"model", 1}, {"inf", 1},
+    {"timeout", 1}, {"nan-check", 1}, {"threads", 1}, {"vectors", 1}, {"json", 1}};
 
 void fp8kv_cli_print_classes(const struct fp8kv_check *c)
 {
@@ -82,19 +85,21 @@ int fp8kv_cli_print_sweep(const struct fp8kv_check *c)
 struct sweep_common {
     int check, threads;
     const char *dir;
+    const char *json; /* --json: NULL, a path or "-" */
 };
 
 static int sweep_codec(const struct fp8kv_cli_args *a, const struct sweep_common *k)
 {
     const struct fp8kv_subject *enc = fp8kv_subject_find(
         fp8kv_cpu_subjects, fp8kv_cpu_subject_count, a->value[OPT_CODEC], FP8KV_CAP_ENCODE);
+    static const char *const codecs[] = {"bits", "frexp"};
     if (!enc)
-        return fp8kv_cli_usage_error("sweep", "--codec: no built-in codec '%s' (bits | frexp)",
-                                     a->value[OPT_CODEC]);
+        return fp8kv_cli_unknown_choice("sweep", "--codec: no built-in codec", "",
+                                        a->value[OPT_CODEC], codecs, 2);
     const char *profile_name = a->value[OPT_PROFILE] ? a->value[OPT_PROFILE] : "e4m3fn_satfinite";
-    const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
+    const struct fp8kv_profile *p = fp8kv_cli_profile("sweep", profile_name);
     if (!p)
-        return fp8kv_cli_usage_error("sweep", "--profile: no profile '%s'", profile_name);
+        return FP8KV_EXIT_USAGE;
     int domain = 0;
     if (a->value[OPT_DOMAIN] &&
         (domain = fp8kv_cli_parse_choice("sweep", "domain", a->value[OPT_DOMAIN],
@@ -111,7 +116,44 @@ static int sweep_codec(const struct fp8kv_cli_args *a, const struct sweep_common
     if (rc != 0)
         return fp8kv_cli_input_error("sweep");
     printf("time: %.3f s\n", c.seconds);
-    return fp8kv_cli_print_sweep(&c);
+    rc = fp8kv_cli_print_sweep(&c);
+    json_t *extra =
+        json_pack("{s:s, s:s, s:s}", "profile", p->name, "domain", fp8kv_sweep_domain_names[domain],
+                  "nan_check", fp8kv_nan_check_names[k->check]);
+    json_t *doc =
+        fp8kv_cli_verdict_doc("sweep", c.passed ? "conformant" : "nonconformant", &c, 1, extra);
+    return fp8kv_cli_json_write("sweep", k->json, doc) != 0 ? FP8KV_EXIT_USAGE : rc;
+}
+
+/* The line on the scale models: those the plugin's codes match on every scale pair and, under
+ * the strict NaN check, those it matches on every pair whose code is not a NaN (a NaN's sign
+ * only, then, keeps it from matching). */
+static void print_models(const struct fp8kv_plugin_verdict *v, int model)
+{
+    printf("scale models the plugin matches on the scale pairs:");
+    for (int m = 0; m < FP8KV_MODEL_COUNT; m++)
+        if (v->models_matched & (1u << m))
+            printf(" %s", fp8kv_model_names[m]);
+    printf("%s", v->models_matched ? "" : " none");
+    const unsigned nan_only = v->models_matched_but_nan & ~v->models_matched;
+    if (nan_only) {
+        printf("; on every non-NaN pair also:");
+        for (int m = 0; m < FP8KV_MODEL_COUNT; m++)
+            if (nan_only & (1u << m))
+                printf(" %s", fp8kv_model_names[m]);
+        printf(" (the NaN codes differ under --nan-check strict)");
+    }
+    printf(" (gated: %s)\n", fp8kv_model_names[model]);
+}
+
+/* The models of a mask, as a JSON array of names. */
+static json_t *model_list(unsigned mask)
+{
+    json_t *a = json_array();
+    for (int m = 0; m < FP8KV_MODEL_COUNT; m++)
+        if (mask & (1u << m))
+            json_array_append_new(a, json_string(fp8kv_model_names[m]));
+    return a;
 }
 
 static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_common *k)
@@ -156,20 +198,32 @@ static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_commo
         if (one.items->gated)
             fp8kv_cli_print_classes(one.items);
     }
+    const char *verdict = rc != 0        ? "subject failed"
+                          : v.conformant ? "conformant"
+                                         : "nonconformant";
+    json_t *extra =
+        json_pack("{s:s, s:s, s:s, s:o, s:o}", "profile", v.profile->name, "model",
+                  fp8kv_model_names[model], "nan_check", fp8kv_nan_check_names[k->check],
+                  "models_matched", model_list(v.models_matched), "models_matched_but_nan",
+                  model_list(v.models_matched_but_nan));
+    if (rc != 0)
+        json_object_set_new(extra, "error", json_string(fp8kv_last_error()));
+    json_t *doc = fp8kv_cli_verdict_doc("sweep", verdict, v.results.items, v.results.count, extra);
     if (rc != 0) {
         fp8kv_results_free(&v.results);
+        char message[1024]; /* the crash, named after the JSON is written */
+        snprintf(message, sizeof message, "%s", fp8kv_last_error());
+        fp8kv_cli_json_write("sweep", k->json, doc);
+        fp8kv_fail("%s", message);
         return fp8kv_cli_subject_error("sweep", rc);
     }
-    printf("scale models the plugin matches on the scale pairs:");
-    for (int m = 0; m < FP8KV_MODEL_COUNT; m++)
-        if (v.models_matched & (1u << m))
-            printf(" %s", fp8kv_model_names[m]);
-    printf("%s (gated: %s)\n", v.models_matched ? "" : " none", fp8kv_model_names[model]);
+    print_models(&v, model);
     const char *subject = v.results.count ? v.results.items[0].subject : a->value[OPT_PLUGIN];
     printf("%s %s: inputs=%llu mismatches=%llu verdict=%s\n", subject, v.profile->name,
-           (unsigned long long)v.inputs, (unsigned long long)v.mismatches,
-           v.conformant ? "conformant" : "nonconformant");
+           (unsigned long long)v.inputs, (unsigned long long)v.mismatches, verdict);
     fp8kv_results_free(&v.results);
+    if (fp8kv_cli_json_write("sweep", k->json, doc) != 0)
+        return FP8KV_EXIT_USAGE;
     return v.conformant ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }
 
@@ -183,7 +237,8 @@ int fp8kv_cmd_sweep(int argc, char **argv)
         return fp8kv_cli_usage_error("sweep",
                                      "give one of --codec NAME (bits | frexp) or --plugin PATH");
     struct sweep_common k = {.check = FP8KV_NAN_CHECK_STRICT,
-                             .dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS])};
+                             .dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]),
+                             .json = a.value[OPT_JSON]};
     if (a.value[OPT_NAN_CHECK] &&
         (k.check = fp8kv_cli_parse_choice("sweep", "nan-check", a.value[OPT_NAN_CHECK],
                                           fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
@@ -191,6 +246,8 @@ int fp8kv_cmd_sweep(int argc, char **argv)
     if (a.value[OPT_THREADS] &&
         fp8kv_cli_parse_threads("sweep", a.value[OPT_THREADS], &k.threads) != 0)
         return FP8KV_EXIT_USAGE;
+    if ((rc = fp8kv_cli_json_begin("sweep", k.json)) != 0)
+        return rc;
     if (a.value[OPT_CODEC]) {
         for (int o = OPT_PLUGIN; o <= OPT_TIMEOUT; o++)
             if (a.value[o])

@@ -28,8 +28,7 @@ static const char verify_stream_help[] =
     "  --overflow O     satfinite (default) or nan\n"
     "  --inf I          under satfinite, what +-Inf gives: clamp (default) or nan\n"
     "  --nan-check C    class (any NaN code for a NaN) or strict (the byte; default)\n"
-    "  --name NAME      what the stream is, for the output (default stream)\n"
-    "  --json FILE      also write the verdict as JSON to FILE\n"
+    "  --name NAME      what the stream is, for the output (default stream)\n" FP8KV_CLI_JSON_HELP
     "  --vectors DIR    the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
     "                   installed set)\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, or a stream of the wrong\n"
@@ -75,6 +74,8 @@ int fp8kv_cmd_verify_stream(int argc, char **argv)
         return FP8KV_EXIT_USAGE;
     if (isatty(STDIN_FILENO))
         return fp8kv_cli_usage_error(cmd, "stdin is a terminal: pipe the codes in");
+    if ((rc = fp8kv_cli_json_begin(cmd, a.value[OPT_JSON])) != 0)
+        return rc;
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     uint32_t *bounds = fp8kv_vectors_trust(dir) == 0 ? fp8kv_load_boundaries(dir, p) : NULL;
     if (!bounds)
@@ -95,9 +96,13 @@ int fp8kv_cmd_verify_stream(int argc, char **argv)
     fprintf(stderr, "%s: %llu bytes in %.3f s (%.0f MB/s)\n", cmd,
             (unsigned long long)stream.consumed, c.seconds,
             (double)stream.consumed / c.seconds / 1e6);
-    if (a.value[OPT_JSON] &&
-        fp8kv_write_sweep_json(a.value[OPT_JSON], &c, fp8kv_sweep_domain_names[domain],
-                               fp8kv_nan_check_names[check]) != 0)
-        return fp8kv_cli_input_error(cmd);
-    return fp8kv_cli_print_sweep(&c);
+    rc = fp8kv_cli_print_sweep(&c);
+    json_t *extra =
+        json_pack("{s:s, s:s, s:s, s:s}", "name", name, "profile", p->name, "domain",
+                  fp8kv_sweep_domain_names[domain], "nan_check", fp8kv_nan_check_names[check]);
+    if (fp8kv_cli_json_write(cmd, a.value[OPT_JSON],
+                             fp8kv_cli_verdict_doc(cmd, c.passed ? "conformant" : "nonconformant",
+                                                   &c, 1, extra)) != 0)
+        return FP8KV_EXIT_USAGE;
+    return rc;
 }

@@ -4,6 +4,27 @@
 
 #include "cli.h"
 
+#ifndef FP8KV_VERSION
+#define FP8KV_VERSION "unknown"
+#endif
+#ifndef FP8KV_COMMIT
+#define FP8KV_COMMIT ""
+#endif
+
+int fp8kv_cmd_version(int argc, char **argv)
+{
+    static const char help[] =
+        "usage: fp8kv version   (also fp8kv --version)\n\n"
+        "Prints the version of fp8kv and the git commit of the source tree it\n"
+        "was configured from, when that was a git checkout.\n";
+    struct fp8kv_cli_args a;
+    int rc;
+    if (fp8kv_cli_begin(argv[0], help, argc, argv, NULL, 0, &a, &rc))
+        return rc;
+    printf("fp8kv %s (commit %s)\n", FP8KV_VERSION, FP8KV_COMMIT[0] ? FP8KV_COMMIT : "unknown");
+    return FP8KV_EXIT_CONFORMANT;
+}
+
 #ifndef FP8KV_HAVE_ORACLE
 /* Built without the MPFR oracle (FP8KV_WITH_ORACLE=OFF, as on the GPU machine). */
 static int cmd_no_oracle(int argc, char **argv)
@@ -18,6 +39,7 @@ static int cmd_no_oracle(int argc, char **argv)
 #define fp8kv_cmd_encode cmd_no_oracle
 #define fp8kv_cmd_decode cmd_no_oracle
 #define fp8kv_cmd_gen cmd_no_oracle
+#define fp8kv_cmd_ver cmd_no_oracle
 #endif
 
 static const struct fp8kv_cli_command commands[] = {
@@ -40,6 +62,9 @@ static const struct fp8kv_cli_command commands[] = {
     {"bench", "the performance figures: sweep speed, memory, a whole run", fp8kv_cmd_bench},
     {"report", "write a report for a GPU target compiled but not run, or not compiled",
      fp8kv_cmd_report},
+    {"ver", "judge 'input code' lines (a file or stdin) against the oracle, TestFloat style",
+     fp8kv_cmd_ver},
+    {"version", "the version of fp8kv and the commit it was built from", fp8kv_cmd_version},
 };
 static const int command_count = (int)(sizeof commands / sizeof commands[0]);
 
@@ -59,10 +84,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return FP8KV_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return FP8KV_EXIT_CONFORMANT;
     }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+        argv[1] = "version";
     for (int i = 0; i < command_count; i++)
         if (strcmp(argv[1], commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);
@@ -72,7 +100,14 @@ int main(int argc, char **argv)
             }
             return rc;
         }
-    fprintf(stderr, "fp8kv: unknown command '%s'\n", argv[1]);
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (int i = 0; i < command_count; i++)
+        names[i] = commands[i].name;
+    const char *near = fp8kv_cli_suggest(argv[1], names, command_count);
+    fprintf(stderr, "fp8kv: unknown command '%s'", argv[1]);
+    if (near)
+        fprintf(stderr, "; did you mean '%s'?", near);
+    fprintf(stderr, "\n\n");
     usage(stderr);
     return FP8KV_EXIT_USAGE;
 }

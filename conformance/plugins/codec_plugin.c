@@ -11,6 +11,8 @@
  *   fork_crash  on meeting the input 1.0, starts a child that sleeps (and writes its pid to
  *               the file $FP8KV_TEST_CHILD_PIDFILE), then crashes
  *   overrun     writes one byte past its n outputs
+ *   overflow_nan gives NaN instead of +-448 for |x| in (464, 480] at scale 1: a defect of a
+ *               range of 524,288 inputs per sign, in the overflow class
  * One source for all of them, so a fault is the only difference from the clean plugin.
  */
 #include <stdio.h>
@@ -31,6 +33,7 @@
 #define FAULT_WRONG_TIE 8
 #define FAULT_FORK_CRASH 9
 #define FAULT_OVERRUN 10
+#define FAULT_OVERFLOW_NAN 11
 #ifndef PLUGIN_FAULT
 #define PLUGIN_FAULT FAULT_NONE
 #endif
@@ -81,6 +84,10 @@ static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
         if (PLUGIN_FAULT == FAULT_WRONG_TIE && scale == 1.0f &&
             (fp8kv_f32_bits(x[i]) & 0x7FFFFFFFu) == 0x43E80000u)
             q[i] |= 0x7F; /* +-464: NaN */
+        if (PLUGIN_FAULT == FAULT_OVERFLOW_NAN && scale == 1.0f &&
+            (fp8kv_f32_bits(x[i]) & 0x7FFFFFFFu) > 0x43E80000u &&
+            (fp8kv_f32_bits(x[i]) & 0x7FFFFFFFu) <= 0x43F00000u)
+            q[i] |= 0x7F; /* (464, 480]: NaN */
     }
     if (PLUGIN_FAULT == FAULT_OVERRUN)
         q[n] = 0x00; /* one byte too many */

@@ -27,7 +27,7 @@ Test(cli, encode_stdin_pipe_and_models)
                      " encode --input-dtype f16 --scale 0.1 --model f16_div",
                      out, sizeof out),
                  0);
-    cr_assert_str_eq(out, "0x3a668000 04\n0x3a668000 04\n");
+    cr_assert_str_eq(out, "0x1334 04\n0x1334 04\n"); /* inputs shown in their own dtype */
     cr_assert_eq(run(FP8KV " encode --scale=3.0 --model f32_mul_recip 0x3D63FFFF", out, sizeof out),
                  0);
     cr_assert_str_eq(out, "0x3d63ffff 0a\n");
@@ -65,16 +65,21 @@ Test(cli, bad_input_exit_2_with_message)
 
 Test(cli, help_everywhere)
 {
-    static const char *const commands[] = {"encode", "decode", "gen",           "verify", "sweep",
-                                           "run",    "bench",  "verify-stream", "audit"};
+    static const char *const commands[] = {
+        "encode",        "decode", "gen",      "verify",   "sweep",  "run", "bench",
+        "verify-stream", "audit",  "judge-kv", "check-kv", "report", "ver", "version"};
     char cmd[256], out[8192];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        snprintf(cmd, sizeof cmd, FP8KV " %s --help", commands[i]);
-        cr_assert_eq(run(cmd, out, sizeof out), 0, "%s --help", commands[i]);
-        cr_assert(strstr(out, "usage: fp8kv"), "%s --help: %s", commands[i], out);
+        for (int h = 0; h < 2; h++) {
+            snprintf(cmd, sizeof cmd, FP8KV " %s %s", commands[i], h ? "-h" : "--help");
+            cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", cmd);
+            cr_assert(strstr(out, "usage: fp8kv"), "%s: %s", cmd, out);
+        }
     }
     cr_assert_eq(run(FP8KV " --help", out, sizeof out), 0);
     cr_assert(strstr(out, "verify"));
+    cr_assert_eq(run(FP8KV " -h", out, sizeof out), 0);
+    cr_assert(strstr(out, "usage: fp8kv COMMAND"), "%s", out);
 }
 
 Test(cli, verify_committed_vectors)
@@ -84,6 +89,13 @@ Test(cli, verify_committed_vectors)
                  0, "%s", out);
     cr_assert_eq(run(FP8KV " verify --vectors /nonexistent/fp8kv 2>&1", out, sizeof out), 2);
     cr_assert(strstr(out, "/nonexistent/fp8kv"), "message names the directory: %s", out);
+    /* no vector directory anywhere: every place looked in is named */
+    cr_assert_eq(
+        run("cd / && env -u FP8KV_VECTORS " FP8KV " sweep --codec bits 2>&1", out, sizeof out), 2,
+        "%s", out);
+    cr_assert(strstr(out, "looked in: vectors ($FP8KV_VECTORS unset") &&
+                  strstr(out, "beside this executable"),
+              "%s", out);
 }
 
 Test(cli, run_errors_and_unavailable_target)
@@ -174,4 +186,99 @@ Test(cli, report_compiled_only_and_not_compiled)
                  2, "%s", out);
     cr_assert_eq(run(FP8KV " report --not-compiled cpu --reason r 2>&1", out, sizeof out), 2, "%s",
                  out);
+}
+
+Test(cli, version_names_the_release_and_commit)
+{
+    char out[4096], again[4096];
+    cr_assert_eq(run(FP8KV " --version", out, sizeof out), 0, "%s", out);
+    cr_assert(strncmp(out, "fp8kv ", 6) == 0 && strstr(out, " (commit "), "%s", out);
+    cr_assert_eq(run(FP8KV " version", again, sizeof again), 0);
+    cr_assert_str_eq(again, out);
+}
+
+/* A misspelt option, value, profile or command: exit 2, the valid choices and the nearest. */
+Test(cli, did_you_mean)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " sweep --codec bits --thread 2 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "unknown option '--thread'; did you mean '--threads'?") &&
+                  strstr(out, "--nan-check"),
+              "%s", out);
+    cr_assert_eq(run(FP8KV " encode --model f32_dv 1 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "did you mean 'f32_div'?") && strstr(out, "f32_mul_recip"), "%s", out);
+    cr_assert_eq(run(FP8KV " run --profile e4m3fn_satfinit 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "did you mean 'e4m3fn_satfinite'?"), "%s", out);
+    cr_assert_eq(run(FP8KV " veify 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "unknown command 'veify'; did you mean 'verify'?"), "%s", out);
+    cr_assert_eq(run(FP8KV " encode --zzzzzz 1 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "unknown option '--zzzzzz' (valid:"), "no suggestion for a far word: %s",
+              out);
+}
+
+/* fp8kv ver: "input code" lines judged by the oracle; a wrong line is named, exit 1. */
+Test(cli, ver_names_the_wrong_line)
+{
+    char out[8192];
+    cr_assert_eq(run("printf '# my codec\\n0x43e80000 7e\\n\\n464.5 7f  # overflow\\n' "
+                     ">ver_in.txt && " FP8KV " ver ver_in.txt",
+                     out, sizeof out),
+                 1, "%s", out);
+    cr_assert(strstr(out, "ver_in.txt line 4: f32 0x43e84000 (464.5) => 7f  expected 7e  overflow"),
+              "%s", out);
+    cr_assert(strstr(out, "ver e4m3fn_satfinite: lines=2 mismatches=1 verdict=nonconformant"), "%s",
+              out);
+    /* encode's lines read back as they are, f16 inputs as f16 bits */
+    cr_assert_eq(run(FP8KV " encode --input-dtype f16 0x3c00 0x7bff -1 | " FP8KV
+                           " ver --input-dtype f16",
+                     out, sizeof out),
+                 0, "%s", out);
+    cr_assert(strstr(out, "lines=3 mismatches=0 verdict=conformant"), "%s", out);
+    cr_assert_eq(run("printf '0x1 7e 9\\n' | " FP8KV " ver 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "stdin line 1") && strstr(out, "two words"), "%s", out);
+    remove("ver_in.txt");
+}
+
+/* --json: one verdict document, parsed by python, with schema, version, command and checks. */
+Test(cli, json_verdict_document)
+{
+    char out[8192];
+    cr_assert_eq(run("printf '0x43e80000 7e\\n0x43e80001 7f\\n' | " FP8KV
+                     " ver --json - 2>/dev/null | python3 -c 'import json, sys; d = "
+                     "json.load(sys.stdin); print(d[\"schema\"], d[\"schema_version\"], "
+                     "d[\"command\"], d[\"verdict\"], d[\"cases\"], d[\"mismatches\"], "
+                     "d[\"checks\"][0][\"failures\"][0])'",
+                     out, sizeof out),
+                 0, "%s", out);
+    cr_assert_str_eq(out, "fp8kv-verdict 1 ver nonconformant 2 1 f32 0x43e80001 (464.000031) => "
+                          "7f  expected 7e  overflow\n");
+    cr_assert_eq(run(FP8KV " sweep --codec bits --domain f16 --vectors " FP8KV_SOURCE_DIR
+                           "/vectors --json sweep.json >/dev/null && python3 -c 'import json; d = "
+                           "json.load(open(\"sweep.json\")); print(d[\"schema\"], "
+                           "d[\"verdict\"], d[\"checks\"][0][\"name\"], d[\"domain\"])'",
+                     out, sizeof out),
+                 0, "%s", out);
+    cr_assert_str_eq(out, "fp8kv-verdict conformant sweep-f16 f16\n");
+    remove("sweep.json");
+}
+
+/* A run of wrong codes is one folded line with its count; each failing class has a line. */
+Test(cli, failures_fold_into_ranges_per_class)
+{
+    char out[16384];
+    /* the f16 golden codes with 0x5c00 .. 0x5c3f (256 .. 271.75) all given as 7f, and the codes
+     * of -0 and 0x0001 (a subnormal f16, rounds to zero) wrong */
+    cr_assert_eq(run("python3 -c 'import sys; d = bytearray(open(\"" FP8KV_SOURCE_DIR
+                     "/vectors/e4m3fn_satfinite/f16_expected.npy\", \"rb\").read()[-65536:]); "
+                     "d[0x5c00:0x5c40] = b\"\\x7f\" * 64; d[0x8000] = 1; d[1] = 1; "
+                     "sys.stdout.buffer.write(d)' | " FP8KV
+                     " verify-stream --sweep f16 --vectors " FP8KV_SOURCE_DIR
+                     "/vectors 2>/dev/null",
+                     out, sizeof out),
+                 1, "%s", out);
+    cr_assert(strstr(out, "f16 0x5c00..0x5c3f (256..271.75, 64 inputs) => 7f  expected 78  normal"),
+              "%s", out);
+    cr_assert(strstr(out, "f16 0x8000 (-0) => 01  expected 80  zero"), "%s", out);
+    cr_assert(strstr(out, "f16 0x0001 (5.9605e-08) => 01  expected 00  underflow"), "%s", out);
+    cr_assert(strstr(out, "mismatches=66 verdict=nonconformant"), "%s", out);
 }

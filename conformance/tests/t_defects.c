@@ -243,9 +243,20 @@ static void expect_caught(const struct fp8kv_check *c, enum fp8kv_class named, u
                          (unsigned long long)c->class_mismatches[k], fp8kv_class_names[k]);
     }
     cr_assert_eq(total, c->mismatches, "the class counts do not add up");
-    cr_assert_eq(c->failure_lines, c->mismatches < FP8KV_MAX_FAILURE_LINES
-                                       ? (int)c->mismatches
-                                       : FP8KV_MAX_FAILURE_LINES);
+    cr_assert_leq(c->failure_lines, FP8KV_MAX_FAILURE_LINES);
+    /* every class that failed has an example line */
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
+        char tail[32];
+        snprintf(tail, sizeof tail, "  %s", fp8kv_class_names[k]);
+        int shown = 0;
+        for (int i = 0; i < c->failure_lines; i++) {
+            const size_t len = strlen(c->failures[i]), tlen = strlen(tail);
+            shown += len >= tlen && strcmp(c->failures[i] + len - tlen, tail) == 0;
+        }
+        cr_assert(!c->class_mismatches[k] == !shown, "%s: class %s: %llu mismatches, %d lines",
+                  c->subject, fp8kv_class_names[k], (unsigned long long)c->class_mismatches[k],
+                  shown);
+    }
     int first_named = 0;
     for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
         char tail[32];
@@ -258,9 +269,10 @@ static void expect_caught(const struct fp8kv_check *c, enum fp8kv_class named, u
               c->failures[0]);
 }
 
-/* A failure line taken apart: "0x<input> => <got>  expected <want>  <class>". */
+/* A failure line taken apart: "f32 0x<input>[..0x<last>] (<values>) => <got>  expected <want>
+ * <class>". */
 struct failure_line {
-    uint32_t input;
+    uint32_t input, last;
     unsigned got, want;
     char cls[32];
 };
@@ -268,10 +280,14 @@ struct failure_line {
 static struct failure_line parse_line(const char *line)
 {
     struct failure_line f;
-    unsigned input;
-    cr_assert_eq(sscanf(line, "0x%x => %x expected %x %31s", &input, &f.got, &f.want, f.cls), 4,
+    unsigned input, last;
+    cr_assert_eq(sscanf(line, "f32 0x%x", &input), 1, "not a failure line: %s", line);
+    const char *range = strstr(line, "..0x"), *arrow = strstr(line, " => ");
+    cr_assert_not_null(arrow, "not a failure line: %s", line);
+    cr_assert_eq(sscanf(arrow, " => %x expected %x %31s", &f.got, &f.want, f.cls), 3,
                  "not a failure line: %s", line);
     f.input = input;
+    f.last = range && range < arrow && sscanf(range, "..0x%x", &last) == 1 ? last : input;
     return f;
 }
 
@@ -294,8 +310,8 @@ Test(defects, row1_frexp_no_zero_guard)
     sweep_f32(p, FP8KV_NAN_CHECK_STRICT, "frexp_no_zero_guard", frexp_no_zero_guard_array, &c);
     expect_caught(&c, FP8KV_CLASS_ZERO, CLASS(FP8KV_CLASS_ZERO), 1);
     cr_assert_eq(c.mismatches, 2); /* +0 and -0, nothing else */
-    cr_assert_str_eq(c.failures[0], "0x00000000 => f8  expected 00  zero");
-    cr_assert_str_eq(c.failures[1], "0x80000000 => f8  expected 80  zero");
+    cr_assert_str_eq(c.failures[0], "f32 0x00000000 (0) => f8  expected 00  zero");
+    cr_assert_str_eq(c.failures[1], "f32 0x80000000 (-0) => f8  expected 80  zero");
 }
 
 Test(defects, row2_overflow_before_rounding)
@@ -309,10 +325,13 @@ Test(defects, row2_overflow_before_rounding)
     const uint64_t below_464 = 0x43E80000u - 0x43E00000u - 1u; /* f32 strictly in (448, 464) */
     cr_assert_eq(c.class_mismatches[FP8KV_CLASS_NORMAL], 2 * below_464);
     cr_assert_eq(c.class_mismatches[FP8KV_CLASS_TIE], 2);
-    cr_assert_str_eq(c.failures[0], "0x43e00001 => 7f  expected 7e  normal");
+    /* the whole of (448, 464) is one folded line with its count */
+    cr_assert_str_eq(c.failures[0], "f32 0x43e00001..0x43e7ffff (448.000031..463.999969, 524,287 "
+                                    "inputs) => 7f  expected 7e  normal");
     for (int i = 0; i < c.failure_lines; i++) {
         const struct failure_line f = parse_line(c.failures[i]);
-        cr_assert(f.input > 0x43E00000u && f.input <= 0x43E80000u, "%s", c.failures[i]);
+        const uint32_t mag = f.input & 0x7FFFFFFFu;
+        cr_assert(mag > 0x43E00000u && (f.last & 0x7FFFFFFFu) <= 0x43E80000u, "%s", c.failures[i]);
     }
 }
 
@@ -324,8 +343,8 @@ Test(defects, row3_inf_to_nan_under_satfinite)
               inf_to_nan_under_satfinite_array, &c);
     expect_caught(&c, FP8KV_CLASS_INF, CLASS(FP8KV_CLASS_INF), 1);
     cr_assert_eq(c.mismatches, 2);
-    cr_assert_str_eq(c.failures[0], "0x7f800000 => 7f  expected 7e  inf");
-    cr_assert_str_eq(c.failures[1], "0xff800000 => ff  expected fe  inf");
+    cr_assert_str_eq(c.failures[0], "f32 0x7f800000 (inf) => 7f  expected 7e  inf");
+    cr_assert_str_eq(c.failures[1], "f32 0xff800000 (-inf) => ff  expected fe  inf");
 }
 
 Test(defects, row6_negative_nan_loses_sign)
@@ -338,7 +357,8 @@ Test(defects, row6_negative_nan_loses_sign)
               &c);
     expect_caught(&c, FP8KV_CLASS_NAN, CLASS(FP8KV_CLASS_NAN), 1);
     cr_assert_eq(c.mismatches, 0x007FFFFFu); /* 0xFF800001 ... 0xFFFFFFFF */
-    cr_assert_str_eq(c.failures[0], "0xff800001 => 7f  expected ff  nan");
+    cr_assert_str_eq(c.failures[0], "f32 0xff800001..0xffffffff (-nan..-nan, 8,388,607 inputs) "
+                                    "=> 7f  expected ff  nan");
     for (int i = 0; i < c.failure_lines; i++) {
         const struct failure_line f = parse_line(c.failures[i]);
         cr_assert(f.input > 0xFF800000u && f.got == 0x7F && f.want == 0xFF, "%s", c.failures[i]);
@@ -394,7 +414,8 @@ Test(defects, row16_ftz_denormal_inputs)
     sweep_f32(p, FP8KV_NAN_CHECK_STRICT, "ftz_denormal_inputs", ftz_denormal_inputs_array, &c);
     expect_caught(&c, FP8KV_CLASS_F32_DENORMAL, CLASS(FP8KV_CLASS_F32_DENORMAL), 1);
     cr_assert_eq(c.mismatches, 0x007FFFFFu); /* the negative denormals; +0 is right for the rest */
-    cr_assert_str_eq(c.failures[0], "0x80000001 => 00  expected 80  f32-denormal");
+    cr_assert_str_eq(c.failures[0], "f32 0x80000001..0x807fffff (-1.40129846e-45..-1.17549421e-38, "
+                                    "8,388,607 inputs) => 00  expected 80  f32-denormal");
 }
 
 Test(defects, row17_ties_half_up)
@@ -407,7 +428,8 @@ Test(defects, row17_ties_half_up)
      * where k is even: 63 per sign. The overflow midpoint 464 goes up to 480, which saturates
      * back to 448 under satfinite: no difference there. */
     cr_assert_eq(c.mismatches, 2 * 63);
-    cr_assert_str_eq(c.failures[0], "0x3a800000 => 01  expected 00  tie"); /* 2^-10 */
+    cr_assert_str_eq(c.failures[0],
+                     "f32 0x3a800000 (0.0009765625) => 01  expected 00  tie"); /* 2^-10 */
     for (int i = 0; i < c.failure_lines; i++) {
         const struct failure_line f = parse_line(c.failures[i]);
         cr_assert_eq(f.got, f.want + 1, "%s", c.failures[i]); /* one step up in magnitude */

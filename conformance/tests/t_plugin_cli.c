@@ -40,8 +40,32 @@ Test(plugin_cli, a_faulty_plugin_is_nonconformant)
     cr_assert_eq(
         test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_wrong_tie") VECTORS, out, sizeof out),
         1, "%s", out);
-    cr_assert(strstr(out, "0x43e80000 => 7f  expected 7e  tie"), "%s", out);
+    cr_assert(strstr(out, "f32 0x43e80000 (464) => 7f  expected 7e  tie"), "%s", out);
     cr_assert(strstr(last_line(), "verdict=nonconformant"), "%s", out);
+}
+
+/* A defect over a range of inputs is one line with its count, and every class that failed has
+ * an example line. */
+Test(plugin_cli, a_range_of_failures_is_one_folded_line)
+{
+    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_overflow_nan") VECTORS
+                          " --json /tmp/fp8kv_t_overflow_nan.json",
+                          out, sizeof out),
+                 1, "%s", out);
+    cr_assert(strstr(out, "f32 0x43e80001..0x43f00000 (464.000031..480, 524,288 inputs) => 7f  "
+                          "expected 7e  overflow"),
+              "%s", out);
+    cr_assert(strstr(out, "f32 0xc3e80001..0xc3f00000 (-464.000031..-480, 524,288 inputs) => ff  "
+                          "expected fe  overflow"),
+              "%s", out);
+    cr_assert(strstr(out, "  overflow         1048576 mismatches"), "%s", out);
+    cr_assert_eq(test_run("python3 -c 'import json; d = json.load(open(\"/tmp/fp8kv_t_overflow_"
+                          "nan.json\")); print(d[\"schema\"], d[\"verdict\"], "
+                          "d[\"checks\"][0][\"class_mismatches\"][\"overflow\"])'",
+                          out, sizeof out),
+                 0, "%s", out);
+    cr_assert_str_eq(out, "fp8kv-verdict nonconformant 1048576\n");
+    remove("/tmp/fp8kv_t_overflow_nan.json");
 }
 
 Test(plugin_cli, crash_and_hang_exit_4_with_the_harness_intact)
@@ -52,6 +76,10 @@ Test(plugin_cli, crash_and_hang_exit_4_with_the_harness_intact)
     cr_assert(strstr(out, "1048576 inputs 0x3f800000 .. 0x3f8fffff") &&
                   strstr(out, "the harness is intact"),
               "%s", out);
+    /* the range in flight bisected to the input that crashes it, and no counts of a pass that
+     * did not finish */
+    cr_assert(strstr(out, "the first input that crashes it alone: f32 0x3f800000 (1)"), "%s", out);
+    cr_assert_null(strstr(out, "mismatches=0"), "%s", out);
     cr_assert_eq(test_run(FP8KV " sweep --timeout 1 --plugin" PLUGIN("fp8kv_plugin_hang") VECTORS
                           " 2>&1",
                           out, sizeof out),
@@ -100,7 +128,7 @@ Test(plugin_cli, verify_stream_judges_a_pipe)
                           " | tail -c 50175) | " FP8KV " verify-stream --sweep f16" VECTORS,
                           out, sizeof out),
                  1, "%s", out);
-    cr_assert(strstr(out, "0x3c00 => 39  expected 38  normal"), "%s", out);
+    cr_assert(strstr(out, "f16 0x3c00 (1) => 39  expected 38  normal"), "%s", out);
     cr_assert(strstr(last_line(), "mismatches=1 verdict=nonconformant"), "%s", out);
     /* too short, too long */
     cr_assert_eq(test_run(F16_GOLDEN " | head -c 1000 | " FP8KV " verify-stream --sweep f16" VECTORS
@@ -132,7 +160,7 @@ Test(plugin_cli, audit_finds_the_change_and_who_is_right)
                               "fp8kv_plugin_wrong_tie") VECTORS,
                           out, sizeof out),
                  1, "%s", out);
-    cr_assert(strstr(out, "0x43e80000 => baseline 7e  candidate 7f  expected 7e  tie  "
+    cr_assert(strstr(out, "f32 0x43e80000 (464) => baseline 7e  candidate 7f  expected 7e  tie  "
                           "(baseline right)"),
               "%s", out);
     cr_assert(strstr(last_line(), "baseline_right=") && strstr(last_line(), "verdict=regressed"),

@@ -322,29 +322,35 @@ Test(sweep, failure_lines_in_input_order_and_deterministic)
     cr_assert_eq(first.cases, limit);
     cr_assert_eq(first.mismatches, limit >> 16);
     cr_assert_eq(first.passed, 0);
-    cr_assert_eq(first.failure_lines, FP8KV_MAX_FAILURE_LINES);
     uint64_t in_classes = 0;
     for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
         in_classes += first.class_mismatches[k];
     cr_assert_eq(in_classes, first.mismatches);
-    /* below 2^-126 every input is an f32 denormal; above, a tiny normal (fp8 subnormal range) */
+    /* below 2^-126 every input is an f32 denormal; above, a tiny normal far below half the
+     * smallest fp8 subnormal (underflow) */
     cr_assert_eq(first.class_mismatches[FP8KV_CLASS_F32_DENORMAL], 128);
-    cr_assert_eq(first.class_mismatches[FP8KV_CLASS_E4M3_SUBNORMAL], 128);
+    cr_assert_eq(first.class_mismatches[FP8KV_CLASS_UNDERFLOW], 128);
+    /* the first few of each class, in input order */
+    cr_assert_eq(first.failure_lines, 2 * FP8KV_EXAMPLES_PER_CLASS);
     uint32_t previous = 0;
     for (int i = 0; i < first.failure_lines; i++) {
         unsigned input = 0, got = 0, want = 0;
         char cls[32];
-        cr_assert_eq(
-            sscanf(first.failures[i], "0x%x => %x expected %x %31s", &input, &got, &want, cls), 4,
-            "line %d: %s", i, first.failures[i]);
+        cr_assert_eq(sscanf(first.failures[i], "f32 0x%x (%*[^)]) => %x expected %x %31s", &input,
+                            &got, &want, cls),
+                     4, "line %d: %s", i, first.failures[i]);
         cr_assert(i == 0 || input > previous, "line %d out of order: %s", i, first.failures[i]);
-        cr_assert_eq(input, ((uint32_t)i << 16) | BROKEN_LOW_BITS, "line %d: %s", i,
-                     first.failures[i]);
+        const int denormal = i < FP8KV_EXAMPLES_PER_CLASS;
+        const uint32_t chunk =
+            denormal ? (uint32_t)i : (uint32_t)(128 + i - FP8KV_EXAMPLES_PER_CLASS);
+        cr_assert_eq(input, (chunk << 16) | BROKEN_LOW_BITS, "line %d: %s", i, first.failures[i]);
         cr_assert_eq(got, want ^ 0x01u, "line %d: %s", i, first.failures[i]);
-        cr_assert_str_eq(cls, "f32-denormal", "line %d: %s", i, first.failures[i]);
+        cr_assert_str_eq(cls, denormal ? "f32-denormal" : "underflow", "line %d: %s", i,
+                         first.failures[i]);
         previous = input;
     }
-    cr_assert_str_eq(first.failures[0], "0x00001234 => 01  expected 00  f32-denormal");
+    cr_assert_str_eq(first.failures[0],
+                     "f32 0x00001234 (6.53005084e-42) => 01  expected 00  f32-denormal");
 
     /* the same lines and counts, byte for byte, for every thread count (and run to run) */
     for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {

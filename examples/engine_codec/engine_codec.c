@@ -96,7 +96,7 @@ static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)
         y[i] = decode_one(q[i]) * scale;
 }
 
-static const struct fp8kv_codec_v1 codec = {
+static const fp8kv_codec_v1_t codec = {
     .abi_version = FP8KV_CODEC_ABI_VERSION,
     .name = "engine_codec",
     .format = "e4m3fn",
@@ -105,7 +105,7 @@ static const struct fp8kv_codec_v1 codec = {
     .decode_f32 = decode_f32,
 };
 
-ENGINE_EXPORT const struct fp8kv_codec_v1 *fp8kv_codec_v1(void)
+ENGINE_EXPORT const fp8kv_codec_v1_t *fp8kv_codec_v1(void)
 {
     return &codec;
 }

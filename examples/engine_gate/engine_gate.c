@@ -28,7 +28,7 @@
 static int encode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
                         uint8_t *q)
 {
-    const struct fp8kv_codec_v1 *codec = ctx;
+    const fp8kv_codec_v1_t *codec = ctx;
     (void)cfg;
     codec->encode_f32(x, n, s, q);
     return 0;
@@ -37,7 +37,7 @@ static int encode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, s
 static int decode_codec(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
                         float *y)
 {
-    const struct fp8kv_codec_v1 *codec = ctx;
+    const fp8kv_codec_v1_t *codec = ctx;
     (void)cfg;
     codec->decode_f32(q, n, s, y);
     return 0;
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     }
     const char *dir = argv[1];
     int with_f32 = argc == 3;
-    const struct fp8kv_codec_v1 *codec = fp8kv_codec_v1();
+    const fp8kv_codec_v1_t *codec = fp8kv_codec_v1();
     char profile_name[64];
     snprintf(profile_name, sizeof profile_name, "%s_%s", codec->format, codec->overflow);
     const struct fp8kv_profile *p = fp8kv_profile_by_name(profile_name);
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     if (!rc)
         rc = fp8kv_check_encoder_vectors(dir, p, FP8KV_NAN_CHECK_STRICT, &subject, &results);
     if (!rc && fp8kv_subject_can(&subject, FP8KV_CAP_DECODE))
-        rc = fp8kv_check_decoder_vectors(dir, p, &subject, &results);
+        rc = fp8kv_check_decoder_vectors(dir, p, FP8KV_NAN_CHECK_CLASS, &subject, &results);
     free(bounds);
     if (rc) {
         fp8kv_results_free(&results);

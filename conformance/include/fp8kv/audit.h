@@ -4,7 +4,8 @@
  * f32, f16 and bf16 input (scale 1) and every store-with-scale pair of the golden vectors;
  * each input whose byte changed is counted per input class and sorted by who the oracle
  * agrees with (the certified boundaries for the domains, the pair's expected code under the
- * chosen scale model for the pairs), with the first examples in input order.
+ * chosen scale model for the pairs), with the first examples of each class in input order (a
+ * pair's class is its quotient's).
  */
 #ifndef FP8KV_AUDIT_H
 #define FP8KV_AUDIT_H
@@ -16,17 +17,15 @@
 extern "C" {
 #endif
 
-enum { FP8KV_AUDIT_EXAMPLES = 12 };
-
 /* One input set of an audit. */
 struct fp8kv_audit_set {
     char name[32]; /* "f32", "f16", "bf16", "scale-f32_div" */
     uint64_t inputs, changed;
     uint64_t changed_by_class[FP8KV_CLASS_COUNT];
     uint64_t baseline_right, candidate_right, both_right, neither_right; /* of the changed */
-    int examples;
-    char example[FP8KV_AUDIT_EXAMPLES][128]; /* "input => baseline bb  candidate cc  expected ee
-                                                class  (who is right)" */
+    int examples; /* the first few changes of each class, adjacent ones folded (checks.h) */
+    char example[FP8KV_MAX_FAILURE_LINES][FP8KV_FAILURE_LINE_SIZE]; /* "input => baseline bb
+                                     candidate cc  expected ee  class  (who is right)" */
 };
 
 struct fp8kv_audit {

@@ -22,8 +22,63 @@
 extern "C" {
 #endif
 
-#define FP8KV_MAX_FAILURE_LINES 20
-#define FP8KV_FAILURE_LINE_SIZE 192 /* bytes of one failure line, its NUL included */
+/* ---- failure examples: what a failure line shows, and which lines are kept --------------
+ *
+ * One home for every check: the first few failures of each input class are kept (not just the
+ * first few overall), and adjacent failing inputs that fail alike fold into one range with its
+ * count, so a defect of a million inputs is one line and leaves room for the others. */
+
+#define FP8KV_EXAMPLES_PER_CLASS 3 /* example lines kept per input class */
+#define FP8KV_UNCLASSED_LINES 12   /* lines kept of failures that have no input class */
+#define FP8KV_MAX_FAILURE_LINES                                                                    \
+    (FP8KV_CLASS_COUNT * FP8KV_EXAMPLES_PER_CLASS + FP8KV_UNCLASSED_LINES)
+#define FP8KV_FAILURE_LINE_SIZE 192      /* bytes of one failure line, its NUL included */
+#define FP8KV_NO_CLASS FP8KV_CLASS_COUNT /* the cls of a failure without an input class */
+
+/* One failing input of an encoder, or a range of adjacent inputs that failed alike. */
+struct fp8kv_failure {
+    uint32_t input;    /* the (first) input's bits in its dtype */
+    uint32_t last;     /* the last input's bits (== input for one input) */
+    uint64_t count;    /* inputs in the range */
+    uint32_t scale;    /* a store-with-scale pair's scale (f32 bits), when has_scale */
+    uint8_t dtype;     /* enum fp8kv_dtype of the input */
+    uint8_t has_scale; /* a pair x / scale: never folded (neighbours are unrelated pairs) */
+    uint8_t cls;       /* enum fp8kv_class (of the quotient, for a pair), or FP8KV_NO_CLASS */
+    uint8_t got, want;
+    uint8_t other; /* an audit's candidate code (got is the baseline's) */
+    uint8_t note;  /* an audit's verdict on the input (who is right), else 0 */
+};
+
+/* The kept examples of a set, in input order, FP8KV_EXAMPLES_PER_CLASS per class at most. */
+struct fp8kv_examples {
+    int n;
+    struct fp8kv_failure v[FP8KV_MAX_FAILURE_LINES];
+    uint8_t kept[FP8KV_CLASS_COUNT + 1]; /* examples of each class (and of none) */
+    int8_t last[FP8KV_CLASS_COUNT + 1];  /* 1 + the index of each class's last example */
+};
+
+/* fp8kv_failure_one: the failure of one input (bits in dtype) of class cls, got for want. */
+struct fp8kv_failure fp8kv_failure_one(enum fp8kv_dtype dtype, uint32_t input, int cls, uint8_t got,
+                                       uint8_t want);
+
+/* fp8kv_examples_add: adds f, which comes after every failure added before (input order): it
+ * extends the last kept example of its class when it continues it (the next bit pattern, same
+ * dtype, codes and note, no scale), else it is kept while its class has fewer than
+ * FP8KV_EXAMPLES_PER_CLASS examples (FP8KV_UNCLASSED_LINES without a class). Returns the index
+ * of the example that holds it, or -1 when it is not shown. */
+int fp8kv_examples_add(struct fp8kv_examples *e, const struct fp8kv_failure *f);
+
+/* fp8kv_failure_input_text: the input part of a failure line into buf: the dtype, hex bits and
+ * decimal value, "f32 0x43e80000 (464)"; a range, "f32 0x43e80001..0x43f00000 (464.000031..480,
+ * 524,287 inputs)"; a pair with its scale and quotient, "f32 0x.. (x) / 0x.. (s) = q". */
+void fp8kv_failure_input_text(const struct fp8kv_failure *f, char *buf, size_t size);
+
+/* fp8kv_pair_class: the class of a store-with-scale pair: the class of its f32 quotient
+ * RN32(x / s), the value the fp8 rounding sees (x's own class says little once scaled). */
+enum fp8kv_class fp8kv_pair_class(const struct fp8kv_format *format, uint32_t x, uint32_t s);
+
+/* fp8kv_format_count: n with thousands separators ("524,287") into buf; returns buf. */
+const char *fp8kv_format_count(uint64_t n, char *buf, size_t size);
 
 /* One check's outcome. */
 struct fp8kv_check {
@@ -40,12 +95,16 @@ struct fp8kv_check {
     int gated;              /* 0: reported, never fails the run (quantization error) */
     int passed;
     double seconds;
-    /* the first failures, TestFloat style: "input => got  expected want  class" */
+    /* the failure lines, TestFloat style: "f32 0x.. (value) => got  expected want  class" */
     int failure_lines;
     char failures[FP8KV_MAX_FAILURE_LINES][FP8KV_FAILURE_LINE_SIZE];
     /* a check over all 256 codes (decode): bit q of code_mismatched set when code q differed */
     int has_codes;
     uint8_t code_mismatched[256 / 8];
+    uint8_t line_class[FP8KV_MAX_FAILURE_LINES];  /* each line's class, or FP8KV_NO_CLASS */
+    struct fp8kv_examples examples;               /* the structured failures behind lines */
+    int8_t example_line[FP8KV_MAX_FAILURE_LINES]; /* the line of each example */
+    int subject_failed; /* the subject crashed, hung or failed a call: the counts are partial */
 };
 
 /* fp8kv_check_init: zeroes c and sets its names (any may be NULL). */
@@ -53,9 +112,20 @@ void fp8kv_check_init(struct fp8kv_check *c, const char *name, const char *subje
                       const char *profile, const char *detail);
 
 /* fp8kv_check_failure: counts one mismatch of class cls (or -1: no class) and records the
- * printf-formatted line while fewer than FP8KV_MAX_FAILURE_LINES are kept. */
+ * printf-formatted line while its class has fewer than FP8KV_EXAMPLES_PER_CLASS lines
+ * (FP8KV_UNCLASSED_LINES without a class). Failures of an encoder's inputs go through
+ * fp8kv_check_fail_input instead, which names the dtype and folds ranges. */
 void fp8kv_check_failure(struct fp8kv_check *c, int cls, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* fp8kv_check_fail_input: counts f->count mismatches of class f->cls and shows f as an example
+ * (fp8kv_examples_add; its line: the input text, "=> got  expected want  class"). Failures come
+ * in input order. */
+void fp8kv_check_fail_input(struct fp8kv_check *c, const struct fp8kv_failure *f);
+
+/* fp8kv_check_show_examples: shows examples counted elsewhere (a sweep counts per class in
+ * bulk), in order, as fp8kv_check_fail_input would. */
+void fp8kv_check_show_examples(struct fp8kv_check *c, const struct fp8kv_examples *e);
 
 /* What a finished check says: reported only (not gated), passed, or failed. */
 enum fp8kv_outcome { FP8KV_OUTCOME_INFO, FP8KV_OUTCOME_PASS, FP8KV_OUTCOME_FAIL };
@@ -132,6 +202,12 @@ int fp8kv_encode_grouped(const struct fp8kv_subject *subject, struct fp8kv_codec
 int fp8kv_pair_code_matches(const struct fp8kv_profile *p, enum fp8kv_nan_check check, uint32_t x,
                             uint32_t s, uint8_t got, uint8_t want);
 
+/* fp8kv_name_crash: after the subject's encode crashed (FP8KV_ERR_SUBJECT) on x[0 .. n) at scale
+ * s, adds the first input that crashes it alone to the message, when the subject can find it
+ * (locate_crash). Call outside parallel regions (it may start worker processes). Returns
+ * FP8KV_ERR_SUBJECT. */
+int fp8kv_name_crash(const struct fp8kv_subject *subject, const float *x, size_t n, float s);
+
 /* fp8kv_check_encoder_vectors: byte identity of an encoding subject (FP8KV_CAP_ENCODE) against the
  * golden sets of profile p: edges (scale 1, per-class counts), all f16 and all bf16 inputs (scale
  * 1), and the store- with-scale pairs under each of f32_div, f32_mul_recip and f16_div (one check
@@ -142,12 +218,14 @@ int fp8kv_check_encoder_vectors(const char *dir, const struct fp8kv_profile *p,
                                 struct fp8kv_results *out);
 
 /* fp8kv_check_decoder_vectors: a decoding subject (FP8KV_CAP_DECODE) against decode.npy (every
- * code; NaN by class) and the read set: f32 output bit-identical to read_f32.npy with NMSE
- * exactly 0, and the f16/bf16 outputs (the decoder's f32 rounded by codec.h's RN16/RNbf16)
- * bit-identical to the rounded read model. Appends one check per set. Returns 0, the subject's
- * negative status, or FP8KV_ERR when a vector file cannot be read (named). */
+ * code) and the read set: f32 output bit-identical to read_f32.npy with NMSE exactly 0, and the
+ * f16/bf16 outputs (the decoder's f32 rounded by codec.h's RN16/RNbf16) bit-identical to the
+ * rounded read model. NaNs judged by check: class accepts any NaN for a NaN, strict wants the
+ * bits (sign and payload). Appends one check per set. Returns 0, the subject's negative status,
+ * or FP8KV_ERR when a vector file cannot be read (named). */
 int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
-                                const struct fp8kv_subject *subject, struct fp8kv_results *out);
+                                enum fp8kv_nan_check check, const struct fp8kv_subject *subject,
+                                struct fp8kv_results *out);
 
 /* ---- KV-cache checks (kv_checks.c) ---------------------------------------------------------- */
 

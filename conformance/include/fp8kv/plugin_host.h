@@ -60,6 +60,13 @@ int fp8kv_plugin_encode(struct fp8kv_plugin *pl, int worker, const float *x, siz
 int fp8kv_plugin_decode(struct fp8kv_plugin *pl, int worker, const uint8_t *q, size_t n, float s,
                         float *y);
 
+/* fp8kv_plugin_locate_crash: after encoding x[0 .. n) at scale s crashed a worker, bisects the
+ * range in a fresh worker of its own (restarted after each crash) to the first input that
+ * crashes the plugin alone: 0 with *index; FP8KV_ERR when none is found (a hang, a crash that
+ * needs more inputs, or no worker could start). Call with no other request of pl in flight. */
+int fp8kv_plugin_locate_crash(struct fp8kv_plugin *pl, const float *x, size_t n, float s,
+                              size_t *index);
+
 /* fp8kv_plugin_input_buffer: worker `worker`'s shared input buffer (FP8KV_PLUGIN_CALL
  * floats): inputs written there and passed as x to fp8kv_plugin_encode are not copied. Use it
  * only from the one caller the worker serves. */

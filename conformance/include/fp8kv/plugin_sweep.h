@@ -29,9 +29,12 @@ struct fp8kv_plugin_sweep_options {
 
 struct fp8kv_plugin_verdict {
     const struct fp8kv_profile *profile;
-    struct fp8kv_results results; /* one check per set, in the order above */
-    uint64_t inputs, mismatches;  /* over the gated sets */
-    unsigned models_matched;      /* bit m: the scale pairs agree with model m exactly */
+    struct fp8kv_results results;    /* one check per set, in the order above */
+    uint64_t inputs, mismatches;     /* over the gated sets */
+    unsigned models_matched;         /* bit m: the scale pairs agree with model m exactly */
+    unsigned models_matched_but_nan; /* bit m: they agree with model m wherever the oracle's
+                                        code is not a NaN (differs from models_matched only
+                                        when the NaN codes differ under NaN check strict) */
     int conformant;
 };
 

@@ -93,12 +93,6 @@ struct fp8kv_report_meta {
     const char *junit_dir; /* Criterion JUnit XML to copy into the report folder; NULL: none */
 };
 
-/* fp8kv_write_sweep_json: one sweep's verdict as a JSON object at path (atomically): name
- * (the subject), profile, check, detail, domain, nan_check, inputs, mismatches,
- * class_mismatches, failures, passed, verdict, seconds. 0 or FP8KV_ERR. */
-int fp8kv_write_sweep_json(const char *path, const struct fp8kv_check *c, const char *domain,
-                           const char *nan_check);
-
 /* fp8kv_report_write: writes <out_dir>/<target>/report.json, then report.md, report.html and
  * junit.xml rendered from that report.json parsed back (so fp8kv_report_regenerate gives the
  * same bytes), plus copies of the *.xml files of junit_dir into <out_dir>/<target>/junit/; the

@@ -68,6 +68,7 @@ enum { FP8KV_SWEEP_CHUNK = 1 << 16 }; /* inputs per chunk, by default */
  * lo + i (NULL under FP8KV_CHUNKS_IN_ORDER or _NO_INPUTS); q and q2 are chunk-sized scratch for the
  * codes; thread is the OpenMP thread number. */
 struct fp8kv_sweep_chunk {
+    uint64_t index; /* the chunk's number: lo / the chunk size */
     uint64_t lo;
     size_t n;
     float *x;
@@ -92,6 +93,32 @@ enum {
 int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt,
                        const char *what, unsigned flags, size_t chunk, fp8kv_chunk_visit visit,
                        void *ctx);
+
+/* fp8kv_sweep_chunk_count: the chunks of `chunk` inputs (0: FP8KV_SWEEP_CHUNK) that
+ * fp8kv_sweep_chunks visits for the domain under opt. */
+uint64_t fp8kv_sweep_chunk_count(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt,
+                                 size_t chunk);
+
+/* The examples of a pass over chunks, merged in input order whatever order the chunks finish in
+ * (a range folds across chunk borders only when its pieces come in order). */
+struct fp8kv_chunk_examples {
+    struct fp8kv_examples merged;    /* the chunks before `next`, merged */
+    struct fp8kv_examples **pending; /* per chunk: a finished chunk's examples, not yet merged */
+    unsigned char *done;             /* per chunk: finished */
+    uint64_t chunks, next;
+};
+
+/* fp8kv_chunk_examples_init: an empty merger for `chunks` chunks. 0 or FP8KV_ERR (memory). */
+int fp8kv_chunk_examples_init(struct fp8kv_chunk_examples *m, uint64_t chunks);
+
+/* fp8kv_chunk_examples_put: chunk `index` finished with examples e (NULL: none); merges every
+ * finished chunk that is next in order. Thread-safe; once per chunk. 0 or FP8KV_ERR (memory). */
+int fp8kv_chunk_examples_put(struct fp8kv_chunk_examples *m, uint64_t index,
+                             const struct fp8kv_examples *e);
+
+/* fp8kv_chunk_examples_finish: merges what a pass that stopped early left pending, in order,
+ * and releases the rest; m->merged stays. */
+void fp8kv_chunk_examples_finish(struct fp8kv_chunk_examples *m);
 
 /* fp8kv_sweep_default_threads: the threads a sweep uses when none are asked for (OpenMP's
  * default: all cores). */

@@ -75,13 +75,16 @@ enum fp8kv_read_model {
 enum fp8kv_class {
     FP8KV_CLASS_ZERO,
     FP8KV_CLASS_F32_DENORMAL,
-    FP8KV_CLASS_E4M3_SUBNORMAL, /* below the fp8 normal range (incl. what rounds to 0) */
+    FP8KV_CLASS_E4M3_SUBNORMAL, /* below the fp8 normal range, from half the smallest
+                                   subnormal up (below that: FP8KV_CLASS_UNDERFLOW) */
     FP8KV_CLASS_NORMAL,
     FP8KV_CLASS_TIE,      /* exactly a midpoint of two adjacent fp8 values (or of max
                              and the first unrepresentable value) */
     FP8KV_CLASS_OVERFLOW, /* above the overflow midpoint */
     FP8KV_CLASS_INF,
     FP8KV_CLASS_NAN,
+    FP8KV_CLASS_UNDERFLOW, /* a normal f32 below half the smallest fp8 subnormal: rounds to
+                              zero (last, so the older classes keep their numbers) */
     FP8KV_CLASS_COUNT
 };
 

@@ -174,7 +174,7 @@ int fp8kv_gpu_kv_store(void *ctx, const struct fp8kv_kv_store_args_v1 *args);
 int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *args);
 int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *args);
 
-/* ---- benchmarks ---------------------------------------------------------------------------- */
+/* ---- benchmarks ------------------------------------------------------------------------------ */
 
 struct fp8kv_gpu_timing {
     double ms; /* median over the timed iterations (events) */

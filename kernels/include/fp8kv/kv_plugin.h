@@ -134,8 +134,12 @@ struct fp8kv_kv_kernels_v1 {
     uint32_t scale_granularities;
 };
 
+/* the descriptor's type under a name no function hides: in C++ the function
+ * fp8kv_kv_kernels_v1 hides the struct of the same name, so C++ kernels write this one */
+typedef struct fp8kv_kv_kernels_v1 fp8kv_kv_kernels_v1_t;
+
 /* the one symbol a KV plugin exports */
-const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void);
+const fp8kv_kv_kernels_v1_t *fp8kv_kv_kernels_v1(void);
 
 #ifdef __cplusplus
 }

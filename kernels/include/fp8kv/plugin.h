@@ -12,7 +12,9 @@
  *   - the functions may be called many times, with n up to a few hundred thousand, always
  *     from one thread of the loading process; they must not keep the pointers they are given.
  * This header needs nothing but the C standard library; a plugin links against nothing of
- * fp8kv's.
+ * fp8kv's. In C++ the function fp8kv_codec_v1 hides the struct of the same name: write the
+ * type as fp8kv_codec_v1_t (C and C++ alike), e.g.
+ *   extern "C" const fp8kv_codec_v1_t *fp8kv_codec_v1(void) { return &my_codec; }
  */
 #ifndef FP8KV_PLUGIN_H
 #define FP8KV_PLUGIN_H
@@ -35,8 +37,11 @@ struct fp8kv_codec_v1 {
     /* read: y[i] = the plugin's decoding of q[i] times scale; may be NULL */
     void (*decode_f32)(const uint8_t *q, size_t n, float scale, float *y);
 };
+/* the descriptor's type under a name no function hides (C++ plugins need it) */
+typedef struct fp8kv_codec_v1 fp8kv_codec_v1_t;
+
 /* the one symbol a plugin exports */
-const struct fp8kv_codec_v1 *fp8kv_codec_v1(void);
+const fp8kv_codec_v1_t *fp8kv_codec_v1(void);
 
 #ifdef __cplusplus
 }

@@ -133,6 +133,10 @@ struct fp8kv_subject {
     /* optional: where thread `thread` should write the inputs of its next encode call (chunk
        floats), e.g. memory shared with a worker process, saving a copy; NULL: anywhere */
     float *(*input_buffer)(void *ctx, int thread);
+    /* optional: after encode crashed on x[0 .. n) at scale s, the index of the first input that
+       crashes it alone, found by bisection in a fresh worker: 0 with *index, or nonzero (not
+       found: a hang, or a crash that needs more than one input) */
+    int (*locate_crash)(void *ctx, const float *x, size_t n, float s, size_t *index);
     /* optional: a note on how the subject will run attention for these arguments (the kernel
        configuration a GPU launcher picks), for the report; NULL: nothing to say */
     int (*attention_plan)(void *ctx, struct fp8kv_codec_cfg cfg,
