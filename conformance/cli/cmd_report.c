@@ -61,8 +61,8 @@ enum {
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"compiled-only", 1}, {"not-compiled", 1}, {"paths", 1},   {"assembly", 1},
-    {"compiler", 1},      {"flags", 1},        {"reason", 1},  {"out", 1},
+    {"compiled-only", 1}, {"not-compiled", 1}, {"paths", 1},  {"assembly", 1},
+    {"compiler", 1},      {"flags", 1},        {"reason", 1}, {"out", 1},
     {"vectors", 1},       {"from", 1},         {"index", 1}};
 
 /* --from FILE or --index DIR: files rendered from report.json alone. */
