@@ -84,7 +84,8 @@ static int get_number(const struct parser *p, json_t *o, const char *key, double
     return 0;
 }
 
-/* The per-class counts object of a check (every class name a count). */
+/* The per-class counts object of a check (every class name a count; a class a report written
+ * before it existed does not name counts 0). */
 static int get_classes(const struct parser *p, json_t *o, const char *key, uint64_t *counts)
 {
     json_t *cls = json_object_get(o, key);
@@ -92,7 +93,8 @@ static int get_classes(const struct parser *p, json_t *o, const char *key, uint6
         return bad(p, key, cls ? "not an object" : "missing");
     for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
         unsigned long long n = 0;
-        if (get_count(p, cls, fp8kv_class_names[k], &n) != 0)
+        if (json_object_get(cls, fp8kv_class_names[k]) &&
+            get_count(p, cls, fp8kv_class_names[k], &n) != 0)
             return FP8KV_ERR;
         counts[k] = n;
     }

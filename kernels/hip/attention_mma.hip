@@ -40,20 +40,6 @@ namespace
 #define FP8KV_MMA_PATH 1
 #endif
 
-constexpr int Q_TOP = 14; /* queries scaled below 2^Q_TOP */
-constexpr int P_EXP = 14; /* weights (at most 1) scaled by 2^P_EXP */
-
-/* What differs between the two caches. */
-template <typename C> struct mma_cache;
-template <> struct mma_cache<fp8_cache> {
-    static constexpr bool BF16 = false;
-    static constexpr int NS = 2; /* f16 terms of an f32 operand */
-};
-template <> struct mma_cache<bf16_cache> {
-    static constexpr bool BF16 = true;
-    static constexpr int NS = 3;
-};
-
 /* The shared-memory rows of a cache type: a row of FD elements, padded by 16 bytes; a stage
  * holds the K rows, then the V rows of a chunk of ct tokens. */
 template <typename C> struct mma_rows {
@@ -67,6 +53,20 @@ template <typename C> struct mma_rows {
 };
 
 #ifdef FP8KV_MMA_PATH
+
+constexpr int Q_TOP = 14; /* queries scaled below 2^Q_TOP */
+constexpr int P_EXP = 14; /* weights (at most 1) scaled by 2^P_EXP */
+
+/* What differs between the two caches. */
+template <typename C> struct mma_cache;
+template <> struct mma_cache<fp8_cache> {
+    static constexpr bool BF16 = false;
+    static constexpr int NS = 2; /* f16 terms of an f32 operand */
+};
+template <> struct mma_cache<bf16_cache> {
+    static constexpr bool BF16 = true;
+    static constexpr int NS = 3;
+};
 
 __device__ __forceinline__ uint32_t shared_address(const void *p)
 {
