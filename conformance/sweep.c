@@ -514,13 +514,21 @@ void fp8kv_chunk_examples_finish(struct fp8kv_chunk_examples *m)
     m->done = NULL;
 }
 
-static void draw_progress(FILE *out, const char *what, double fraction)
+/* The sweep's bar on a terminal, rewritten in place: what, how far, the inputs judged (for a
+ * byte stream: the bytes read) and the rate. */
+static void draw_progress(FILE *out, const char *what, uint64_t done, uint64_t total,
+                          double seconds)
 {
-    int width = 40, filled = (int)(fraction * width);
+    const double fraction = total ? (double)done / (double)total : 1.0;
+    int width = 30, filled = (int)(fraction * width);
+    char count[32], all[32];
     fprintf(out, "\r%-40.40s [", what);
     for (int i = 0; i < width; i++)
         fputc(i < filled ? '#' : '.', out);
-    fprintf(out, "] %3d%%", (int)(fraction * 100.0));
+    fprintf(out, "] %3d%% %s/%s inputs, %.0f M/s\033[K", (int)(fraction * 100.0),
+            fp8kv_format_count(done, count, sizeof count),
+            fp8kv_format_count(total, all, sizeof all),
+            seconds > 0 ? (double)done / seconds / 1e6 : 0.0);
     fflush(out);
 }
 
@@ -543,6 +551,7 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
     char message[1024] = ""; /* the first failure's message, from whichever thread had it */
     atomic_init(&chunks_done, 0);
     atomic_init(&status, 0);
+    const double started = fp8kv_now();
 
 #pragma omp parallel num_threads(threads)
     {
@@ -576,7 +585,8 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
             uint64_t done = atomic_fetch_add(&chunks_done, 1) + 1;
             if (progress && c.thread == 0 && fp8kv_now() - last_draw > 0.2) {
                 last_draw = fp8kv_now();
-                draw_progress(progress, what, (double)done / (double)chunks);
+                draw_progress(progress, what, done * chunk < total ? done * chunk : total, total,
+                              last_draw - started);
             }
         }
         free(c.x);
@@ -584,7 +594,8 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
         free(c.q2);
     }
     if (progress) {
-        draw_progress(progress, what, (double)atomic_load(&chunks_done) / (double)chunks);
+        const uint64_t done = atomic_load(&chunks_done) * chunk;
+        draw_progress(progress, what, done < total ? done : total, total, fp8kv_now() - started);
         fputc('\n', progress);
     }
     if (atomic_load(&status) != 0)

@@ -37,7 +37,7 @@ static const char verify_stream_help[] =
     "  --name NAME      what the stream is, for the output (default stream)\n" FP8KV_CLI_JSON_HELP
     "  --vectors DIR    the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
     "                   installed set)\n"
-    "On a terminal, stderr shows the bytes read, the inputs judged and the rate.\n"
+    "On a terminal, stderr shows the inputs judged (bytes read) and the rate.\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, or a stream of the wrong\n"
     "      length (too short or too long: the byte count is named)\n";
 

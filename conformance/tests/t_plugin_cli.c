@@ -211,3 +211,23 @@ Test(plugin_cli, audit_finds_the_change_and_who_is_right)
                  0, "%s", out);
     cr_assert(strstr(last_line(), "verdict=improved"), "%s", out);
 }
+
+/* A run's overall line: on a terminal, "step N/M" rewritten in place and cleared at the end;
+ * through a pipe, nothing of it. */
+Test(plugin_cli, run_progress_only_on_a_terminal, .timeout = 600)
+{
+#define RUN_ONE                                                                                    \
+    "d=$(mktemp -d) && " FP8KV                                                                     \
+    " run --target cpu --profile e4m3fn_satfinite --threads 2 --out $d" VECTORS                    \
+    "; rc=$?; rm -rf $d; exit $rc"
+    cr_assert_eq(test_run("(" RUN_ONE ") 2>&1", out, sizeof out), 0, "%s", out);
+    cr_assert_null(strchr(out, '\r'), "%s", out);
+    cr_assert_null(strstr(out, "step 1/"), "%s", out);
+    cr_assert_eq(test_run("script -qec '" RUN_ONE "' /dev/null", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "\rfp8kv run: step 1/5 (e4m3fn_satfinite, bits): 0 checks done"), "%s",
+              out);
+    cr_assert(strstr(out, "\rfp8kv run: step 5/5 (e4m3fn_satfinite, cpu-reference): "), "%s", out);
+    cr_assert(strstr(out, ", ETA "), "%s", out);
+    cr_assert(strstr(out, "\r\033[K"), "the line is cleared: %s", out);
+#undef RUN_ONE
+}
