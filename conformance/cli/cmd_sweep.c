@@ -153,6 +153,17 @@ static json_t *model_list(unsigned mask)
     return a;
 }
 
+/* Each set of a plugin's verdict: its line, its classes, its failures. */
+static void print_checks(const struct fp8kv_results *r)
+{
+    for (size_t i = 0; i < r->count; i++) {
+        struct fp8kv_results one = {&r->items[i], 1, 1};
+        fp8kv_log_checks(stdout, &one, 0);
+        if (one.items->gated)
+            fp8kv_cli_print_classes(one.items);
+    }
+}
+
 /* The text and the JSON (--json json, a shard's when shard.count) of a finished sweep; its
  * exit code. */
 static int present_sweep(const struct sweep_outcome *o, const char *json, struct fp8kv_shard shard)
@@ -169,12 +180,7 @@ static int present_sweep(const struct sweep_outcome *o, const char *json, struct
                           fp8kv_sweep_domain_names[o->domain], "nan_check",
                           fp8kv_nan_check_names[o->check]);
     } else {
-        for (size_t i = 0; i < v->results.count; i++) { /* each set: its line, classes, failures */
-            struct fp8kv_results one = {&v->results.items[i], 1, 1};
-            fp8kv_log_checks(stdout, &one, 0);
-            if (one.items->gated)
-                fp8kv_cli_print_classes(one.items);
-        }
+        print_checks(&v->results);
         if (shard.index > 0) /* the scale pairs are shard 0's */
             printf("scale models: judged by shard 0\n");
         else
@@ -319,7 +325,7 @@ static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_commo
         fp8kv_results_free(&out.v.results);
         return rc;
     }
-    fp8kv_log_checks(stdout, &out.v.results, 0); /* what was judged before it failed */
+    print_checks(&out.v.results); /* what was judged before it failed */
     json_t *extra =
         json_pack("{s:s, s:s, s:s, s:s}", "profile", out.p->name, "model", fp8kv_model_names[model],
                   "nan_check", fp8kv_nan_check_names[k->check], "error", fp8kv_last_error());
