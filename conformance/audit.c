@@ -50,6 +50,19 @@ static void merge_counts(struct tally *dst, const struct tally *src)
     }
 }
 
+void fp8kv_audit_set_lines(struct fp8kv_audit_set *s)
+{
+    s->examples = s->kept.n;
+    for (int i = 0; i < s->kept.n; i++) {
+        const struct fp8kv_failure *c = &s->kept.v[i];
+        char input[128];
+        fp8kv_failure_input_text(c, input, sizeof input);
+        snprintf(s->example[i], sizeof s->example[i],
+                 "%s => baseline %02x  candidate %02x  expected %02x  %s  (%s)", input, c->got,
+                 c->other, c->want, fp8kv_class_names[c->cls], who_names[c->note]);
+    }
+}
+
 /* The counts and examples (in words) of a finished set into s. */
 static void write_examples(const struct tally *t, const struct fp8kv_examples *examples,
                            struct fp8kv_audit_set *s)
@@ -60,15 +73,8 @@ static void write_examples(const struct tally *t, const struct fp8kv_examples *e
     s->baseline_right = t->right[BASELINE_RIGHT];
     s->candidate_right = t->right[CANDIDATE_RIGHT];
     s->neither_right = t->right[NEITHER_RIGHT];
-    s->examples = examples->n;
-    for (int i = 0; i < examples->n; i++) {
-        const struct fp8kv_failure *c = &examples->v[i];
-        char input[128];
-        fp8kv_failure_input_text(c, input, sizeof input);
-        snprintf(s->example[i], sizeof s->example[i],
-                 "%s => baseline %02x  candidate %02x  expected %02x  %s  (%s)", input, c->got,
-                 c->other, c->want, fp8kv_class_names[c->cls], who_names[c->note]);
-    }
+    s->kept = *examples;
+    fp8kv_audit_set_lines(s);
 }
 
 /* ---- the domains ------------------------------------------------------------------------- */
@@ -119,9 +125,9 @@ static int audit_domain(const struct fp8kv_profile *p, enum fp8kv_nan_check chec
         return FP8KV_ERR;
     memset(set, 0, sizeof *set);
     snprintf(set->name, sizeof set->name, "%s", fp8kv_sweep_domain_names[d]);
-    set->inputs = fp8kv_sweep_domain_size(d);
-    if (opt && opt->limit && opt->limit < set->inputs)
-        set->inputs = opt->limit;
+    uint64_t lo, hi;
+    fp8kv_sweep_range(d, opt, &lo, &hi);
+    set->inputs = hi - lo;
     job->runs = runs;
     job->nruns = (size_t)n;
     job->dtype = d == FP8KV_DOMAIN_F32   ? FP8KV_DTYPE_F32
@@ -210,21 +216,58 @@ int fp8kv_audit_codecs(const char *dir, const struct fp8kv_profile *p, enum fp8k
         out->nsets++;
     }
     free(bounds);
-    if (rc == 0) {
+    if (rc == 0 && (!opt || opt->shard.index == 0)) { /* the pairs: shard 0's */
         rc = audit_pairs(dir, p, check, model, &job, &out->sets[out->nsets]);
         out->nsets++;
     }
-    for (int k = 0; k < out->nsets; k++) {
-        const struct fp8kv_audit_set *s = &out->sets[k];
-        out->inputs += s->inputs;
-        out->changed += s->changed;
-        out->baseline_right += s->baseline_right;
-        out->candidate_right += s->candidate_right;
-        out->both_right += s->both_right;
-        out->neither_right += s->neither_right;
-    }
+    fp8kv_audit_totals(out);
     out->seconds = fp8kv_now() - t0;
     return rc;
+}
+
+void fp8kv_audit_totals(struct fp8kv_audit *a)
+{
+    a->inputs = a->changed = a->baseline_right = a->candidate_right = a->both_right =
+        a->neither_right = 0;
+    for (int k = 0; k < a->nsets; k++) {
+        const struct fp8kv_audit_set *s = &a->sets[k];
+        a->inputs += s->inputs;
+        a->changed += s->changed;
+        a->baseline_right += s->baseline_right;
+        a->candidate_right += s->candidate_right;
+        a->both_right += s->both_right;
+        a->neither_right += s->neither_right;
+    }
+}
+
+int fp8kv_audit_merge_shard(struct fp8kv_audit *into, const struct fp8kv_audit *next)
+{
+    for (int k = 0; k < next->nsets; k++) {
+        const struct fp8kv_audit_set *n = &next->sets[k];
+        struct fp8kv_audit_set *s = NULL;
+        for (int j = 0; j < into->nsets && !s; j++)
+            if (strcmp(into->sets[j].name, n->name) == 0)
+                s = &into->sets[j];
+        if (!s) {
+            if (into->nsets == FP8KV_DOMAIN_COUNT + 1)
+                return fp8kv_fail("audit: no room for the set %s", n->name);
+            into->sets[into->nsets++] = *n;
+            continue;
+        }
+        s->inputs += n->inputs;
+        s->changed += n->changed;
+        for (int c = 0; c < FP8KV_CLASS_COUNT; c++)
+            s->changed_by_class[c] += n->changed_by_class[c];
+        s->baseline_right += n->baseline_right;
+        s->candidate_right += n->candidate_right;
+        s->both_right += n->both_right;
+        s->neither_right += n->neither_right;
+        fp8kv_examples_merge_shard(&s->kept, &n->kept);
+        fp8kv_audit_set_lines(s);
+    }
+    fp8kv_audit_totals(into);
+    into->seconds = into->seconds > next->seconds ? into->seconds : next->seconds;
+    return FP8KV_OK;
 }
 
 const char *fp8kv_audit_verdict(const struct fp8kv_audit *a)

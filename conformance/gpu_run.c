@@ -31,6 +31,13 @@ int fp8kv_gpu_target_open(int device, struct fp8kv_target *t)
     return fp8kv_gpu_target_info(device, &t->info);
 }
 
+int fp8kv_gpu_devices(void)
+{
+    struct fp8kv_target_info t;
+    fp8kv_gpu_target_info(0, &t); /* the message */
+    return 0;
+}
+
 #else /* FP8KV_HAVE_GPU */
 
 #include "fp8kv/gpu.h"
@@ -63,6 +70,11 @@ int fp8kv_gpu_target_info(int device, struct fp8kv_target_info *t)
     snprintf(t->compiled, sizeof t->compiled, "device codecs: %.230s", info.compiled);
     t->executed = 1;
     return FP8KV_OK;
+}
+
+int fp8kv_gpu_devices(void)
+{
+    return fp8kv_gpu_device_count();
 }
 
 int fp8kv_gpu_target_open(int device, struct fp8kv_target *t)

@@ -83,6 +83,36 @@ json_t *fp8kv_check_json(const struct fp8kv_check *c)
     return o;
 }
 
+/* One failure as an object (docs/json.md, a shard's "examples"). */
+static json_t *failure_json(const struct fp8kv_failure *f)
+{
+    json_t *o =
+        json_pack("{s:I, s:I, s:I, s:s, s:s?, s:i, s:i, s:i, s:i}", "input", (json_int_t)f->input,
+                  "last", (json_int_t)f->last, "count", (json_int_t)f->count, "dtype",
+                  fp8kv_dtype_names[f->dtype < FP8KV_DTYPE_COUNT ? f->dtype : 0], "class",
+                  f->cls < FP8KV_CLASS_COUNT ? fp8kv_class_names[f->cls] : NULL, "got", f->got,
+                  "want", f->want, "other", f->other, "note", f->note);
+    if (f->has_scale)
+        json_object_set_new(o, "scale", json_integer((json_int_t)f->scale));
+    return o;
+}
+
+json_t *fp8kv_check_json_shard(const struct fp8kv_check *c)
+{
+    json_t *o = fp8kv_check_json(c), *examples = json_array();
+    for (int i = 0; i < c->examples.n; i++)
+        json_array_append_new(examples, failure_json(&c->examples.v[i]));
+    json_object_set_new(o, "examples", examples);
+    if (c->first_limit) {
+        json_t *first = json_array();
+        for (int i = 0; i < c->first_count; i++)
+            json_array_append_new(first, failure_json(&c->first[i]));
+        json_object_set_new(o, "first_failures", first);
+        json_object_set_new(o, "first_limit", json_integer(c->first_limit));
+    }
+    return o;
+}
+
 static int write_text(const char *dir, const char *name, const char *text)
 {
     char *path = fp8kv_path_join(dir, name);

@@ -12,6 +12,12 @@
  * one, per-class cases and mismatches when it has classes, and the failure lines. */
 json_t *fp8kv_check_json(const struct fp8kv_check *c);
 
+/* fp8kv_check_json_shard: fp8kv_check_json(c) and what merging shards needs beyond the lines
+ * (fp8kv/shard.h): "examples", the kept examples as objects {input, last, count, dtype, class,
+ * got, want, other, note[, scale]}, and for a device sweep "first_limit" and "first_failures"
+ * (its first failures, unfolded). */
+json_t *fp8kv_check_json_shard(const struct fp8kv_check *c);
+
 /* The verdict document every judging command writes with --json, and the top level of
  * report.json: schema, schema_version, command, verdict, checks (docs/json.md). */
 #define FP8KV_VERDICT_SCHEMA "fp8kv-verdict"

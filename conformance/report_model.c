@@ -101,6 +101,86 @@ static int get_classes(const struct parser *p, json_t *o, const char *key, uint6
     return 0;
 }
 
+/* The index of name in names (count of them), or -1. */
+static int name_index(const char *name, const char *const *names, int count)
+{
+    for (int k = 0; name && k < count; k++)
+        if (strcmp(name, names[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* A failure object of a shard's "examples" or "first_failures" (key). */
+static int parse_failure(const struct parser *p, const char *key, json_t *o,
+                         struct fp8kv_failure *f)
+{
+    unsigned long long input = 0, last = 0, count = 0, got = 0, want = 0, other = 0, note = 0,
+                       scale = 0;
+    memset(f, 0, sizeof *f);
+    if (!json_is_object(o))
+        return bad(p, key, "not a list of failure objects");
+    json_t *cls = json_object_get(o, "class");
+    const int dtype = name_index(json_string_value(json_object_get(o, "dtype")), fp8kv_dtype_names,
+                                 FP8KV_DTYPE_COUNT);
+    const int k = json_is_null(cls)
+                      ? FP8KV_NO_CLASS
+                      : name_index(json_string_value(cls), fp8kv_class_names, FP8KV_CLASS_COUNT);
+    if (get_count(p, o, "input", &input) || get_count(p, o, "last", &last) ||
+        get_count(p, o, "count", &count) || get_count(p, o, "got", &got) ||
+        get_count(p, o, "want", &want) || get_count(p, o, "other", &other) ||
+        get_count(p, o, "note", &note) ||
+        (json_object_get(o, "scale") && get_count(p, o, "scale", &scale)))
+        return FP8KV_ERR;
+    if (dtype < 0 || k < 0 || input > UINT32_MAX || last > UINT32_MAX || last < input ||
+        count == 0 || got > 255 || want > 255 || other > 255 || note > 255 || scale > UINT32_MAX)
+        return bad(p, key, "a failure with an unknown dtype or class, or a value out of range");
+    *f = (struct fp8kv_failure){.input = (uint32_t)input,
+                                .last = (uint32_t)last,
+                                .count = count,
+                                .scale = (uint32_t)scale,
+                                .dtype = (uint8_t)dtype,
+                                .has_scale = json_object_get(o, "scale") != NULL,
+                                .cls = (uint8_t)k,
+                                .got = (uint8_t)got,
+                                .want = (uint8_t)want,
+                                .other = (uint8_t)other,
+                                .note = (uint8_t)note};
+    return 0;
+}
+
+/* What a shard's check holds beyond the lines (fp8kv_check_json_shard): its examples, folded
+ * again into c->examples in order (which rebuilds them as they were), and a device sweep's
+ * first failures. Absent from other documents. */
+static int parse_shard_parts(const struct parser *p, json_t *o, struct fp8kv_check *c)
+{
+    json_t *examples = json_object_get(o, "examples");
+    if (examples &&
+        (!json_is_array(examples) || json_array_size(examples) > FP8KV_MAX_FAILURE_LINES))
+        return bad(p, "examples", "not a list of at most 39 failures");
+    for (size_t i = 0; examples && i < json_array_size(examples); i++) {
+        struct fp8kv_failure f;
+        if (parse_failure(p, "examples", json_array_get(examples, i), &f) != 0)
+            return FP8KV_ERR;
+        if (fp8kv_examples_add(&c->examples, &f) < 0 || c->examples.n != (int)i + 1)
+            return bad(p, "examples", "not the examples of one pass (out of order or too many)");
+    }
+    json_t *first = json_object_get(o, "first_failures");
+    if (!first)
+        return 0;
+    unsigned long long limit = 0;
+    if (get_count(p, o, "first_limit", &limit) != 0)
+        return FP8KV_ERR;
+    if (!json_is_array(first) || limit == 0 || limit > FP8KV_SWEEP_FAILURES ||
+        json_array_size(first) > limit)
+        return bad(p, "first_failures", "not a list of at most first_limit (1 .. 20) failures");
+    c->first_limit = (int)limit;
+    for (size_t i = 0; i < json_array_size(first); i++)
+        if (parse_failure(p, "first_failures", json_array_get(first, i),
+                          &c->first[c->first_count++]) != 0)
+            return FP8KV_ERR;
+    return 0;
+}
+
 static int parse_check(const struct parser *p, json_t *o, struct fp8kv_check *c)
 {
     memset(c, 0, sizeof *c);
@@ -160,7 +240,13 @@ static int parse_check(const struct parser *p, json_t *o, struct fp8kv_check *c)
                          sizeof c->failures[i]);
         c->failure_lines = (int)i + 1;
     }
-    return rc;
+    return rc == 0 ? parse_shard_parts(p, o, c) : rc;
+}
+
+int fp8kv_check_parse_json(const char *path, size_t index, json_t *o, struct fp8kv_check *c)
+{
+    const struct parser p = {path, index};
+    return parse_check(&p, o, c);
 }
 
 /* The top level: where it ran, the vectors, the summary; then every check. */

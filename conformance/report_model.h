@@ -11,6 +11,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "fp8kv/checks.h"
 #include "fp8kv/run.h"
 
@@ -34,6 +36,11 @@ struct fp8kv_report {
  * with a message naming path and what is wrong (not JSON, a missing or mistyped field, a
  * string too long for its field); *r is then empty. */
 int fp8kv_report_parse(const char *path, const char *text, size_t len, struct fp8kv_report *r);
+
+/* fp8kv_check_parse_json: the check object o, checks[index] of the document read from path,
+ * into *c, as fp8kv_report_parse reads each (and a shard's examples and first failures,
+ * fp8kv_check_json_shard). 0, or FP8KV_ERR naming path, the check and the field. */
+int fp8kv_check_parse_json(const char *path, size_t index, json_t *o, struct fp8kv_check *c);
 
 /* fp8kv_report_load: reads and parses the report.json at path (fp8kv_report_parse). */
 int fp8kv_report_load(const char *path, struct fp8kv_report *r);

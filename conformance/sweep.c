@@ -467,12 +467,6 @@ int fp8kv_chunk_examples_init(struct fp8kv_chunk_examples *m, uint64_t chunks)
     return FP8KV_OK;
 }
 
-static void merge_examples(struct fp8kv_examples *dst, const struct fp8kv_examples *src)
-{
-    for (int i = 0; src && i < src->n; i++)
-        fp8kv_examples_add(dst, &src->v[i]);
-}
-
 int fp8kv_chunk_examples_put(struct fp8kv_chunk_examples *m, uint64_t index,
                              const struct fp8kv_examples *e)
 {
@@ -485,7 +479,7 @@ int fp8kv_chunk_examples_put(struct fp8kv_chunk_examples *m, uint64_t index,
 #pragma omp critical(fp8kv_chunk_examples)
     {
         if (index == m->next) {
-            merge_examples(&m->merged, e);
+            fp8kv_examples_merge_shard(&m->merged, e);
             m->next++;
         } else if (index < m->chunks) {
             m->done[index] = 1;
@@ -493,7 +487,7 @@ int fp8kv_chunk_examples_put(struct fp8kv_chunk_examples *m, uint64_t index,
             copy = NULL;
         }
         while (m->next < m->chunks && m->done[m->next]) {
-            merge_examples(&m->merged, m->pending[m->next]);
+            fp8kv_examples_merge_shard(&m->merged, m->pending[m->next]);
             free(m->pending[m->next]);
             m->pending[m->next++] = NULL;
         }
@@ -505,7 +499,7 @@ int fp8kv_chunk_examples_put(struct fp8kv_chunk_examples *m, uint64_t index,
 void fp8kv_chunk_examples_finish(struct fp8kv_chunk_examples *m)
 {
     for (uint64_t i = m->next; m->pending && i < m->chunks; i++) {
-        merge_examples(&m->merged, m->pending[i]);
+        fp8kv_examples_merge_shard(&m->merged, m->pending[i]);
         free(m->pending[i]);
     }
     free(m->pending);
@@ -540,10 +534,9 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
     const int no_inputs = in_order || (flags & FP8KV_CHUNKS_NO_INPUTS);
     if (chunk == 0)
         chunk = FP8KV_SWEEP_CHUNK;
-    uint64_t total = fp8kv_sweep_domain_size(domain);
-    if (opt && opt->limit && opt->limit < total)
-        total = opt->limit;
-    const uint64_t chunks = (total + chunk - 1) / chunk;
+    uint64_t first, end;
+    fp8kv_sweep_range(domain, opt, &first, &end);
+    const uint64_t chunks = (end - first + chunk - 1) / chunk, total = end - first;
     FILE *progress = opt && opt->progress && isatty(fileno(opt->progress)) ? opt->progress : NULL;
     int threads = in_order ? 1 : opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
     _Atomic uint64_t chunks_done;
@@ -571,8 +564,8 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
             if (atomic_load(&status) != 0)
                 continue;
             c.index = ci;
-            c.lo = ci * chunk;
-            c.n = (size_t)(total - c.lo < chunk ? total - c.lo : chunk);
+            c.lo = first + ci * chunk;
+            c.n = (size_t)(end - c.lo < chunk ? end - c.lo : chunk);
             if (c.x)
                 fill_inputs(domain, c.lo, c.n, c.x);
             int rc = visit(ctx, &c);
@@ -608,10 +601,23 @@ uint64_t fp8kv_sweep_chunk_count(enum fp8kv_domain domain, const struct fp8kv_sw
 {
     if (chunk == 0)
         chunk = FP8KV_SWEEP_CHUNK;
-    uint64_t total = fp8kv_sweep_domain_size(domain);
-    if (opt && opt->limit && opt->limit < total)
-        total = opt->limit;
-    return (total + chunk - 1) / chunk;
+    uint64_t first, end;
+    fp8kv_sweep_range(domain, opt, &first, &end);
+    return (end - first + chunk - 1) / chunk;
+}
+
+/* The inputs a pass judges before sharding: the domain, or its first opt->limit. */
+static uint64_t unsharded_size(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt)
+{
+    const uint64_t size = fp8kv_sweep_domain_size(domain);
+    return opt && opt->limit && opt->limit < size ? opt->limit : size;
+}
+
+void fp8kv_sweep_range(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt,
+                       uint64_t *lo, uint64_t *hi)
+{
+    const struct fp8kv_shard whole = {0, 0};
+    fp8kv_shard_domain_slice(opt ? opt->shard : whole, domain, unsharded_size(domain, opt), lo, hi);
 }
 
 int fp8kv_sweep_default_threads(void)
@@ -687,17 +693,19 @@ static void fill_verdict(struct fp8kv_check *c, const uint64_t *class_mismatches
 static int self_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                       enum fp8kv_domain domain, const struct runs *runs,
                       const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
-                      struct fp8kv_check *c)
+                      const struct fp8kv_sweep_options *opt, struct fp8kv_check *c)
 {
     const double t0 = fp8kv_now();
     struct fp8kv_sweep_result res;
     memset(&res, 0, sizeof res);
-    const int rc = subject->sweep(subject->ctx, cfg, domain, runs->v, runs->n, &res);
+    uint64_t lo, hi;
+    fp8kv_sweep_range(domain, opt, &lo, &hi);
+    const int rc = subject->sweep(subject->ctx, cfg, domain, runs->v, runs->n, lo, hi, &res);
     if (rc != 0)
         return rc;
     char detail[160], name[32];
     snprintf(detail, sizeof detail, "all %llu %s inputs, scale 1, nan check %s, judged %s: %.2f ms",
-             (unsigned long long)res.cases, fp8kv_sweep_domain_names[domain],
+             (unsigned long long)unsharded_size(domain, opt), fp8kv_sweep_domain_names[domain],
              fp8kv_nan_check_names[check],
              subject->memory == FP8KV_MEMORY_DEVICE ? "on the device" : "by the subject",
              res.kernel_ms);
@@ -706,12 +714,13 @@ static int self_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     c->cases = res.cases;
     struct fp8kv_examples examples; /* the device's first failures, in input order */
     memset(&examples, 0, sizeof examples);
+    c->first_limit = FP8KV_SWEEP_FAILURES;
     for (int i = 0; i < res.failures && i < FP8KV_SWEEP_FAILURES; i++) {
-        const struct fp8kv_failure f =
+        c->first[c->first_count++] =
             fp8kv_failure_one(domain_dtype(domain), res.failure_input[i],
                               res.failure_cls[i] < FP8KV_CLASS_COUNT ? res.failure_cls[i] : -1,
                               res.failure_got[i], res.failure_want[i]);
-        fp8kv_examples_add(&examples, &f);
+        fp8kv_examples_add(&examples, &c->first[i]);
     }
     fill_verdict(c, res.class_mismatches, &examples);
     for (int k = FP8KV_CLASS_COUNT; k < FP8KV_SWEEP_CLASSES; k++)
@@ -742,13 +751,13 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
                  (double)scale_f, fp8kv_model_names[opt->model]);
     }
     if (fp8kv_subject_can(subject, FP8KV_CAP_SWEEP) && !(opt && opt->limit) && !scale) {
-        const int rc = self_sweep(p, check, domain, &runs, subject, cfg, c);
+        const int rc = self_sweep(p, check, domain, &runs, subject, cfg, opt, c);
         free(runs.v);
         return rc;
     }
-    uint64_t total = fp8kv_sweep_domain_size(domain);
-    if (opt && opt->limit && opt->limit < total)
-        total = opt->limit;
+    uint64_t lo, hi;
+    fp8kv_sweep_range(domain, opt, &lo, &hi);
+    const uint64_t total = hi - lo;
     struct shared_state s = {
         .p = p, .domain = domain, .runs = &runs, .total = total, .scale = scale};
     if (fp8kv_chunk_examples_init(&s.examples,
@@ -767,8 +776,8 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
 
     char detail[160];
     snprintf(detail, sizeof detail, "all %llu %s inputs, %s, nan check %s",
-             (unsigned long long)total, fp8kv_sweep_domain_names[domain], scale_text,
-             fp8kv_nan_check_names[check]);
+             (unsigned long long)unsharded_size(domain, opt), fp8kv_sweep_domain_names[domain],
+             scale_text, fp8kv_nan_check_names[check]);
     char name[32];
     snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
     if (status == FP8KV_ERR_SUBJECT && s.crash_n) { /* name the input, the threads at rest */

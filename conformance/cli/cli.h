@@ -40,6 +40,7 @@ int fp8kv_cmd_judge_kv(int argc, char **argv);
 int fp8kv_cmd_check_kv(int argc, char **argv);
 int fp8kv_cmd_ver(int argc, char **argv);
 int fp8kv_cmd_version(int argc, char **argv);
+int fp8kv_cmd_merge(int argc, char **argv);
 
 /* fp8kv_cli_vectors_dir: the vector directory to read: the --vectors value when given, else
  * $FP8KV_VECTORS, else ./vectors when it exists, else the installed vectors (../share/fp8kv/
@@ -221,5 +222,64 @@ int fp8kv_cli_json_write(const char *cmd, const char *path, json_t *doc);
  * (consumed; may be NULL) added at the top level. NULL when out of memory. */
 json_t *fp8kv_cli_verdict_doc(const char *command, const char *verdict,
                               const struct fp8kv_check *checks, size_t count, json_t *extra);
+
+/* ---- shards, their merge and --device all (cmd_merge.c) ---------------------------------- */
+
+#include "fp8kv/shard.h"
+
+/* The help lines of --shard and --device on the commands that split (sweep, audit). */
+#define FP8KV_CLI_SHARD_HELP                                                                       \
+    "  --shard i/N      judge only shard i of N (0 <= i < N): slice i of each exhaustive domain\n" \
+    "                   (the vector sets in shard 0); --json writes the shard's result, which\n"   \
+    "                   `fp8kv merge` joins with the others into the unsharded verdict\n"
+#define FP8KV_CLI_DEVICE_HELP                                                                      \
+    "  --device N|all   (--target hip) the GPU (default 0); all: shard i on GPU i of the "         \
+    "visible\n"                                                                                    \
+    "                   ones, one process each, merged as `fp8kv merge` does\n"
+
+/* fp8kv_cli_parse_shard: a --shard value "i/N" (fp8kv_shard_parse): 0, or FP8KV_EXIT_USAGE after
+ * a usage message. */
+int fp8kv_cli_parse_shard(const char *cmd, const char *text, struct fp8kv_shard *out);
+
+/* --device all, as fp8kv_cli_parse_device_or_all gives it. */
+#define FP8KV_CLI_ALL_DEVICES (-1)
+
+/* fp8kv_cli_parse_device_or_all: a --device value: a number (fp8kv_cli_parse_device) or "all"
+ * (FP8KV_CLI_ALL_DEVICES). 0, or FP8KV_EXIT_USAGE after a usage message. */
+int fp8kv_cli_parse_device_or_all(const char *cmd, const char *text, int *device);
+
+/* fp8kv_cli_shard_json: the "shard" object of a shard's document (docs/json.md): index, count,
+ * the slice of every domain, and `of`, what makes two documents shards of one pass (consumed). */
+json_t *fp8kv_cli_shard_json(struct fp8kv_shard s, json_t *of);
+
+/* fp8kv_cli_verdict_shard_doc: fp8kv_cli_verdict_doc, and for a shard (s.count > 0) its "shard"
+ * object (fp8kv_cli_shard_json(s, of)) and each check written by fp8kv_check_json_shard; of is
+ * consumed either way. */
+json_t *fp8kv_cli_verdict_shard_doc(const char *command, const char *verdict,
+                                    const struct fp8kv_check *checks, size_t count, json_t *extra,
+                                    struct fp8kv_shard s, json_t *of);
+
+/* fp8kv_cli_print_shard: for a shard (s.count > 0), the line that says which inputs it judged. */
+void fp8kv_cli_print_shard(struct fp8kv_shard s, unsigned domains);
+
+/* fp8kv_cli_merge_files: `fp8kv merge`: reads the n shard documents at paths, checks that they are
+ * the N shards of one pass (same `of`, each index once, the slices of this fp8kv), and prints
+ * and writes (--json json_path) the merged verdict as the unsharded command would. An exit
+ * code; FP8KV_EXIT_USAGE naming the file and the problem when they are not. */
+int fp8kv_cli_merge_files(const char *cmd, char *const *paths, int n, const char *json_path);
+
+/* fp8kv_cli_on_every_device: --device all: runs this command once per visible GPU k as
+ * `--device k --shard k/D --json FILE` (the other options as given in a, skipping the options
+ * numbered opt_device, opt_shard and opt_json), in parallel processes, then merges their files
+ * (fp8kv_cli_merge_files) into the output (--json json_path). An exit code: a child's when one
+ * failed (its output shown), FP8KV_EXIT_UNAVAILABLE without a GPU. */
+int fp8kv_cli_on_every_device(const char *cmd, const struct fp8kv_cli_args *a,
+                              const struct fp8kv_cli_option *options, int count, int opt_device,
+                              int opt_shard, int opt_json, const char *json_path);
+
+/* The merge of each command's shards (cmd_sweep.c, cmd_audit.c): docs[k] is shard k's document
+ * (read from paths[k]), all validated by fp8kv_cli_merge_files; an exit code. */
+int fp8kv_cli_sweep_merge(json_t *const *docs, char *const *paths, int n, const char *json_path);
+int fp8kv_cli_audit_merge(json_t *const *docs, char *const *paths, int n, const char *json_path);
 
 #endif

@@ -228,7 +228,7 @@ static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bou
         return fp8kv_cli_input_error("bench");
     struct fp8kv_sweep_result res;
     const int rc =
-        fp8kv_gpu_sweep(c, fp8kv_profile_cfg(p), FP8KV_DOMAIN_F32, runs, (size_t)n, 0, &res);
+        fp8kv_gpu_sweep(c, fp8kv_profile_cfg(p), FP8KV_DOMAIN_F32, runs, (size_t)n, 0, 0, &res);
     free(runs);
     if (rc != 0)
         return gpu_failed(info->name);

@@ -53,6 +53,8 @@ static const struct fp8kv_cli_command commands[] = {
      fp8kv_cmd_verify_stream},
     {"audit", "exhaustive diff of a codec change (built-in names or plugins), oracle-judged",
      fp8kv_cmd_audit},
+    {"merge", "join the shards of a sweep or an audit (--shard i/N --json) into its verdict",
+     fp8kv_cmd_merge},
     {"judge-kv", "judge an engine's KV caches and outputs (.npy files) against a golden case",
      fp8kv_cmd_judge_kv},
     {"check-kv",

@@ -13,6 +13,9 @@
  *   overrun     writes one byte past its n outputs
  *   overflow_nan gives NaN instead of +-448 for |x| in (464, 480] at scale 1: a defect of a
  *               range of 524,288 inputs per sign, in the overflow class
+ *   many_classes fails at scale 1 in every input class (many_classes_fault below), over ranges
+ *               that straddle where 2, 3 and 7 shards cut the f32 domain: what the tests of
+ *               --shard and `fp8kv merge` merge
  * One source for all of them, so a fault is the only difference from the clean plugin.
  */
 #include <stdio.h>
@@ -34,6 +37,7 @@
 #define FAULT_FORK_CRASH 9
 #define FAULT_OVERRUN 10
 #define FAULT_OVERFLOW_NAN 11
+#define FAULT_MANY_CLASSES 12
 #ifndef PLUGIN_FAULT
 #define PLUGIN_FAULT FAULT_NONE
 #endif
@@ -70,6 +74,36 @@ static const struct fp8kv_subject *cpu_subject(const char *name, unsigned caps)
     return fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, name, caps);
 }
 
+/* Where 2, 3 and 7 shards cut the f32 domain (fp8kv/shard.h: at multiples of 2^20). */
+static const uint32_t shard_borders[] = {0x80000000u, 0x55500000u, 0xAAA00000u,
+                                         0x24900000u, 0x49200000u, 0x6DB00000u,
+                                         0x92400000u, 0xB6D00000u, 0xDB600000u};
+
+/* many_classes: the wrong code for f32 bits b (scale 1), or -1 where the code is right: the f32
+ * denormals 0x1 .. 0xf (f32-denormal), 1.0625 rounded up (tie), every 2^18-th input of [1, 2)
+ * and (-2, -1] (normal), +Inf as NaN (inf), the NaNs 0x7fc00000 .. 0x7fc000ff (nan), and the six
+ * inputs around each shard border (underflow, overflow, nan, zero, f32-denormal). */
+static int many_classes_fault(uint32_t b)
+{
+    const uint32_t mag = b & 0x7FFFFFFFu;
+    for (size_t k = 0;
+         ((b + 3) & 0xFFFFFu) < 6 && k < sizeof shard_borders / sizeof shard_borders[0];
+         k++) /* the borders are multiples of 2^20 */
+        if (b - (shard_borders[k] - 3) < 6)
+            return 0x55;
+    if (b >= 1 && b <= 0xF)
+        return 0x01;
+    if (mag == 0x3F880000u)
+        return b >> 31 ? 0xB9 : 0x39;
+    if (mag >= 0x3F800000u && mag < 0x40000000u && (b & 0x3FFFFu) == 0x1234u)
+        return -2; /* the code with its low bit flipped */
+    if (b == 0x7F800000u)
+        return 0x7F;
+    if (b >= 0x7FC00000u && b < 0x7FC00100u)
+        return 0x7E;
+    return -1;
+}
+
 static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
 {
     const struct fp8kv_subject *bits = cpu_subject("bits", FP8KV_CAP_ENCODE);
@@ -88,6 +122,13 @@ static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
             (fp8kv_f32_bits(x[i]) & 0x7FFFFFFFu) > 0x43E80000u &&
             (fp8kv_f32_bits(x[i]) & 0x7FFFFFFFu) <= 0x43F00000u)
             q[i] |= 0x7F; /* (464, 480]: NaN */
+        if (PLUGIN_FAULT == FAULT_MANY_CLASSES && scale == 1.0f) {
+            const int wrong = many_classes_fault(fp8kv_f32_bits(x[i]));
+            if (wrong >= 0)
+                q[i] = (uint8_t)wrong;
+            else if (wrong == -2)
+                q[i] ^= 1;
+        }
     }
     if (PLUGIN_FAULT == FAULT_OVERRUN)
         q[n] = 0x00; /* one byte too many */

@@ -171,7 +171,7 @@ Test(gpu, short_sweeps_of_the_bits_codec_are_clean)
             struct fp8kv_sweep_result res;
             const uint64_t limit = d == FP8KV_DOMAIN_F32 ? 1ull << 26 : 0;
             cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, fp8kv_profile_cfg(p),
-                                         (enum fp8kv_domain)d, runs, n, limit, &res),
+                                         (enum fp8kv_domain)d, runs, n, 0, limit, &res),
                          0, "%s", fp8kv_last_error());
             cr_assert_eq(res.cases, d == FP8KV_DOMAIN_F32 ? limit : 65536u);
             cr_assert_eq(total_of(&res), 0, "%s %s: %llu mismatches, first 0x%08x => %02x", p->name,
@@ -204,8 +204,9 @@ static void planted(uint32_t at, uint64_t limit)
         end = end < limit ? end : limit;
     struct fp8kv_sweep_result res, again;
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
-    cr_assert_eq(fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, limit, &res),
-                 0, "%s", fp8kv_last_error());
+    cr_assert_eq(
+        fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, 0, limit, &res), 0,
+        "%s", fp8kv_last_error());
     cr_assert_eq(total_of(&res), end - start, "run [0x%llx, 0x%llx): %llu failures",
                  (unsigned long long)start, (unsigned long long)end,
                  (unsigned long long)total_of(&res));
@@ -220,7 +221,7 @@ static void planted(uint32_t at, uint64_t limit)
     }
     /* deterministic: the same answer again */
     cr_assert_eq(
-        fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, limit, &again), 0);
+        fp8kv_gpu_sweep(FP8KV_GPU_CODEC_BITS, cfg, FP8KV_DOMAIN_F32, runs, n, 0, limit, &again), 0);
     cr_assert_eq(memcmp(again.failure_input, res.failure_input, sizeof res.failure_input), 0);
     cr_assert_eq(again.failures, res.failures);
     free(runs);

@@ -22,7 +22,8 @@ struct device_state {
 };
 extern device_state g_device;
 
-/* require_open: FP8KV_UNAVAILABLE with a message unless a device is open. */
+/* require_open: FP8KV_UNAVAILABLE with a message unless a device is open; else makes it the
+ * calling thread's current device (a worker thread starts on device 0). */
 int require_open(const char *what);
 
 /* fail: records a message (no runtime error behind it: unusable arguments) and returns

@@ -58,8 +58,13 @@ int fail(const char *file, int line, const char *fmt, ...)
 
 int require_open(const char *what)
 {
-    if (g_device.open)
+    if (g_device.open) { /* the runtime's current device is per thread: this one uses it too */
+        int current = -1;
+        FP8KV_GPU_CHECK(hipGetDevice(&current));
+        if (current != g_device.index)
+            FP8KV_GPU_CHECK(hipSetDevice(g_device.index));
         return FP8KV_OK;
+    }
     error_count.fetch_add(1);
     return fp8kv_status_fail(FP8KV_UNAVAILABLE, "%s: no GPU device is open (fp8kv_gpu_open)", what);
 }

@@ -24,10 +24,10 @@ static int encode_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, siz
 }
 
 static int sweep_gpu(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
-                     const struct fp8kv_sweep_run *runs, size_t nruns,
+                     const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t lo, uint64_t hi,
                      struct fp8kv_sweep_result *out)
 {
-    return device_status(fp8kv_gpu_sweep(*(const int *)ctx, cfg, domain, runs, nruns, 0, out));
+    return device_status(fp8kv_gpu_sweep(*(const int *)ctx, cfg, domain, runs, nruns, lo, hi, out));
 }
 
 static int decode_gpu(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,

@@ -251,8 +251,8 @@ const struct fp8kv_sweep_run &run_of(const struct fp8kv_sweep_run *runs, size_t 
 } // namespace
 
 extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
-                               const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t limit,
-                               struct fp8kv_sweep_result *out)
+                               const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t lo,
+                               uint64_t hi, struct fp8kv_sweep_result *out)
 {
     memset(out, 0, sizeof *out);
     int rc = require_open("fp8kv_gpu_sweep");
@@ -271,7 +271,12 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
             runs[i].cls >= FP8KV_SWEEP_CLASSES)
             return FP8KV_FAIL("sweep: run %zu is out of order, out of the domain or of class %u", i,
                               runs[i].cls);
-    const uint64_t total = limit && limit < domain_end ? limit : domain_end;
+    const uint64_t first = lo, end = hi && hi < domain_end ? hi : domain_end;
+    if (first > end)
+        return FP8KV_FAIL("sweep: the range [%llu, %llu) is out of order",
+                          (unsigned long long)first, (unsigned long long)end);
+    if (first == end)
+        return FP8KV_OK; /* an empty slice: nothing judged, nothing failed */
 
     timer whole;
     if ((rc = whole.start()) != 0)
@@ -299,20 +304,22 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
 
     /* the full pass: class counts, buckets, captures, timed */
     pass_result pass;
-    if ((rc = run_pass(kernel, a, mem, 0, total, true, true, &pass, &out->kernel_ms)) != 0)
+    if ((rc = run_pass(kernel, a, mem, first, end, true, true, &pass, &out->kernel_ms)) != 0)
         return rc;
     unsigned long long classes[FP8KV_SWEEP_CLASSES];
     if ((rc = mem.classes.download(classes, sizeof classes)) != 0)
         return rc;
     for (int c = 0; c < FP8KV_SWEEP_CLASSES; c++)
         out->class_mismatches[c] = classes[c];
-    out->cases = total;
+    out->cases = end - first;
 
     /* the lowest-index failures */
-    std::vector<std::pair<uint32_t, uint8_t>> first;
-    uint64_t need = FP8KV_SWEEP_FAILURES, lo = 0, hi = total;
+    std::vector<std::pair<uint32_t, uint8_t>> lowest;
+    uint64_t need = FP8KV_SWEEP_FAILURES;
+    lo = first;
+    hi = end;
     if (pass.failures <= CAPTURE) {
-        first = pass.captured;
+        lowest = pass.captured;
     } else {
         while (need > 0) {
             const uint32_t shift = shift_for(hi - lo);
@@ -330,13 +337,13 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
                     return rc;
                 std::sort(sub.captured.begin(), sub.captured.end());
                 for (size_t i = 0; i < sub.captured.size() && i < need; i++)
-                    first.push_back(sub.captured[i]);
+                    lowest.push_back(sub.captured[i]);
                 break;
             }
             if (before > 0) { /* all of [lo, b_lo): fewer than need */
                 if ((rc = run_pass(kernel, a, mem, lo, b_lo, false, false, &sub, nullptr)) != 0)
                     return rc;
-                first.insert(first.end(), sub.captured.begin(), sub.captured.end());
+                lowest.insert(lowest.end(), sub.captured.begin(), sub.captured.end());
                 need -= sub.captured.size();
             }
             lo = b_lo; /* refine bucket b */
@@ -345,11 +352,11 @@ extern "C" int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv
                 return rc;
         }
     }
-    std::sort(first.begin(), first.end());
-    for (size_t i = 0; i < first.size() && i < FP8KV_SWEEP_FAILURES; i++) {
-        const struct fp8kv_sweep_run &r = run_of(runs, nruns, first[i].first);
-        out->failure_input[i] = first[i].first;
-        out->failure_got[i] = first[i].second;
+    std::sort(lowest.begin(), lowest.end());
+    for (size_t i = 0; i < lowest.size() && i < FP8KV_SWEEP_FAILURES; i++) {
+        const struct fp8kv_sweep_run &r = run_of(runs, nruns, lowest[i].first);
+        out->failure_input[i] = lowest[i].first;
+        out->failure_got[i] = lowest[i].second;
         out->failure_want[i] = r.value;
         out->failure_cls[i] = r.cls;
         out->failures = (int)i + 1;

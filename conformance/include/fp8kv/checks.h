@@ -106,6 +106,11 @@ struct fp8kv_check {
     struct fp8kv_examples examples;               /* the structured failures behind lines */
     int8_t example_line[FP8KV_MAX_FAILURE_LINES]; /* the line of each example */
     int subject_failed; /* the subject crashed, hung or failed a call: the counts are partial */
+    /* a device sweep: the lowest-index failures it handed back (first_limit at most), unfolded;
+       the examples are folded from them, and merging shards needs them (fp8kv/shard.h).
+       first_limit 0: the examples are of every failure */
+    int first_count, first_limit;
+    struct fp8kv_failure first[FP8KV_SWEEP_FAILURES];
 };
 
 /* fp8kv_check_init: zeroes c and sets its names (any may be NULL). */

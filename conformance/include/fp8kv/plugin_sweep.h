@@ -24,7 +24,9 @@ struct fp8kv_plugin_sweep_options {
     enum fp8kv_scale_model model; /* the scale model the scale pairs are gated under */
     enum fp8kv_nan_check check;
     enum fp8kv_inf_policy inf;        /* what +-Inf gives under satfinite */
-    struct fp8kv_sweep_options sweep; /* threads (<= the plugin's workers), progress, limit */
+    struct fp8kv_sweep_options sweep; /* threads (<= the plugin's workers), progress, limit,
+                                         shard (the f32 sweep's slice; the vector sets are
+                                         judged in shard 0 only) */
 };
 
 struct fp8kv_plugin_verdict {
@@ -46,6 +48,11 @@ const struct fp8kv_profile *fp8kv_plugin_profile(const struct fp8kv_plugin *pl,
  * its descriptor's format and overflow rule). An OpenMP thread uses the worker of its number;
  * the codec configuration is ignored: the plugin applies its own rules and scale model. */
 struct fp8kv_subject fp8kv_plugin_subject(struct fp8kv_plugin *pl);
+
+/* fp8kv_plugin_verdict_tally: v's gating and totals from its results: the scale pairs gate
+ * under `model` only (the others are reported), models_matched and models_matched_but_nan from
+ * them, inputs and mismatches summed over the gated checks. conformant is the caller's. */
+void fp8kv_plugin_verdict_tally(struct fp8kv_plugin_verdict *v, enum fp8kv_scale_model model);
 
 /* fp8kv_plugin_sweep: judges pl on every set that applies and fills v (free v->results with
  * fp8kv_results_free). Returns 0; FP8KV_ERR when the vectors cannot be read; or

@@ -80,6 +80,10 @@ int fp8kv_gpu_built(void);
  * such device, no kernel image for it): never a pass. */
 int fp8kv_gpu_target_info(int device, struct fp8kv_target_info *t);
 
+/* fp8kv_gpu_devices: the GPUs visible to this process (0, with the message saying why, when
+ * there is none or this build has no GPU kernels). */
+int fp8kv_gpu_devices(void);
+
 /* fp8kv_gpu_target_open: the open device as a target (fp8kv_gpu_target_info, then the device's
  * subject table: the codecs compiled for it, the decoders, the KV kernels). 0 or
  * FP8KV_UNAVAILABLE. */

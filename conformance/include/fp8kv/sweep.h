@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "fp8kv/checks.h"
+#include "fp8kv/shard.h"
 #include "fp8kv/spec.h"
 #include "fp8kv/subject.h"
 
@@ -25,9 +26,10 @@ extern "C" {
 extern const char *const fp8kv_sweep_domain_names[FP8KV_DOMAIN_COUNT];
 
 struct fp8kv_sweep_options {
-    int threads;    /* 0: OpenMP's default */
-    FILE *progress; /* a progress bar goes here when it is a terminal; NULL: none */
-    uint64_t limit; /* 0: the whole domain; else only the first `limit` inputs (tests) */
+    int threads;              /* 0: OpenMP's default */
+    FILE *progress;           /* a progress bar goes here when it is a terminal; NULL: none */
+    uint64_t limit;           /* 0: the whole domain; else only the first `limit` inputs (tests) */
+    struct fp8kv_shard shard; /* {0, 0}: all of it; else only this shard's slice of it */
     /* the store scale the codes are judged at (f32 bits; 0: none, scale 1) and its quotient
      * model (f32_div, f32_mul_recip, f16_div): the expected code of x is the oracle's store of
      * (x, s) under the model (fp8kv_sweep_runs_scaled) */
@@ -35,9 +37,15 @@ struct fp8kv_sweep_options {
     enum fp8kv_scale_model model;
 };
 
-/* fp8kv_sweep: runs every input of the domain (in increasing bit-pattern order, widened to
- * f32 for f16/bf16) through the encoding subject at scale 1 (or opt->scale, judged under
- * opt->model; a failure line then shows the pair and its quotient) with configuration cfg (the
+/* fp8kv_sweep_range: the inputs [*lo, *hi) a pass over domain visits under opt: the domain, or
+ * its first opt->limit inputs, and of those the slice of opt->shard (fp8kv/shard.h). */
+void fp8kv_sweep_range(enum fp8kv_domain domain, const struct fp8kv_sweep_options *opt,
+                       uint64_t *lo, uint64_t *hi);
+
+/* fp8kv_sweep: runs every input of the domain (of its range under opt: fp8kv_sweep_range; in
+ * increasing bit-pattern order, widened to f32 for f16/bf16) through the encoding subject at
+ * scale 1 (or opt->scale, judged under opt->model; a failure line then shows the pair and its
+ * quotient) with configuration cfg (the
  * subject's encode may be called from several threads at once unless its flags say
  * FP8KV_SUBJECT_SINGLE_THREADED or FP8KV_SUBJECT_IN_ORDER) and judges each code against the
  * boundary table of p's format (boundaries: fp8kv_boundary_count entries, from boundaries.npy)
@@ -91,8 +99,9 @@ enum {
     FP8KV_CHUNKS_NO_INPUTS = 2, /* x is NULL: the visit places the inputs itself */
 };
 
-/* fp8kv_sweep_chunks: visits every chunk (of `chunk` inputs, 0: FP8KV_SWEEP_CHUNK) of the
- * domain (opt->limit inputs when set) on opt->threads OpenMP threads, as flags say; a
+/* fp8kv_sweep_chunks: visits every chunk (of `chunk` inputs, 0: FP8KV_SWEEP_CHUNK; chunk k
+ * starts k chunks after the range's first input) of the range of the domain under opt
+ * (fp8kv_sweep_range) on opt->threads OpenMP threads, as flags say; a
  * progress bar named `what` goes to opt->progress when it is a terminal. Returns 0 or the
  * first nonzero status of a visit (the pass stops there; its message is the caller's
  * fp8kv_last_error). */

@@ -118,12 +118,14 @@ int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const uint8_t *q, 
 /* The run table and the result are fp8kv/subject.h's (struct fp8kv_sweep_run, struct
  * fp8kv_sweep_result): the device sweep is the sweep entry point of the codecs' subjects. */
 
-/* fp8kv_gpu_sweep: every input of the domain (bit patterns 0 .. 2^32-1 or 0 .. 65535, the
- * 16-bit ones widened exactly to f32; the first limit only when limit is not 0) through the
- * codec at scale 1, judged against runs (nruns entries, starts increasing from 0, classes
- * < FP8KV_SWEEP_CLASSES). */
+/* fp8kv_gpu_sweep: the inputs [lo, hi) of the domain (bit patterns 0 .. 2^32-1 or 0 .. 65535,
+ * the 16-bit ones widened exactly to f32; hi 0: up to the domain's end) through the codec at
+ * scale 1, judged against runs (nruns entries of the whole domain, starts increasing from 0,
+ * classes < FP8KV_SWEEP_CLASSES). out->cases is hi - lo; its failures are the lowest-index ones
+ * of the range. lo should be even: the codecs convert pairs (an even lo keeps the pairs of a
+ * whole-domain sweep). */
 int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
-                    const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t limit,
+                    const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t lo, uint64_t hi,
                     struct fp8kv_sweep_result *out);
 
 /* ---- the device as subjects ------------------------------------------------------------------ */

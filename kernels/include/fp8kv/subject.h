@@ -126,10 +126,11 @@ struct fp8kv_subject {
     /* the KV-cache paths (FP8KV_CAP_STORE, _GATHER, _ATTENTION: the entry points it has), with
        their memory (host or device) and their own ctx */
     const struct fp8kv_kv_kernels_v1 *kv;
-    /* every input of the domain at scale 1 through the encoder, each code judged against runs
-       (nruns entries, starts increasing from 0) */
+    /* every input [lo, hi) of the domain at scale 1 through the encoder, each code judged
+       against runs (nruns entries of the whole domain, starts increasing from 0) */
     int (*sweep)(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
-                 const struct fp8kv_sweep_run *runs, size_t nruns, struct fp8kv_sweep_result *out);
+                 const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t lo, uint64_t hi,
+                 struct fp8kv_sweep_result *out);
     /* optional: where thread `thread` should write the inputs of its next encode call (chunk
        floats), e.g. memory shared with a worker process, saving a copy; NULL: anywhere */
     float *(*input_buffer)(void *ctx, int thread);
