@@ -230,10 +230,13 @@ struct read_set {
     size_t n;       /* entries of the read set */
     float *y;       /* the subject's f32 outputs, n of them */
     double seconds; /* the subject's time over the set */
+    uint8_t *wrong; /* per entry: bit dt set when its output in dtype dt is wrong */
 };
 
 static void read_set_free(struct read_set *r)
 {
+    free(r->wrong);
+    r->wrong = NULL;
     fp8kv_npy_free(&r->table);
     fp8kv_npy_free(&r->codes);
     fp8kv_npy_free(&r->scales);
@@ -316,9 +319,44 @@ static int decode_read_set(const struct fp8kv_subject *subject, struct fp8kv_cod
     return rc;
 }
 
-/* The "read-<dt>" check: the subject's f32 reads (rounded by codec.h's RN16/RNbf16 for f16 and
- * bf16 output) bit-identical to the oracle's rounded read model; for f32, also NMSE 0 over
- * the finite outputs. */
+/* read_output: the bits the subject's output of entry i is in dtype dt (its f32 rounded by
+ * codec.h), and the bits expected there. */
+static void read_output(const struct read_set *r, size_t i, enum fp8kv_dtype dt, uint32_t *got,
+                        uint32_t *want)
+{
+    memcpy(got, &r->y[i], sizeof *got);
+    if (dt == FP8KV_DTYPE_F16) {
+        *got = fp8kv_f32_to_f16_rne(r->y[i]);
+        *want = ((const uint16_t *)r->want16.data)[i * FP8KV_READ_MODEL_COUNT];
+    } else if (dt == FP8KV_DTYPE_BF16) {
+        *got = fp8kv_f32_to_bf16_rne(r->y[i]);
+        *want = ((const uint16_t *)r->wantb16.data)[i * FP8KV_READ_MODEL_COUNT];
+    } else {
+        *want = ((const uint32_t *)r->want32.data)[i];
+    }
+}
+
+/* mark_wrong: r->wrong, the output dtypes each entry is wrong in. 0 or FP8KV_ERR. */
+static int mark_wrong(enum fp8kv_nan_check check, struct read_set *r)
+{
+    r->wrong = calloc(r->n + 1, 1);
+    if (!r->wrong)
+        return fp8kv_fail("out of memory");
+    for (size_t i = 0; i < r->n; i++)
+        for (int dt = FP8KV_DTYPE_F32; dt <= FP8KV_DTYPE_BF16; dt++) {
+            uint32_t got, want;
+            read_output(r, i, (enum fp8kv_dtype)dt, &got, &want);
+            if (!same_bits(check, (enum fp8kv_dtype)dt, got, want))
+                r->wrong[i] |= (uint8_t)(1u << dt);
+        }
+    return FP8KV_OK;
+}
+
+/* check_read_output: the "read-<dt>" check: the subject's f32 reads (rounded by codec.h's
+ * RN16/RNbf16 for f16 and bf16 output) bit-identical to the oracle's rounded read model; for
+ * f32, also NMSE 0 over the finite outputs. A pair (code, scale) wrong in several
+ * dtypes is shown once, in the check of the first of them, with the dtypes it is wrong in;
+ * the later checks count it without repeating the line. */
 static int check_read_output(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                              const char *subject_name, const struct read_set *r,
                              enum fp8kv_dtype dt, struct fp8kv_results *out)
@@ -332,7 +370,7 @@ static int check_read_output(const struct fp8kv_profile *p, enum fp8kv_nan_check
              "every code at %zu scales, %s output%s, vs the oracle's rounded read model, nan "
              "check %s",
              n / 256, fp8kv_dtype_names[dt],
-             dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32 then codec.h RNE)",
+             dt == FP8KV_DTYPE_F32 ? "" : " (decoder's f32, then RNE)",
              fp8kv_nan_check_names[check]);
     struct fp8kv_check c;
     fp8kv_check_init(&c, check_name, subject_name, p->name, detail);
@@ -345,33 +383,45 @@ static int check_read_output(const struct fp8kv_profile *p, enum fp8kv_nan_check
         return fp8kv_fail("out of memory");
     }
     c.cases = n;
-    size_t finite = 0;
+    size_t finite = 0, shown_earlier = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t got, want;
-        memcpy(&got, &r->y[i], sizeof got);
-        if (dt == FP8KV_DTYPE_F16) {
-            got = fp8kv_f32_to_f16_rne(r->y[i]);
-            want = ((const uint16_t *)r->want16.data)[i * FP8KV_READ_MODEL_COUNT];
-        } else if (dt == FP8KV_DTYPE_BF16) {
-            got = fp8kv_f32_to_bf16_rne(r->y[i]);
-            want = ((const uint16_t *)r->wantb16.data)[i * FP8KV_READ_MODEL_COUNT];
-        } else {
-            want = ((const uint32_t *)r->want32.data)[i];
-            const float wf = f32_of(want); /* NMSE over the finite outputs */
+        read_output(r, i, dt, &got, &want);
+        if (dt == FP8KV_DTYPE_F32) { /* NMSE over the finite outputs */
+            const float wf = f32_of(want);
             if (isfinite(wf) && isfinite(r->y[i])) {
                 y_finite[finite] = r->y[i];
                 ref[finite++] = (double)wf;
             }
         }
-        if (!same_bits(check, dt, got, want))
-            fp8kv_check_failure(&c, -1, "%02x * 0x%08x => 0x%0*x  expected 0x%0*x", qs[i], ss[i],
-                                dt == FP8KV_DTYPE_F32 ? 8 : 4, got, dt == FP8KV_DTYPE_F32 ? 8 : 4,
-                                want);
+        const unsigned wrong = r->wrong[i];
+        if (!(wrong >> dt & 1u))
+            continue;
+        if (wrong & ((1u << dt) - 1u)) { /* shown in an earlier dtype's check */
+            c.mismatches++;
+            shown_earlier++;
+            continue;
+        }
+        char dtypes[32] = "";
+        for (int k = dt; k <= FP8KV_DTYPE_BF16; k++)
+            if (wrong >> k & 1u) {
+                const size_t used = strlen(dtypes);
+                snprintf(dtypes + used, sizeof dtypes - used, "%s%s", used ? ", " : "",
+                         fp8kv_dtype_names[k]);
+            }
+        fp8kv_check_failure(&c, -1, "%02x * 0x%08x (%.9g) => 0x%0*x  expected 0x%0*x  wrong in %s",
+                            qs[i], ss[i], (double)f32_of(ss[i]), dt == FP8KV_DTYPE_F32 ? 8 : 4, got,
+                            dt == FP8KV_DTYPE_F32 ? 8 : 4, want, dtypes);
     }
     if (dt == FP8KV_DTYPE_F32) {
         c.has_nmse = 1;
         c.threshold = 0.0;
         c.nmse = fp8kv_nmse(y_finite, ref, finite);
+    }
+    if (shown_earlier) {
+        const size_t used = strlen(c.detail);
+        snprintf(c.detail + used, sizeof c.detail - used, "; %zu listed under an earlier read",
+                 shown_earlier);
     }
     free(y_finite);
     free(ref);
@@ -390,6 +440,8 @@ int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
         rc = check_decode_table(p, check, subject, cfg, &r, out);
     if (rc == 0)
         rc = decode_read_set(subject, cfg, &r);
+    if (rc == 0)
+        rc = mark_wrong(check, &r);
     static const enum fp8kv_dtype outs[] = {FP8KV_DTYPE_F32, FP8KV_DTYPE_F16, FP8KV_DTYPE_BF16};
     for (size_t k = 0; k < 3 && rc == 0; k++)
         rc = check_read_output(p, check, subject->name, &r, outs[k], out);

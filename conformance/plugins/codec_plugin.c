@@ -16,6 +16,9 @@
  *   many_classes fails at scale 1 in every input class (many_classes_fault below), over ranges
  *               that straddle where 2, 3 and 7 shards cut the f32 domain: what the tests of
  *               --shard and `fp8kv merge` merge
+ *   decode_via_f16 rounds each decoded value times its scale to f16 before handing it back as
+ *               f32: wrong in the f32 read (and, by double rounding, some bf16 reads), right
+ *               in f16
  * One source for all of them, so a fault is the only difference from the clean plugin.
  */
 #include <stdio.h>
@@ -38,6 +41,7 @@
 #define FAULT_OVERRUN 10
 #define FAULT_OVERFLOW_NAN 11
 #define FAULT_MANY_CLASSES 12
+#define FAULT_DECODE_VIA_F16 13
 #ifndef PLUGIN_FAULT
 #define PLUGIN_FAULT FAULT_NONE
 #endif
@@ -138,6 +142,8 @@ static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)
 {
     const struct fp8kv_subject *decode_bits = cpu_subject("decode-bits", FP8KV_CAP_DECODE);
     decode_bits->decode(decode_bits->ctx, cfg, q, n, scale, y);
+    for (size_t i = 0; PLUGIN_FAULT == FAULT_DECODE_VIA_F16 && i < n; i++)
+        y[i] = fp8kv_f16_to_f32(fp8kv_f32_to_f16_rne(y[i])); /* the product rounded to f16 */
 }
 
 static const struct fp8kv_codec_v1 codec = {

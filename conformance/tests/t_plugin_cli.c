@@ -68,6 +68,35 @@ Test(plugin_cli, a_range_of_failures_is_one_folded_line)
     remove("/tmp/fp8kv_t_overflow_nan.json");
 }
 
+/* A decoder wrong in several output dtypes: each wrong (code, scale) pair is one line, under the
+ * first read check it fails, naming every dtype it is wrong in; a later check counts it and
+ * says where it is listed instead of repeating it. */
+Test(plugin_cli, a_pair_wrong_in_several_dtypes_is_listed_once)
+{
+    cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_decode_via_f16") VECTORS
+                          " --json /tmp/fp8kv_t_decode_via_f16.json",
+                          out, sizeof out),
+                 1, "%s", out);
+    cr_assert(strstr(out, "FAIL   read-f32") && strstr(out, "FAIL   read-bf16") &&
+                  strstr(out, "PASS   read-f16"),
+              "%s", out);
+    cr_assert(strstr(out, "78 * 0x43800000 (256) => 0x7f800000  expected 0x47800000  wrong in "
+                          "f32, bf16"),
+              "%s", out);
+    /* every line of the read checks sits under read-f32: none after read-bf16's row */
+    const char *bf16 = strstr(out, "FAIL   read-bf16");
+    cr_assert(bf16 && !strstr(bf16, " wrong in "), "%s", out);
+    /* read-bf16 says where its wrong pairs are listed */
+    cr_assert_eq(test_run("python3 -c 'import json; d = json.load(open(\"/tmp/fp8kv_t_decode_via_"
+                          "f16.json\")); c = [c for c in d[\"checks\"] if c[\"name\"] == "
+                          "\"read-bf16\"][0]; print(c[\"mismatches\"], len(c[\"failures\"]), "
+                          "c[\"detail\"].split(\"; \")[-1])'",
+                          out, sizeof out),
+                 0, "%s", out);
+    cr_assert(strstr(out, " 0 ") && strstr(out, "listed under an earlier read"), "%s", out);
+    remove("/tmp/fp8kv_t_decode_via_f16.json");
+}
+
 Test(plugin_cli, crash_and_hang_exit_4_with_the_harness_intact)
 {
     cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_crash") VECTORS " 2>&1", out,
