@@ -74,17 +74,12 @@ void fp8kv_check_merge_shard(struct fp8kv_check *into, const struct fp8kv_check 
         into->class_cases[k] += next->class_cases[k];
         into->class_mismatches[k] += next->class_mismatches[k];
     }
-    struct fp8kv_examples folded;
-    if (into->first_limit) { /* the first failures of both, cut at the limit, folded again */
-        for (int i = 0; i < next->first_count && into->first_count < into->first_limit; i++)
-            into->first[into->first_count++] = next->first[i];
-        memset(&folded, 0, sizeof folded);
-        for (int i = 0; i < into->first_count; i++)
-            fp8kv_examples_add(&folded, &into->first[i]);
-    } else { /* each slice's examples come after the slices before it: input order */
-        folded = into->examples;
-        fp8kv_examples_merge_shard(&folded, &next->examples);
-    }
+    /* a device sweep's first failures: those of both, cut at the limit */
+    for (int i = 0; i < next->first_count && into->first_count < into->first_limit; i++)
+        into->first[into->first_count++] = next->first[i];
+    /* each slice's examples come after the slices before it: input order */
+    struct fp8kv_examples folded = into->examples;
+    fp8kv_examples_merge_shard(&folded, &next->examples);
     into->failure_lines = 0;
     memset(&into->examples, 0, sizeof into->examples);
     fp8kv_check_show_examples(into, &folded);

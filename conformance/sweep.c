@@ -689,6 +689,137 @@ static void fill_verdict(struct fp8kv_check *c, const uint64_t *class_mismatches
     fp8kv_check_show_examples(c, examples);
 }
 
+/* ---- the examples of a self-judging sweep ----------------------------------------------------
+ *
+ * A subject that judges the domain itself returns the class counts and only the lowest
+ * FP8KV_SWEEP_FAILURES failures of a pass. The examples of a check are the first
+ * FP8KV_EXAMPLES_PER_CLASS ranges of every class, each range as long as it really is, so more
+ * passes are asked of the subject, each with a table of its own: per failing class, passes whose
+ * table expects nothing (mask 0) of the other classes; and for a range that reaches the last
+ * failure a pass returned, one pass whose table expects that range's code after it, whose first
+ * failure is where the range ends. The lines are then those a sweep on the host gives. */
+
+/* The runs of the domain from index k on that the range of failure f may continue into: the
+ * same expected byte and class, and f's code failing there too; the end of the last of them. */
+static uint64_t range_bound(const struct runs *runs, size_t k, const struct fp8kv_failure *f,
+                            uint64_t domain_end)
+{
+    while (k + 1 < runs->n && runs->v[k + 1].value == f->want && runs->v[k + 1].cls == f->cls &&
+           (f->got & runs->v[k + 1].mask) != runs->v[k + 1].value)
+        k++;
+    return k + 1 < runs->n ? runs->v[k + 1].start : domain_end;
+}
+
+/* The index of the run holding input x. */
+static size_t run_index(const struct runs *runs, uint64_t x)
+{
+    size_t k = 0, above = runs->n;
+    while (k + 1 < above) {
+        const size_t mid = (k + above) / 2;
+        if (runs->v[mid].start <= x)
+            k = mid;
+        else
+            above = mid;
+    }
+    return k;
+}
+
+/* Extends f (the last failure a pass returned, maybe with more after it) to the whole range of
+ * inputs after it that give the same code in runs that expect the same byte, up to hi. */
+static int extend_range(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                        enum fp8kv_domain domain, const struct runs *runs, uint64_t hi,
+                        struct fp8kv_failure *f)
+{
+    const uint64_t domain_end = domain == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;
+    uint64_t bound = range_bound(runs, run_index(runs, f->last), f, domain_end);
+    bound = bound < hi ? bound : hi;
+    const uint64_t from = (uint64_t)f->last + 1;
+    if (from >= bound)
+        return FP8KV_OK;
+    /* nothing expected but f's code on [from, bound) */
+    struct fp8kv_sweep_run table[3] = {
+        {.start = 0}, {.start = (uint32_t)from, .mask = 0xFF, .value = f->got, .cls = f->cls}};
+    size_t n = 2;
+    if (bound < domain_end)
+        table[n++] = (struct fp8kv_sweep_run){.start = (uint32_t)bound};
+    struct fp8kv_sweep_result res;
+    memset(&res, 0, sizeof res);
+    const int rc = subject->sweep(subject->ctx, cfg, domain, table, n, from, bound, &res);
+    if (rc != 0)
+        return rc;
+    const uint64_t last = res.failures > 0 ? (uint64_t)res.failure_input[0] - 1 : bound - 1;
+    f->count += last - f->last;
+    f->last = (uint32_t)last;
+    return FP8KV_OK;
+}
+
+/* Adds to out the first FP8KV_EXAMPLES_PER_CLASS ranges of class cls in [lo, hi), whole. */
+static int class_examples(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                          enum fp8kv_domain domain, const struct runs *runs, int cls, uint64_t lo,
+                          uint64_t hi, struct fp8kv_examples *out)
+{
+    struct fp8kv_sweep_run *only = malloc(runs->n * sizeof *only);
+    if (!only)
+        return fp8kv_fail("out of memory");
+    for (size_t i = 0; i < runs->n; i++) {
+        only[i] = runs->v[i];
+        if (only[i].cls != cls)
+            only[i].mask = only[i].value = 0; /* any code passes */
+    }
+    struct fp8kv_examples mine; /* this class's ranges, in input order */
+    memset(&mine, 0, sizeof mine);
+    int rc = FP8KV_OK, full = 0;
+    while (rc == FP8KV_OK && !full && lo < hi) {
+        struct fp8kv_sweep_result res;
+        memset(&res, 0, sizeof res);
+        if ((rc = subject->sweep(subject->ctx, cfg, domain, only, runs->n, lo, hi, &res)) != 0)
+            break;
+        for (int i = 0; i < res.failures && !full; i++) {
+            const struct fp8kv_failure f =
+                fp8kv_failure_one(domain_dtype(domain), res.failure_input[i], cls,
+                                  res.failure_got[i], res.failure_want[i]);
+            full = fp8kv_examples_add(&mine, &f) < 0; /* a range after the last kept one */
+        }
+        if (full || res.failures < FP8KV_SWEEP_FAILURES)
+            break; /* every range kept is whole */
+        struct fp8kv_failure *open = &mine.v[mine.n - 1];
+        if ((rc = extend_range(subject, cfg, domain, runs, hi, open)) != 0)
+            break;
+        lo = (uint64_t)open->last + 1;
+    }
+    free(only);
+    for (int i = 0; i < mine.n && rc == FP8KV_OK; i++)
+        out->v[out->n++] = mine.v[i];
+    return rc;
+}
+
+static int by_input(const void *a, const void *b)
+{
+    const struct fp8kv_failure *x = a, *y = b;
+    return (x->input > y->input) - (x->input < y->input);
+}
+
+/* The examples of a self-judging sweep over [lo, hi) whose pass counted class_mismatches. */
+static int self_sweep_examples(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
+                               enum fp8kv_domain domain, const struct runs *runs, uint64_t lo,
+                               uint64_t hi, const uint64_t *class_mismatches,
+                               struct fp8kv_examples *examples)
+{
+    struct fp8kv_examples all; /* every class's ranges, then in input order */
+    memset(&all, 0, sizeof all);
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
+        if (class_mismatches[k]) {
+            const int rc = class_examples(subject, cfg, domain, runs, k, lo, hi, &all);
+            if (rc != 0)
+                return rc;
+        }
+    qsort(all.v, (size_t)all.n, sizeof all.v[0], by_input);
+    memset(examples, 0, sizeof *examples);
+    for (int i = 0; i < all.n; i++)
+        fp8kv_examples_add(examples, &all.v[i]);
+    return FP8KV_OK;
+}
+
 /* A subject that judges the domain itself (FP8KV_CAP_SWEEP: a device kernel handed the runs). */
 static int self_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                       enum fp8kv_domain domain, const struct runs *runs,
@@ -712,16 +843,17 @@ static int self_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
     snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
     fp8kv_check_init(c, name, subject->name, p->name, detail);
     c->cases = res.cases;
-    struct fp8kv_examples examples; /* the device's first failures, in input order */
-    memset(&examples, 0, sizeof examples);
-    c->first_limit = FP8KV_SWEEP_FAILURES;
-    for (int i = 0; i < res.failures && i < FP8KV_SWEEP_FAILURES; i++) {
+    c->first_limit = FP8KV_SWEEP_FAILURES; /* the device's first failures, in input order */
+    for (int i = 0; i < res.failures && i < FP8KV_SWEEP_FAILURES; i++)
         c->first[c->first_count++] =
             fp8kv_failure_one(domain_dtype(domain), res.failure_input[i],
                               res.failure_cls[i] < FP8KV_CLASS_COUNT ? res.failure_cls[i] : -1,
                               res.failure_got[i], res.failure_want[i]);
-        fp8kv_examples_add(&examples, &c->first[i]);
-    }
+    struct fp8kv_examples examples;
+    const int erc =
+        self_sweep_examples(subject, cfg, domain, runs, lo, hi, res.class_mismatches, &examples);
+    if (erc != 0)
+        return erc;
     fill_verdict(c, res.class_mismatches, &examples);
     for (int k = FP8KV_CLASS_COUNT; k < FP8KV_SWEEP_CLASSES; k++)
         c->mismatches += res.class_mismatches[k]; /* none: the runs carry our classes only */

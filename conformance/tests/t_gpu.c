@@ -248,6 +248,44 @@ Test(gpu, sweep_finds_the_first_failures_among_millions)
 
 /* ---- the whole run, one profile -------------------------------------------------------------- */
 
+/* The inputs of a failure line's range ("(a..b, 1,023 inputs)"), 1 for one input. */
+static uint64_t range_count(const char *line)
+{
+    const char *p = strstr(line, " inputs)");
+    if (!p)
+        return 1;
+    while (p > line && (p[-1] == ',' || (p[-1] >= '0' && p[-1] <= '9')))
+        p--;
+    uint64_t n = 0;
+    for (; *p != ' '; p++)
+        if (*p != ',')
+            n = n * 10 + (uint64_t)(*p - '0');
+    return n;
+}
+
+/* A device sweep's lines show whole ranges: a class with fewer lines than it may keep has all
+ * its failures in them, however many more than the device hands back per pass. */
+static void expect_whole_ranges(const struct fp8kv_check *c)
+{
+    if (!c->has_classes || strncmp(c->name, "sweep-", 6) != 0)
+        return;
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
+        int lines = 0;
+        uint64_t shown = 0;
+        for (int l = 0; l < c->failure_lines; l++)
+            if (c->line_class[l] == k) {
+                lines++;
+                shown += range_count(c->failures[l]);
+            }
+        cr_assert_leq(shown, c->class_mismatches[k], "%s %s: more shown than failed", c->name,
+                      c->subject);
+        if (lines < FP8KV_EXAMPLES_PER_CLASS)
+            cr_assert_eq(shown, c->class_mismatches[k], "%s %s [%s] %s: %llu of %llu shown",
+                         c->name, c->subject, c->profile, fp8kv_class_names[k],
+                         (unsigned long long)shown, (unsigned long long)c->class_mismatches[k]);
+    }
+}
+
 Test(gpu, run_is_conformant_and_shows_the_nan_sign_of_vendor_conversions)
 {
     require_gpu();
@@ -270,6 +308,7 @@ Test(gpu, run_is_conformant_and_shows_the_nan_sign_of_vendor_conversions)
             cr_assert_eq(c->class_mismatches[FP8KV_CLASS_NAN], c->mismatches,
                          "%s %s: mismatches on inputs other than NaN", c->name, c->subject);
         shown += c->mismatches > 0;
+        expect_whole_ranges(c);
     }
     /* on NVIDIA every vendor conversion gives 0x7F for -NaN (defect 6 of docs/DESIGN.md §1.4): it
      * must show */

@@ -633,6 +633,134 @@ Test(sweep, subject_status_is_returned)
     free(b);
 }
 
+/* ---- a subject that judges the domain itself ------------------------------------------------- */
+
+/* A planted encoder with failures of several classes, long ranges and short ones: -NaN gives
+ * +NaN's code (one range of 1,023 f16 or 127 bf16 inputs), the codes next to the largest finite
+ * one are off by one (long overflow and normal ranges), each positive code of [0x30, 0x38) is off
+ * by one (more normal ranges than a class keeps), and subnormal codes of scattered inputs are
+ * off by one (single inputs). */
+static uint8_t planted_code(struct fp8kv_codec_cfg cfg, uint32_t bits)
+{
+    const uint8_t q = fp8kv_encode_bits(cfg, bits);
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+        return (bits >> 31) ? (uint8_t)(q & 0x7Fu) : q;
+    if ((q & 0x7Fu) == 0x7Eu || (q >= 0x30u && q < 0x38u))
+        return q ^ 0x01u;
+    if ((q & 0x78u) == 0 && (q & 0x07u) && (((bits >> 13) ^ (bits >> 16)) & 1u))
+        return q ^ 0x01u;
+    return q;
+}
+
+static int encode_planted(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, size_t n, float s,
+                          uint8_t *q)
+{
+    (void)ctx;
+    (void)s;
+    for (size_t i = 0; i < n; i++)
+        q[i] = planted_code(cfg, bits_at(x, i));
+    return 0;
+}
+
+/* The planted encoder judging itself as a device kernel does (fp8kv_subject.sweep): the class
+ * counts of [lo, hi) and its lowest FP8KV_SWEEP_FAILURES failures, nothing more. */
+static int sweep_planted(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
+                         const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t lo, uint64_t hi,
+                         struct fp8kv_sweep_result *out)
+{
+    int *passes = ctx;
+    ++*passes;
+    memset(out, 0, sizeof *out);
+    const uint64_t end = domain == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;
+    hi = hi && hi < end ? hi : end;
+    const enum fp8kv_dtype dtype = domain == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16;
+    size_t k = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+        while (k + 1 < nruns && runs[k + 1].start <= i)
+            k++;
+        const uint8_t q = planted_code(cfg, fp8kv_widen_to_f32(dtype, (uint32_t)i));
+        if ((q & runs[k].mask) == runs[k].value)
+            continue;
+        out->class_mismatches[runs[k].cls]++;
+        if (out->failures < FP8KV_SWEEP_FAILURES) {
+            out->failure_input[out->failures] = (uint32_t)i;
+            out->failure_got[out->failures] = q;
+            out->failure_want[out->failures] = runs[k].value;
+            out->failure_cls[out->failures++] = runs[k].cls;
+        }
+    }
+    out->cases = hi - lo;
+    return 0;
+}
+
+/* The inputs of a failure line's range ("(a..b, 1,023 inputs)"), 1 for one input. */
+static unsigned long long range_count(const char *line)
+{
+    const char *p = strstr(line, " inputs)");
+    if (!p)
+        return 1;
+    while (p > line && (p[-1] == ',' || (p[-1] >= '0' && p[-1] <= '9')))
+        p--;
+    unsigned long long n = 0;
+    for (; *p != ' '; p++)
+        if (*p != ',')
+            n = n * 10 + (unsigned long long)(*p - '0');
+    return n;
+}
+
+Test(sweep, a_self_judging_subject_shows_the_examples_of_the_host_sweep)
+{
+    /* the same verdict and the same lines, ranges whole and the first ranges of every class,
+     * from a subject that returns only its lowest failures as from the host's own sweep */
+    const enum fp8kv_domain domains[] = {FP8KV_DOMAIN_F16, FP8KV_DOMAIN_BF16};
+    int long_ranges = 0;
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        uint32_t *b = load_boundaries(p);
+        for (int d = 0; d < 2; d++)
+            for (int check = 0; check < FP8KV_NAN_CHECK_COUNT; check++) {
+                int passes = 0;
+                const struct fp8kv_subject host = {.caps = FP8KV_CAP_ENCODE,
+                                                   .claim = FP8KV_CLAIM_ALL,
+                                                   .name = "planted",
+                                                   .encode = encode_planted};
+                const struct fp8kv_subject self = {.caps = FP8KV_CAP_SWEEP,
+                                                   .claim = FP8KV_CLAIM_ALL,
+                                                   .name = "planted",
+                                                   .ctx = &passes,
+                                                   .sweep = sweep_planted};
+                struct fp8kv_check want, got;
+                cr_assert_eq(fp8kv_sweep(p, (enum fp8kv_nan_check)check, domains[d], b, &host,
+                                         fp8kv_profile_cfg(p), NULL, &want),
+                             0, "%s", fp8kv_last_error());
+                cr_assert_eq(fp8kv_sweep(p, (enum fp8kv_nan_check)check, domains[d], b, &self,
+                                         fp8kv_profile_cfg(p), NULL, &got),
+                             0, "%s", fp8kv_last_error());
+                const char *where = fp8kv_sweep_domain_names[domains[d]];
+                cr_assert_gt(want.mismatches, 0, "%s %s: the planted encoder passed", p->name,
+                             where);
+                cr_assert_eq(got.mismatches, want.mismatches, "%s %s", p->name, where);
+                for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
+                    cr_assert_eq(got.class_mismatches[k], want.class_mismatches[k], "%s %s %s",
+                                 p->name, where, fp8kv_class_names[k]);
+                if (got.failure_lines != want.failure_lines) {
+                    print_check(&want);
+                    print_check(&got);
+                }
+                cr_assert_eq(got.failure_lines, want.failure_lines, "%s %s nan check %d", p->name,
+                             where, check);
+                for (int l = 0; l < want.failure_lines; l++) {
+                    cr_assert_str_eq(got.failures[l], want.failures[l], "%s %s line %d", p->name,
+                                     where, l);
+                    long_ranges += range_count(want.failures[l]) > FP8KV_SWEEP_FAILURES;
+                }
+                cr_assert_gt(passes, 1, "the examples came from the first pass alone");
+            }
+        free(b);
+    }
+    cr_assert_gt(long_ranges, 0, "no range longer than a pass returns: the test shows nothing");
+}
+
 /* ---- fp8kv_load_boundaries refuses a bad table ----------------------------------------------- */
 
 static char tmp_dir[64];

@@ -56,8 +56,8 @@ void fp8kv_examples_merge_shard(struct fp8kv_examples *into, const struct fp8kv_
 
 /* fp8kv_check_merge_shard: adds `next`, the same sweep check judged over the following slice, to
  * `into` (the slices before it, merged): cases and counts summed, the examples folded in input
- * order (a device sweep's first failures concatenated and cut at its limit first) and the
- * failure lines rewritten from them; passed from the counts; seconds: the longer of the two. */
+ * order and the failure lines rewritten from them (a device sweep's first failures concatenated
+ * and cut at its limit); passed from the counts; seconds: the longer of the two. */
 void fp8kv_check_merge_shard(struct fp8kv_check *into, const struct fp8kv_check *next);
 
 #ifdef __cplusplus
