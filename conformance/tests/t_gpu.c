@@ -14,6 +14,7 @@
 #include "fp8kv/gpu.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
+#include "testutil.h"
 
 #define VECTORS FP8KV_SOURCE_DIR "/vectors"
 
@@ -248,21 +249,6 @@ Test(gpu, sweep_finds_the_first_failures_among_millions)
 
 /* ---- the whole run, one profile -------------------------------------------------------------- */
 
-/* The inputs of a failure line's range ("(a..b, 1,023 inputs)"), 1 for one input. */
-static uint64_t range_count(const char *line)
-{
-    const char *p = strstr(line, " inputs)");
-    if (!p)
-        return 1;
-    while (p > line && (p[-1] == ',' || (p[-1] >= '0' && p[-1] <= '9')))
-        p--;
-    uint64_t n = 0;
-    for (; *p != ' '; p++)
-        if (*p != ',')
-            n = n * 10 + (uint64_t)(*p - '0');
-    return n;
-}
-
 /* A device sweep's lines show whole ranges: a class with fewer lines than it may keep has all
  * its failures in them, however many more than the device hands back per pass. */
 static void expect_whole_ranges(const struct fp8kv_check *c)
@@ -275,7 +261,7 @@ static void expect_whole_ranges(const struct fp8kv_check *c)
         for (int l = 0; l < c->failure_lines; l++)
             if (c->line_class[l] == k) {
                 lines++;
-                shown += range_count(c->failures[l]);
+                shown += test_range_count(c->failures[l]);
             }
         cr_assert_leq(shown, c->class_mismatches[k], "%s %s: more shown than failed", c->name,
                       c->subject);

@@ -25,6 +25,7 @@
 #include "fp8kv/subject.h"
 #include "fp8kv/npy.h"
 #include "fp8kv/sweep.h"
+#include "testutil.h"
 
 #define VECTORS FP8KV_SOURCE_DIR "/vectors"
 
@@ -693,21 +694,6 @@ static int sweep_planted(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domai
     return 0;
 }
 
-/* The inputs of a failure line's range ("(a..b, 1,023 inputs)"), 1 for one input. */
-static unsigned long long range_count(const char *line)
-{
-    const char *p = strstr(line, " inputs)");
-    if (!p)
-        return 1;
-    while (p > line && (p[-1] == ',' || (p[-1] >= '0' && p[-1] <= '9')))
-        p--;
-    unsigned long long n = 0;
-    for (; *p != ' '; p++)
-        if (*p != ',')
-            n = n * 10 + (unsigned long long)(*p - '0');
-    return n;
-}
-
 Test(sweep, a_self_judging_subject_shows_the_examples_of_the_host_sweep)
 {
     /* the same verdict and the same lines, ranges whole and the first ranges of every class,
@@ -752,7 +738,7 @@ Test(sweep, a_self_judging_subject_shows_the_examples_of_the_host_sweep)
                 for (int l = 0; l < want.failure_lines; l++) {
                     cr_assert_str_eq(got.failures[l], want.failures[l], "%s %s line %d", p->name,
                                      where, l);
-                    long_ranges += range_count(want.failures[l]) > FP8KV_SWEEP_FAILURES;
+                    long_ranges += test_range_count(want.failures[l]) > FP8KV_SWEEP_FAILURES;
                 }
                 cr_assert_gt(passes, 1, "the examples came from the first pass alone");
             }

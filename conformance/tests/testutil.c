@@ -1,9 +1,10 @@
-/* testutil.c — the shared file helpers of testutil.h. */
+/* testutil.c — the shared helpers of testutil.h. */
 #include "testutil.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 void test_write_bytes(const char *path, const void *p, size_t n)
@@ -40,4 +41,18 @@ int test_run(const char *cmdline, char *out, size_t size)
         ;
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+uint64_t test_range_count(const char *line)
+{
+    const char *p = strstr(line, " inputs)");
+    if (!p)
+        return 1;
+    while (p > line && (p[-1] == ',' || (p[-1] >= '0' && p[-1] <= '9')))
+        p--;
+    uint64_t n = 0;
+    for (; *p != ' '; p++)
+        if (*p != ',')
+            n = n * 10 + (uint64_t)(*p - '0');
+    return n;
 }
