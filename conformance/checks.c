@@ -45,12 +45,13 @@ static int class_budget(int cls)
     return cls == FP8KV_NO_CLASS ? FP8KV_UNCLASSED_LINES : FP8KV_EXAMPLES_PER_CLASS;
 }
 
-/* Whether f continues example e: the next input, failing alike. */
+/* Whether f continues example e: the next input at the same scale (or none), failing alike. */
 static int continues(const struct fp8kv_failure *e, const struct fp8kv_failure *f)
 {
-    return !e->has_scale && !f->has_scale && e->dtype == f->dtype && e->last != UINT32_MAX &&
-           f->input == e->last + 1 && e->cls == f->cls && e->got == f->got && e->want == f->want &&
-           e->other == f->other && e->note == f->note;
+    return e->has_scale == f->has_scale && (!e->has_scale || e->scale == f->scale) &&
+           e->dtype == f->dtype && e->last != UINT32_MAX && f->input == e->last + 1 &&
+           e->cls == f->cls && e->got == f->got && e->want == f->want && e->other == f->other &&
+           e->note == f->note;
 }
 
 int fp8kv_examples_add(struct fp8kv_examples *e, const struct fp8kv_failure *f)
@@ -107,19 +108,27 @@ void fp8kv_failure_input_text(const struct fp8kv_failure *f, char *buf, size_t s
     const int width = dt == FP8KV_DTYPE_F32 ? 8 : 4;
     char v[32], w[32], count[32];
     value_text(dt, f->input, v, sizeof v);
-    if (f->has_scale) {
-        value_text(FP8KV_DTYPE_F32, f->scale, w, sizeof w);
-        const double q =
-            (double)f32_of_bits(fp8kv_widen_to_f32(dt, f->input)) / (double)f32_of_bits(f->scale);
-        snprintf(buf, size, "%s 0x%0*x (%s) / 0x%08x (%s) = %.9g", fp8kv_dtype_names[dt], width,
-                 f->input, v, f->scale, w, q);
-    } else if (f->count > 1) {
+    int used;
+    if (f->count > 1) {
         value_text(dt, f->last, w, sizeof w);
-        snprintf(buf, size, "%s 0x%0*x..0x%0*x (%s..%s, %s inputs)", fp8kv_dtype_names[dt], width,
-                 f->input, width, f->last, v, w, fp8kv_format_count(f->count, count, sizeof count));
+        used = snprintf(buf, size, "%s 0x%0*x..0x%0*x (%s..%s, %s inputs)", fp8kv_dtype_names[dt],
+                        width, f->input, width, f->last, v, w,
+                        fp8kv_format_count(f->count, count, sizeof count));
     } else {
-        snprintf(buf, size, "%s 0x%0*x (%s)", fp8kv_dtype_names[dt], width, f->input, v);
+        used = snprintf(buf, size, "%s 0x%0*x (%s)", fp8kv_dtype_names[dt], width, f->input, v);
     }
+    if (!f->has_scale || used < 0 || (size_t)used >= size)
+        return;
+    /* a pair: its scale and its real quotient (of the range's ends) */
+    const double s = (double)f32_of_bits(f->scale);
+    const double q0 = (double)f32_of_bits(fp8kv_widen_to_f32(dt, f->input)) / s,
+                 q1 = (double)f32_of_bits(fp8kv_widen_to_f32(dt, f->last)) / s;
+    value_text(FP8KV_DTYPE_F32, f->scale, w, sizeof w);
+    if (f->count > 1)
+        snprintf(buf + used, size - (size_t)used, " / 0x%08x (%s) = %.9g..%.9g", f->scale, w, q0,
+                 q1);
+    else
+        snprintf(buf + used, size - (size_t)used, " / 0x%08x (%s) = %.9g", f->scale, w, q0);
 }
 
 enum fp8kv_class fp8kv_pair_class(const struct fp8kv_format *format, uint32_t x, uint32_t s)

@@ -46,6 +46,20 @@ static size_t scale_array_bytes(const struct fp8kv_kv_call *c)
     return per * count(l->num_heads) * sizeof(float);
 }
 
+/* add_scale_pair: the key's and value's per-head scales (head) or scale caches (token) of a
+ * store or an attention call into slot[*n ...]. */
+static void add_scale_pair(void **slot[], int *n, int head, int token, void **k_heads,
+                           void **v_heads, void **k_cache, void **v_cache)
+{
+    if (head) {
+        slot[(*n)++] = k_heads;
+        slot[(*n)++] = v_heads;
+    } else if (token) {
+        slot[(*n)++] = k_cache;
+        slot[(*n)++] = v_cache;
+    }
+}
+
 /* ---- making calls ------------------------------------------------------------------------ */
 
 void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARRAYS])
@@ -62,13 +76,9 @@ void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARR
         slot[n++] = (void **)&a->slot_mapping;
         slot[n++] = (void **)&a->key_cache;
         slot[n++] = (void **)&a->value_cache;
-        if (head) {
-            slot[n++] = (void **)&a->k_head_scales;
-            slot[n++] = (void **)&a->v_head_scales;
-        } else if (token) {
-            slot[n++] = (void **)&a->k_scale_cache;
-            slot[n++] = (void **)&a->v_scale_cache;
-        }
+        add_scale_pair(slot, &n, head, token, (void **)&a->k_head_scales,
+                       (void **)&a->v_head_scales, (void **)&a->k_scale_cache,
+                       (void **)&a->v_scale_cache);
         break;
     }
     case FP8KV_KV_OP_GATHER: {
@@ -93,13 +103,9 @@ void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARR
         slot[n++] = (void **)&a->block_table;
         slot[n++] = (void **)&a->seq_lens;
         slot[n++] = (void **)&a->out;
-        if (head) {
-            slot[n++] = (void **)&a->k_head_scales;
-            slot[n++] = (void **)&a->v_head_scales;
-        } else if (token) {
-            slot[n++] = (void **)&a->k_scale_cache;
-            slot[n++] = (void **)&a->v_scale_cache;
-        }
+        add_scale_pair(slot, &n, head, token, (void **)&a->k_head_scales,
+                       (void **)&a->v_head_scales, (void **)&a->k_scale_cache,
+                       (void **)&a->v_scale_cache);
         break;
     }
     }

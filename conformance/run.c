@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fp8kv/verify.h"
 #include "fp8kv/diag.h"
@@ -151,10 +152,56 @@ static int add_subject_failure(const struct fp8kv_profile *p, const struct fp8kv
     return fp8kv_results_add(r, &c);
 }
 
+/* ---- the overall progress line (a terminal only) ------------------------------------------- */
+
+/* Where a run is: its steps (a subject under a profile), the one in flight, its start. */
+struct run_progress {
+    FILE *out; /* the terminal, or NULL: no line */
+    int steps, step;
+    double started;
+};
+
+static void clock_text(double seconds, char *buf, size_t size)
+{
+    const long s = (long)(seconds + 0.5);
+    snprintf(buf, size, "%ld:%02ld", s / 60, s % 60);
+}
+
+/* Rewrites the line in place: "fp8kv run: step N/M (profile, subject): K checks done, elapsed,
+ * ETA" (the ETA from the mean time of the steps done). */
+static void progress_draw(struct run_progress *g, const struct fp8kv_profile *p,
+                          const struct fp8kv_subject *s, size_t checks)
+{
+    if (!g->out)
+        return;
+    const double elapsed = fp8kv_now() - g->started;
+    char took[32], eta[48] = "";
+    clock_text(elapsed, took, sizeof took);
+    if (g->step > 1) {
+        char left[32];
+        clock_text(elapsed / (g->step - 1) * (g->steps - g->step + 1), left, sizeof left);
+        snprintf(eta, sizeof eta, ", ETA %s", left);
+    }
+    fprintf(g->out, "\rfp8kv run: step %d/%d (%s, %s): %zu checks done, %s elapsed%s\033[K",
+            g->step, g->steps, p->name, s->name, checks, took, eta);
+    fflush(g->out);
+}
+
+/* Clears the line, before other output and at the end. */
+static void progress_clear(struct run_progress *g)
+{
+    if (!g->out)
+        return;
+    fputs("\r\033[K", g->out);
+    fflush(g->out);
+}
+
 static int run_subject(const struct fp8kv_run_options *o, const struct fp8kv_profile *p,
                        const uint32_t *bounds, const struct fp8kv_subject *s,
-                       struct fp8kv_results *r)
+                       struct fp8kv_results *r, struct run_progress *g)
 {
+    g->step++;
+    progress_draw(g, p, s, r->count);
     const size_t from = r->count;
     int rc = 0;
     if (fp8kv_subject_can(s, FP8KV_CAP_ENCODE))
@@ -165,6 +212,7 @@ static int run_subject(const struct fp8kv_run_options *o, const struct fp8kv_pro
         rc = run_kv(o, p, s, r);
     if (rc == FP8KV_ERR_SUBJECT)
         rc = add_subject_failure(p, s, r);
+    progress_clear(g);
     fp8kv_log_checks(o->log, r, from);
     return rc;
 }
@@ -191,7 +239,8 @@ static int add_device_check(const struct fp8kv_run_options *o, const struct fp8k
 }
 
 static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
-                       const struct fp8kv_profile *p, struct fp8kv_results *r)
+                       const struct fp8kv_profile *p, struct fp8kv_results *r,
+                       struct run_progress *g)
 {
     uint32_t *bounds = fp8kv_load_boundaries(o->vectors_dir, p);
     if (!bounds)
@@ -200,7 +249,7 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_tar
     int rc = 0;
     for (int i = 0; i < t->subject_count && rc == 0; i++)
         if (fp8kv_subject_implements(&t->subjects[i], p))
-            rc = run_subject(o, p, bounds, &t->subjects[i], r);
+            rc = run_subject(o, p, bounds, &t->subjects[i], r, g);
     if (rc == 0 && t->device_errors)
         rc = add_device_check(o, t, p, errors, r);
     free(bounds);
@@ -212,12 +261,23 @@ int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
 {
     int rc = fp8kv_vectors_trust(o->vectors_dir); /* no verdict against unverified truth */
     const size_t before = r->count;
+    /* on a terminal, one overall line replaces the sweeps' own bars */
+    struct run_progress g = {.out = o->progress && isatty(fileno(o->progress)) ? o->progress : NULL,
+                             .started = fp8kv_now()};
+    struct fp8kv_run_options quiet = *o;
+    if (g.out)
+        quiet.progress = NULL;
+    for (int i = 0; i < fp8kv_profile_count; i++)
+        for (int k = 0; k < t->subject_count; k++)
+            g.steps += (!o->profile || strcmp(o->profile, fp8kv_profiles[i].name) == 0) &&
+                       fp8kv_subject_implements(&t->subjects[k], &fp8kv_profiles[i]);
     for (int i = 0; i < fp8kv_profile_count && rc == 0; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         if (o->profile && strcmp(o->profile, p->name) != 0)
             continue;
-        rc = run_profile(o, t, p, r);
+        rc = run_profile(&quiet, t, p, r, &g);
     }
+    progress_clear(&g);
     if (rc == 0 && r->count == before)
         rc = fp8kv_fail("no profile named '%s'", o->profile ? o->profile : "");
     return rc;

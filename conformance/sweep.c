@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -94,69 +95,269 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Runs of the f32 domain. Expected code and class can change only at these points: the
+/* ---- runs at a store scale ------------------------------------------------------------------ */
+
+#if defined(__FAST_MATH__)
+#error "sweep.c states the scale models with IEEE float arithmetic: no -ffast-math"
+#endif
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "sweep.c states the scale models with float operations evaluated in float"
+#endif
+
+static uint32_t bits_of(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* The quotient a store under model m hands to the fp8 rounding, in the judge's own statement of
+ * the model (docs/DESIGN.md §1.1): the IEEE f32 division and multiplication the model names
+ * and, for f16_div, the compiler's correctly rounded conversion to _Float16; never codec.h's
+ * (a subject's). x, s: f32 bits. 0 with *q, or FP8KV_ERR when this build cannot state m. */
+static int judge_quotient(enum fp8kv_scale_model m, uint32_t x, uint32_t s, float *q)
+{
+    float xf, sf;
+    memcpy(&xf, &x, sizeof xf);
+    memcpy(&sf, &s, sizeof sf);
+    volatile float r; /* each step rounded to f32 on its own */
+    switch (m) {
+    case FP8KV_MODEL_F32_DIV: *q = xf / sf; return FP8KV_OK;
+    case FP8KV_MODEL_F32_MUL_RECIP:
+        r = 1.0f / sf;
+        *q = xf * r;
+        return FP8KV_OK;
+    case FP8KV_MODEL_F16_DIV:
+#if defined(__FLT16_MAX__)
+        r = xf / sf;
+        {
+            volatile _Float16 h = (_Float16)r;
+            *q = (float)h;
+        }
+        return FP8KV_OK;
+#else
+        return fp8kv_fail("scale model f16_div: this build has no _Float16 to state RN16 with");
+#endif
+    default: return fp8kv_kernel_model_check(m) != 0 ? FP8KV_ERR : fp8kv_fail("no such model");
+    }
+}
+
+int fp8kv_sweep_expected_scaled(const struct fp8kv_profile *p, const uint32_t *boundaries,
+                                enum fp8kv_scale_model m, uint32_t x, uint32_t s, uint8_t *code,
+                                int *nan_by_class)
+{
+    *nan_by_class = 0;
+    float q = 0.0f;
+    if (judge_quotient(m, x, s, &q) != 0)
+        return FP8KV_ERR;
+    const uint32_t qb = bits_of(q);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) { /* a NaN input: the NaN code of its sign */
+        *code = fp8kv_nan_code(p->format, (int)(x >> 31));
+    } else if ((qb & 0x7FFFFFFFu) > 0x7F800000u) { /* an invalid operation: no sign by IEEE */
+        *code = fp8kv_nan_code(p->format, 0);
+        *nan_by_class = 1;
+    } else {
+        *code = fp8kv_sweep_expected(p, boundaries, qb);
+    }
+    return FP8KV_OK;
+}
+
+/* The run that starts at input `start` (f32 bits x) stored at scale s under model m. */
+static int push_scaled_run_at(struct runs *r, const struct fp8kv_profile *p,
+                              enum fp8kv_nan_check check, const uint32_t *b,
+                              enum fp8kv_scale_model m, uint32_t s, uint32_t start, uint32_t x)
+{
+    uint8_t want, mask, value;
+    int by_class;
+    if (fp8kv_sweep_expected_scaled(p, b, m, x, s, &want, &by_class) != 0)
+        return FP8KV_ERR;
+    acceptance(p->format, by_class ? FP8KV_NAN_CHECK_CLASS : check, want, &mask, &value);
+    return push_run(r, start, mask, value, (uint8_t)fp8kv_pair_class(p->format, x, s));
+}
+
+/* The smallest positive input x in [1, Inf] whose quotient under m at scale s > 0 reaches
+ * (in magnitude bits) the point `at`, or 0 when none does. The quotient of a positive input
+ * is non-decreasing in x for every model, so a bisection over bit patterns finds it. */
+static uint32_t first_reaching(enum fp8kv_scale_model m, uint32_t s, uint32_t at)
+{
+    float q = 0.0f;
+    uint32_t lo = 1, hi = 0x7F800000u;
+    judge_quotient(m, hi, s, &q);
+    if (bits_of(q) < at)
+        return 0;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        judge_quotient(m, mid, s, &q);
+        if (bits_of(q) >= at)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The points of positive f32 values where the expected code or the class can change: the
  * boundaries b[k]; each midpoint (b[k] when code k is even, as the tie goes up to it, else
  * b[k] - 1) and the pattern after it; 0, 1 (the first denormal), 2^-126, the fp8 normal
- * threshold, Inf, Inf + 1 (the first NaN); and their negative twins. Between two points the
- * expectation and the class are constant, so each point's own input labels its run. */
-static int f32_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check, const uint32_t *b,
-                    struct runs *r)
+ * threshold, Inf, Inf + 1 (the first NaN). Between two points the expectation and the class
+ * are constant. Writes at most quotient_point_cap(f) of them to points; returns how many. */
+static size_t quotient_points(const struct fp8kv_format *f, const uint32_t *b, uint32_t *points)
 {
-    const struct fp8kv_format *f = p->format;
     const int count = fp8kv_boundary_count(f);
     float min_normal = (float)f->min_normal;
-    uint32_t min_normal_bits;
-    memcpy(&min_normal_bits, &min_normal, sizeof min_normal_bits);
-    const uint32_t fixed[] = {0, 1, 0x00800000u, min_normal_bits, 0x7F800000u, 0x7F800001u};
-    size_t n = 0, cap = 2 * (sizeof fixed / sizeof fixed[0] + 3 * (size_t)count);
-    uint32_t *points = malloc(cap * sizeof *points);
-    if (!points)
-        return fp8kv_fail("out of memory");
-    for (int negative = 0; negative <= 1; negative++) {
-        const uint32_t sign = negative ? 0x80000000u : 0u;
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            points[n++] = sign | fixed[i];
-        for (int k = 1; k < count; k++) {
-            uint32_t mid = (k & 1) ? b[k] - 1 : b[k];
-            points[n++] = sign | b[k];
-            points[n++] = sign | mid;
-            points[n++] = sign | (mid + 1);
-        }
+    const uint32_t fixed[] = {0, 1, 0x00800000u, bits_of(min_normal), 0x7F800000u, 0x7F800001u};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        points[n++] = fixed[i];
+    for (int k = 1; k < count; k++) {
+        uint32_t mid = (k & 1) ? b[k] - 1 : b[k];
+        points[n++] = b[k];
+        points[n++] = mid;
+        points[n++] = mid + 1;
     }
+    return n;
+}
+
+static size_t quotient_point_cap(const struct fp8kv_format *f)
+{
+    return 6 + 3 * (size_t)fp8kv_boundary_count(f);
+}
+
+/* Sorts the n points and pushes the run each distinct one starts (labelled by label_at). */
+static int push_points(struct runs *r, uint32_t *points, size_t n,
+                       int (*label_at)(struct runs *r, uint32_t x, const void *ctx),
+                       const void *ctx)
+{
     qsort(points, n, sizeof *points, cmp_u32);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
         if (i == 0 || points[i] != points[i - 1])
-            rc = push_run_at(r, p, check, b, points[i], points[i]);
+            rc = label_at(r, points[i], ctx);
+    return rc;
+}
+
+/* What labels a run: the profile, the NaN check, the table, and a scale (0: none). */
+struct run_labels {
+    const struct fp8kv_profile *p;
+    enum fp8kv_nan_check check;
+    const uint32_t *b;
+    enum fp8kv_scale_model model;
+    uint32_t scale;
+};
+
+static int label_unscaled(struct runs *r, uint32_t x, const void *ctx)
+{
+    const struct run_labels *l = ctx;
+    return push_run_at(r, l->p, l->check, l->b, x, x);
+}
+
+static int label_scaled(struct runs *r, uint32_t x, const void *ctx)
+{
+    const struct run_labels *l = ctx;
+    return push_scaled_run_at(r, l->p, l->check, l->b, l->model, l->scale, x, x);
+}
+
+/* Runs of the f32 domain at scale 1: the quotient points (and their negative twins) are where
+ * the runs start, each point's own input labelling its run. */
+static int f32_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check, const uint32_t *b,
+                    struct runs *r)
+{
+    const size_t cap = quotient_point_cap(p->format);
+    uint32_t *points = malloc(2 * cap * sizeof *points);
+    if (!points)
+        return fp8kv_fail("out of memory");
+    const size_t n = quotient_points(p->format, b, points);
+    for (size_t i = 0; i < n; i++)
+        points[n + i] = points[i] | 0x80000000u;
+    const struct run_labels l = {p, check, b, FP8KV_MODEL_F32_DIV, 0};
+    const int rc = push_points(r, points, 2 * n, label_unscaled, &l);
+    free(points);
+    return rc;
+}
+
+/* Runs of the f32 domain at scale s under model m: a run starts at the smallest input whose
+ * model quotient, or whose class quotient RN32(x / s), reaches a quotient point; at 0, 1 (the
+ * quotient of 0 may be an invalid operation's NaN), Inf and the first NaN; and the negative
+ * twins (|quotient(x, s)| = quotient(|x|, |s|): IEEE operations are sign-symmetric). */
+static int f32_runs_scaled(const struct run_labels *l, struct runs *r)
+{
+    const struct fp8kv_format *f = l->p->format;
+    const size_t cap = quotient_point_cap(f);
+    uint32_t *q = malloc(cap * sizeof *q), *points = malloc(2 * (2 * cap + 4) * sizeof *points);
+    if (!q || !points) {
+        free(q);
+        free(points);
+        return fp8kv_fail("out of memory");
+    }
+    const size_t nq = quotient_points(f, l->b, q);
+    const uint32_t s = l->scale & 0x7FFFFFFFu;
+    const enum fp8kv_scale_model by[2] = {l->model, FP8KV_MODEL_F32_DIV}; /* code, class */
+    size_t n = 0;
+    points[n++] = 0;
+    points[n++] = 1;
+    points[n++] = 0x7F800000u;
+    points[n++] = 0x7F800001u;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < nq; i++) {
+            const uint32_t x = first_reaching(by[k], s, q[i]);
+            if (x)
+                points[n++] = x;
+        }
+    for (size_t i = 0, half = n; i < half; i++)
+        points[n++] = points[i] | 0x80000000u;
+    const int rc = push_points(r, points, n, label_scaled, l);
+    free(q);
     free(points);
     return rc;
 }
 
 /* Runs of a 16-bit domain: every input labelled, merged where equal. */
-static int half_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                     enum fp8kv_dtype dtype, const uint32_t *b, struct runs *r)
+static int half_runs(const struct run_labels *l, enum fp8kv_dtype dtype, struct runs *r)
 {
     int rc = 0;
-    for (uint32_t i = 0; i < 65536 && rc == 0; i++)
-        rc = push_run_at(r, p, check, b, i, fp8kv_widen_to_f32(dtype, i));
+    for (uint32_t i = 0; i < 65536 && rc == 0; i++) {
+        const uint32_t x = fp8kv_widen_to_f32(dtype, i);
+        rc = l->scale ? push_scaled_run_at(r, l->p, l->check, l->b, l->model, l->scale, i, x)
+                      : push_run_at(r, l->p, l->check, l->b, i, x);
+    }
     return rc;
 }
 
-long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
-                      enum fp8kv_domain domain, const uint32_t *b, struct fp8kv_sweep_run **out)
+static long domain_runs(const struct run_labels *l, enum fp8kv_domain domain,
+                        struct fp8kv_sweep_run **out)
 {
     struct runs r = {0};
-    int rc =
-        domain == FP8KV_DOMAIN_F32
-            ? f32_runs(p, check, b, &r)
-            : half_runs(p, check, domain == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16,
-                        b, &r);
+    int rc;
+    if (domain == FP8KV_DOMAIN_F32)
+        rc = l->scale ? f32_runs_scaled(l, &r) : f32_runs(l->p, l->check, l->b, &r);
+    else
+        rc = half_runs(l, domain == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16, &r);
     if (rc != 0) {
         free(r.v);
         return FP8KV_ERR;
     }
     *out = r.v;
     return (long)r.n;
+}
+
+long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                      enum fp8kv_domain domain, const uint32_t *b, struct fp8kv_sweep_run **out)
+{
+    const struct run_labels l = {p, check, b, FP8KV_MODEL_F32_DIV, 0};
+    return domain_runs(&l, domain, out);
+}
+
+long fp8kv_sweep_runs_scaled(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                             enum fp8kv_domain domain, const uint32_t *b, enum fp8kv_scale_model m,
+                             uint32_t s, struct fp8kv_sweep_run **out)
+{
+    if ((s & 0x7FFFFFFFu) == 0 || (s & 0x7FFFFFFFu) >= 0x7F800000u)
+        return fp8kv_fail("scale 0x%08x: a store's scale is finite and nonzero", s);
+    float q = 0.0f;
+    if (judge_quotient(m, 0x3F800000u, s, &q) != 0) /* a model the judge can state */
+        return FP8KV_ERR;
+    const struct run_labels l = {p, check, b, m, s};
+    return domain_runs(&l, domain, out);
 }
 
 struct shared_state {
@@ -167,6 +368,7 @@ struct shared_state {
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];
     struct fp8kv_chunk_examples examples;
     uint64_t crash_lo, crash_n; /* the chunk the subject crashed on (crash_n 0: none) */
+    uint32_t scale;             /* the store scale judged at (f32 bits), 0: scale 1 */
 };
 
 /* The dtype of a domain's inputs. */
@@ -233,6 +435,8 @@ static int judge_chunk(struct shared_state *s, uint64_t index, uint64_t lo, size
             struct fp8kv_failure f = fp8kv_failure_one(dtype, (uint32_t)(lo + j), cls, q[j], v);
             f.last = (uint32_t)(lo + e - 1);
             f.count = e - j;
+            f.has_scale = s->scale != 0;
+            f.scale = s->scale;
             t.class_mismatches[cls] += f.count;
             fp8kv_examples_add(&t.examples, &f);
             j = e - 1;
@@ -310,13 +514,21 @@ void fp8kv_chunk_examples_finish(struct fp8kv_chunk_examples *m)
     m->done = NULL;
 }
 
-static void draw_progress(FILE *out, const char *what, double fraction)
+/* The sweep's bar on a terminal, rewritten in place: what, how far, the inputs judged (for a
+ * byte stream: the bytes read) and the rate. */
+static void draw_progress(FILE *out, const char *what, uint64_t done, uint64_t total,
+                          double seconds)
 {
-    int width = 40, filled = (int)(fraction * width);
+    const double fraction = total ? (double)done / (double)total : 1.0;
+    int width = 30, filled = (int)(fraction * width);
+    char count[32], all[32];
     fprintf(out, "\r%-40.40s [", what);
     for (int i = 0; i < width; i++)
         fputc(i < filled ? '#' : '.', out);
-    fprintf(out, "] %3d%%", (int)(fraction * 100.0));
+    fprintf(out, "] %3d%% %s/%s inputs, %.0f M/s\033[K", (int)(fraction * 100.0),
+            fp8kv_format_count(done, count, sizeof count),
+            fp8kv_format_count(total, all, sizeof all),
+            seconds > 0 ? (double)done / seconds / 1e6 : 0.0);
     fflush(out);
 }
 
@@ -339,6 +551,7 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
     char message[1024] = ""; /* the first failure's message, from whichever thread had it */
     atomic_init(&chunks_done, 0);
     atomic_init(&status, 0);
+    const double started = fp8kv_now();
 
 #pragma omp parallel num_threads(threads)
     {
@@ -372,7 +585,8 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
             uint64_t done = atomic_fetch_add(&chunks_done, 1) + 1;
             if (progress && c.thread == 0 && fp8kv_now() - last_draw > 0.2) {
                 last_draw = fp8kv_now();
-                draw_progress(progress, what, (double)done / (double)chunks);
+                draw_progress(progress, what, done * chunk < total ? done * chunk : total, total,
+                              last_draw - started);
             }
         }
         free(c.x);
@@ -380,7 +594,8 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
         free(c.q2);
     }
     if (progress) {
-        draw_progress(progress, what, (double)atomic_load(&chunks_done) / (double)chunks);
+        const uint64_t done = atomic_load(&chunks_done) * chunk;
+        draw_progress(progress, what, done < total ? done : total, total, fp8kv_now() - started);
         fputc('\n', progress);
     }
     if (atomic_load(&status) != 0)
@@ -427,6 +642,7 @@ struct sweep_job {
     const struct fp8kv_subject *subject;
     struct fp8kv_codec_cfg cfg;
     enum fp8kv_domain domain;
+    float scale; /* what the subject is handed */
 };
 
 static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
@@ -441,9 +657,9 @@ static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
     }
     if (job->subject->flags & FP8KV_SUBJECT_SINGLE_THREADED) {
 #pragma omp critical(fp8kv_sweep_subject)
-        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, 1.0f, c->q);
+        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, job->scale, c->q);
     } else {
-        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, 1.0f, c->q);
+        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, job->scale, c->q);
     }
     if (status == FP8KV_ERR_SUBJECT) {
 #pragma omp critical(fp8kv_sweep_crash)
@@ -511,11 +727,21 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
 {
     double t0 = fp8kv_now();
     struct runs runs = {0};
-    long nruns = fp8kv_sweep_runs(p, check, domain, boundaries, &runs.v);
+    const uint32_t scale = opt ? opt->scale : 0;
+    long nruns =
+        scale ? fp8kv_sweep_runs_scaled(p, check, domain, boundaries, opt->model, scale, &runs.v)
+              : fp8kv_sweep_runs(p, check, domain, boundaries, &runs.v);
     if (nruns < 0)
         return FP8KV_ERR;
     runs.n = runs.cap = (size_t)nruns;
-    if (fp8kv_subject_can(subject, FP8KV_CAP_SWEEP) && !(opt && opt->limit)) {
+    char scale_text[64] = "scale 1"; /* for the detail */
+    float scale_f = 1.0f;
+    if (scale) {
+        memcpy(&scale_f, &scale, sizeof scale_f);
+        snprintf(scale_text, sizeof scale_text, "scale 0x%08x (%.9g), model %s", scale,
+                 (double)scale_f, fp8kv_model_names[opt->model]);
+    }
+    if (fp8kv_subject_can(subject, FP8KV_CAP_SWEEP) && !(opt && opt->limit) && !scale) {
         const int rc = self_sweep(p, check, domain, &runs, subject, cfg, c);
         free(runs.v);
         return rc;
@@ -523,7 +749,8 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
     uint64_t total = fp8kv_sweep_domain_size(domain);
     if (opt && opt->limit && opt->limit < total)
         total = opt->limit;
-    struct shared_state s = {.p = p, .domain = domain, .runs = &runs, .total = total};
+    struct shared_state s = {
+        .p = p, .domain = domain, .runs = &runs, .total = total, .scale = scale};
     if (fp8kv_chunk_examples_init(&s.examples,
                                   fp8kv_sweep_chunk_count(domain, opt, subject->chunk)) != 0) {
         free(runs.v);
@@ -532,15 +759,15 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
     char what[96];
     snprintf(what, sizeof what, "sweep %s %s %s", fp8kv_sweep_domain_names[domain], subject->name,
              p->name);
-    struct sweep_job job = {&s, subject, cfg, domain};
+    struct sweep_job job = {&s, subject, cfg, domain, scale_f};
     unsigned flags = subject->flags & FP8KV_SUBJECT_IN_ORDER ? FP8KV_CHUNKS_IN_ORDER
                      : subject->input_buffer                 ? FP8KV_CHUNKS_NO_INPUTS
                                                              : 0;
     int status = fp8kv_sweep_chunks(domain, opt, what, flags, subject->chunk, sweep_chunk, &job);
 
     char detail[160];
-    snprintf(detail, sizeof detail, "all %llu %s inputs, scale 1, nan check %s",
-             (unsigned long long)total, fp8kv_sweep_domain_names[domain],
+    snprintf(detail, sizeof detail, "all %llu %s inputs, %s, nan check %s",
+             (unsigned long long)total, fp8kv_sweep_domain_names[domain], scale_text,
              fp8kv_nan_check_names[check]);
     char name[32];
     snprintf(name, sizeof name, "sweep-%s", fp8kv_sweep_domain_names[domain]);
@@ -548,7 +775,7 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
         float *x = malloc(s.crash_n * sizeof *x);
         if (x) {
             fill_inputs(domain, s.crash_lo, (size_t)s.crash_n, x);
-            fp8kv_name_crash(subject, x, (size_t)s.crash_n, 1.0f);
+            fp8kv_name_crash(subject, x, (size_t)s.crash_n, scale_f);
         }
         free(x);
     }

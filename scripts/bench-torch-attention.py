@@ -15,31 +15,16 @@ Usage: bench-torch-attention.py [--shapes 8x32768,8x1024,...] [--kv-heads 8] [--
                                 [--head 128] [--iterations 20]
 """
 import argparse
-import statistics
 import sys
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("bench-torch-attention: torch is not installed", file=sys.stderr)
-    sys.exit(3)
+from torch_timing import import_torch, time_ms as timed
+
+torch = import_torch("bench-torch-attention")
+F = torch.nn.functional
 
 
 def time_ms(fn, iterations):
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iterations):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+    return timed(torch, fn, iterations)[0]
 
 
 def sdpa(q, k, v, backend):

@@ -11,30 +11,15 @@ the bf16 input measured the same way. Prints `bench: key=value` lines like fp8kv
 Usage: python3 scripts/bench-torch-store.py [--tokens N] [--iterations N]
 """
 import argparse
-import statistics
 import sys
 
-try:
-    import torch
-except ImportError:
-    print("bench-torch-store: torch is not installed", file=sys.stderr)
-    sys.exit(3)
+from torch_timing import import_torch, time_ms as timed
+
+torch = import_torch("bench-torch-store")
 
 
 def time_ms(fn, iterations):
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iterations):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times), min(times)
+    return timed(torch, fn, iterations)
 
 
 def main():

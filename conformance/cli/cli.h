@@ -156,8 +156,18 @@ int fp8kv_cli_parse_choice(const char *cmd, const char *option, const char *valu
 
 /* fp8kv_cli_parse_value: an input value of dtype from text: hex bits ("0x43e80001"; for f16/bf16
  * at most 0xffff), a hex float ("0x1.dp+8") or a decimal ("464", "-inf", "nan"), rounded
- * once to dtype. Returns 0 or FP8KV_ERR with a message. */
+ * once to dtype (without the oracle in the build, f32 only). Returns 0 or FP8KV_ERR with a
+ * message. */
 int fp8kv_cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bits);
+
+/* fp8kv_cli_parse_scale: a --scale value (an f32 by fp8kv_cli_parse_value's rule) that a store
+ * can use: finite and nonzero (negative allowed: it mirrors the codes). 0 with *bits, or
+ * FP8KV_EXIT_USAGE after a message. */
+int fp8kv_cli_parse_scale(const char *cmd, const char *text, uint32_t *bits);
+
+/* fp8kv_cli_parse_kernel_model: a --model value a kernel computes (f32_div, f32_mul_recip,
+ * f16_div; exact is refused, fp8kv_kernel_model_check): 0, or FP8KV_EXIT_USAGE after a message. */
+int fp8kv_cli_parse_kernel_model(const char *cmd, const char *text, enum fp8kv_scale_model *model);
 
 /* fp8kv_cli_parse_code: an fp8 code written as two hex digits ("7e", also "0x7e"). 0 or FP8KV_ERR.
  */

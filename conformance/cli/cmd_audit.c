@@ -175,18 +175,16 @@ int fp8kv_cmd_audit(int argc, char **argv)
         return rc;
     if (!a.value[OPT_BASELINE] || !a.value[OPT_CANDIDATE])
         return fp8kv_cli_usage_error("audit", "--baseline and --candidate are both required");
-    int inf = FP8KV_INF_CLAMP, model = FP8KV_MODEL_F32_DIV, check = FP8KV_NAN_CHECK_STRICT;
+    int inf = FP8KV_INF_CLAMP, check = FP8KV_NAN_CHECK_STRICT;
+    enum fp8kv_scale_model model = FP8KV_MODEL_F32_DIV;
     int threads = 0;
     double timeout = 30.0;
     if (a.value[OPT_INF] && (inf = fp8kv_cli_parse_choice("audit", "inf", a.value[OPT_INF],
                                                           fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_MODEL] &&
-        (model = fp8kv_cli_parse_choice("audit", "model", a.value[OPT_MODEL], fp8kv_model_names,
-                                        FP8KV_MODEL_COUNT)) < 0)
+        fp8kv_cli_parse_kernel_model("audit", a.value[OPT_MODEL], &model) != 0)
         return FP8KV_EXIT_USAGE;
-    if (fp8kv_kernel_model_check((enum fp8kv_scale_model)model) != 0)
-        return fp8kv_cli_usage_error("audit", "--model: %s", fp8kv_last_error());
     if (a.value[OPT_NAN_CHECK] &&
         (check = fp8kv_cli_parse_choice("audit", "nan-check", a.value[OPT_NAN_CHECK],
                                         fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)

@@ -32,6 +32,8 @@ static const char run_help[] =
     "  --junit DIR     the unit tests' JUnit XML files to copy into DIR/<target>/junit/\n"
     "  --json FILE     also write the verdict as JSON (docs/json.md; report.json has the same\n"
     "                  shape); '-': the JSON to stdout, the text to stderr\n"
+    "On a terminal, stderr shows one line, step N/M (a subject under a profile), the checks\n"
+    "done and an ETA, cleared at the end; nothing when stderr is not a terminal.\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
 
 enum {

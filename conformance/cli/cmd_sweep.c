@@ -164,14 +164,12 @@ static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_commo
                                          "--%s is for --codec; a plugin's profile comes from "
                                          "its descriptor and --inf",
                                          options[o].name);
-    int model = FP8KV_MODEL_F32_DIV, inf = FP8KV_INF_CLAMP;
+    enum fp8kv_scale_model model = FP8KV_MODEL_F32_DIV;
+    int inf = FP8KV_INF_CLAMP;
     double timeout = 30.0;
     if (a->value[OPT_MODEL] &&
-        (model = fp8kv_cli_parse_choice("sweep", "model", a->value[OPT_MODEL], fp8kv_model_names,
-                                        FP8KV_MODEL_COUNT)) < 0)
+        fp8kv_cli_parse_kernel_model("sweep", a->value[OPT_MODEL], &model) != 0)
         return FP8KV_EXIT_USAGE;
-    if (fp8kv_kernel_model_check((enum fp8kv_scale_model)model) != 0)
-        return fp8kv_cli_usage_error("sweep", "--model: %s", fp8kv_last_error());
     if (a->value[OPT_INF] && (inf = fp8kv_cli_parse_choice("sweep", "inf", a->value[OPT_INF],
                                                            fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
@@ -185,7 +183,7 @@ static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_commo
     if (rc != 0)
         return fp8kv_cli_subject_error("sweep", rc);
     struct fp8kv_plugin_sweep_options o = {.vectors_dir = k->dir,
-                                           .model = (enum fp8kv_scale_model)model,
+                                           .model = model,
                                            .check = (enum fp8kv_nan_check)k->check,
                                            .inf = (enum fp8kv_inf_policy)inf,
                                            .sweep = {.threads = threads, .progress = stderr}};

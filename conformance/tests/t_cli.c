@@ -282,3 +282,21 @@ Test(cli, failures_fold_into_ranges_per_class)
     cr_assert(strstr(out, "f16 0x0001 (5.9605e-08) => 01  expected 00  underflow"), "%s", out);
     cr_assert(strstr(out, "mismatches=66 verdict=nonconformant"), "%s", out);
 }
+
+/* Progress goes to a terminal only: through a pipe (CI logs) stderr holds no bar, on a terminal
+ * (script gives the command one) verify-stream shows the inputs judged and the rate. */
+Test(cli, progress_only_on_a_terminal)
+{
+    char out[1 << 14];
+#define STREAM_F16                                                                                 \
+    "tail -c 65536 " FP8KV_SOURCE_DIR "/vectors/e4m3fn_satfinite/f16_expected.npy | " FP8KV        \
+    " verify-stream --sweep f16 --vectors " FP8KV_SOURCE_DIR "/vectors"
+    cr_assert_eq(run(STREAM_F16 " 2>&1", out, sizeof out), 0, "%s", out);
+    cr_assert_null(strchr(out, '\r'), "no line rewritten in a pipe: %s", out);
+    cr_assert_null(strstr(out, "M/s"), "%s", out);
+    cr_assert_eq(run("script -qec '" STREAM_F16 "' /dev/null", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "\rsweep f16 stream e4m3fn_satfinite") &&
+                  strstr(out, "100% 65,536/65,536 inputs, "),
+              "%s", out);
+#undef STREAM_F16
+}

@@ -103,6 +103,9 @@ Test(plugin_cli, bad_plugins_and_arguments_exit_2)
         FP8KV " verify-stream --sweep f64" VECTORS " </dev/null",
         FP8KV " verify-stream --sweep f16 --profile e4m3fn_nan --inf nan" VECTORS " </dev/null",
         FP8KV " verify-stream --sweep f16 --format e5m2" VECTORS " </dev/null",
+        FP8KV " verify-stream --sweep f16 --scale 0" VECTORS " </dev/null",
+        FP8KV " verify-stream --sweep f16 --scale -inf" VECTORS " </dev/null",
+        FP8KV " verify-stream --sweep f16 --scale 0.1 --model exact" VECTORS " </dev/null",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         char line[1024];
@@ -149,6 +152,42 @@ Test(plugin_cli, verify_stream_judges_a_pipe)
     cr_assert(strstr(out, "longer than the 65536 codes"), "%s", out);
 }
 
+/* A pipe into `verify-stream --sweep f16 --scale S <judged>` from a producer of every f16
+ * input's code at scale S under model M: the oracle's, through `fp8kv encode`, as bytes. */
+static int run_stored_f16(const char *scale, const char *model, const char *judged)
+{
+    char line[1024];
+    snprintf(
+        line, sizeof line,
+        "seq 0 65535 | awk '{printf \"0x%%04x\\n\", $1}' | " FP8KV
+        " encode --input-dtype f16 --scale %s --model %s | awk '{print $2}' | xxd -r -p | " FP8KV
+        " verify-stream --sweep f16 --scale %s %s" VECTORS " 2>&1",
+        scale, model, scale, judged);
+    return test_run(line, out, sizeof out);
+}
+
+Test(plugin_cli, verify_stream_at_a_scale)
+{
+    static const char *const models[] = {"f32_div", "f32_mul_recip", "f16_div"};
+    char judged[64];
+    for (size_t m = 0; m < 3; m++) { /* the oracle's codes pass under their model */
+        snprintf(judged, sizeof judged, "--model %s", models[m]);
+        cr_assert_eq(run_stored_f16("-0.7", models[m], judged), 0, "%s: %s", models[m], out);
+        cr_assert_str_eq(last_line(), "stream e4m3fn_satfinite: inputs=65536 mismatches=0 "
+                                      "verdict=conformant");
+    }
+    /* a producer that multiplies by the reciprocal, judged as the f32_div it claims */
+    cr_assert_eq(run_stored_f16("1.7", "f32_mul_recip", "--json -"), 1, "%s", out);
+    cr_assert(strstr(out, "scale 0x3fd9999a (1.70000005), model f32_div"), "%s", out);
+    cr_assert(strstr(out, "f16 0x2660 (0.024902) / 0x3fd9999a (1.70000005) = 0.0146484371 => 07  "
+                          "expected 08  tie\n"),
+              "%s", out);
+    cr_assert(strstr(out, "\"scale_bits\": \"0x3fd9999a\"") &&
+                  strstr(out, "\"model\": \"f32_div\"") && strstr(out, "\"scale\": 1.7"),
+              "%s", out);
+    cr_assert(strstr(out, "inputs=65536 mismatches=2 verdict=nonconformant"), "%s", out);
+}
+
 Test(plugin_cli, audit_finds_the_change_and_who_is_right)
 {
     cr_assert_eq(
@@ -171,4 +210,24 @@ Test(plugin_cli, audit_finds_the_change_and_who_is_right)
                           out, sizeof out),
                  0, "%s", out);
     cr_assert(strstr(last_line(), "verdict=improved"), "%s", out);
+}
+
+/* A run's overall line: on a terminal, "step N/M" rewritten in place and cleared at the end;
+ * through a pipe, nothing of it. */
+Test(plugin_cli, run_progress_only_on_a_terminal, .timeout = 600)
+{
+#define RUN_ONE                                                                                    \
+    "d=$(mktemp -d) && " FP8KV                                                                     \
+    " run --target cpu --profile e4m3fn_satfinite --threads 2 --out $d" VECTORS                    \
+    "; rc=$?; rm -rf $d; exit $rc"
+    cr_assert_eq(test_run("(" RUN_ONE ") 2>&1", out, sizeof out), 0, "%s", out);
+    cr_assert_null(strchr(out, '\r'), "%s", out);
+    cr_assert_null(strstr(out, "step 1/"), "%s", out);
+    cr_assert_eq(test_run("script -qec '" RUN_ONE "' /dev/null", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "\rfp8kv run: step 1/5 (e4m3fn_satfinite, bits): 0 checks done"), "%s",
+              out);
+    cr_assert(strstr(out, "\rfp8kv run: step 5/5 (e4m3fn_satfinite, cpu-reference): "), "%s", out);
+    cr_assert(strstr(out, ", ETA "), "%s", out);
+    cr_assert(strstr(out, "\r\033[K"), "the line is cleared: %s", out);
+#undef RUN_ONE
 }

@@ -194,6 +194,134 @@ Test(sweep, expected_codes_of_known_values)
     }
 }
 
+/* ---- at a store scale ------------------------------------------------------------------------ */
+
+static const enum fp8kv_scale_model kernel_models[] = {
+    FP8KV_MODEL_F32_DIV, FP8KV_MODEL_F32_MUL_RECIP, FP8KV_MODEL_F16_DIV};
+
+/* The judge's scaled expectation is the oracle's on every golden store-with-scale pair whose
+ * scale a sweep accepts (finite, nonzero), under each kernel model. */
+Test(sweep, scaled_expectation_is_the_oracles_on_the_golden_pairs)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        uint32_t *b = load_boundaries(p);
+        struct fp8kv_npy sx = {0}, ss = {0}, want = {0};
+        cr_assert_eq(fp8kv_load_vector_file(VECTORS, p, "scale_x.npy", FP8KV_NPY_U32, 0, 0, &sx),
+                     0);
+        cr_assert_eq(
+            fp8kv_load_vector_file(VECTORS, p, "scale_s.npy", FP8KV_NPY_U32, sx.shape[0], 0, &ss),
+            0);
+        cr_assert_eq(fp8kv_load_vector_file(VECTORS, p, "scale_expected.npy", FP8KV_NPY_U8,
+                                            sx.shape[0], FP8KV_MODEL_COUNT, &want),
+                     0);
+        size_t judged = 0;
+        for (size_t k = 0; k < sx.count; k++) {
+            const uint32_t x = ((const uint32_t *)sx.data)[k], s = ((const uint32_t *)ss.data)[k];
+            if ((s & 0x7FFFFFFFu) == 0 || (s & 0x7FFFFFFFu) >= 0x7F800000u)
+                continue;
+            for (size_t m = 0; m < 3; m++) {
+                uint8_t got;
+                int by_class;
+                cr_assert_eq(
+                    fp8kv_sweep_expected_scaled(p, b, kernel_models[m], x, s, &got, &by_class), 0);
+                const uint8_t w =
+                    ((const uint8_t *)want.data)[k * FP8KV_MODEL_COUNT + kernel_models[m]];
+                cr_assert(got == w || (by_class && fp8kv_is_nan_code(p->format, got) &&
+                                       fp8kv_is_nan_code(p->format, w)),
+                          "%s %s: x 0x%08x s 0x%08x: judge %02x, oracle %02x", p->name,
+                          fp8kv_model_names[kernel_models[m]], x, s, got, w);
+                judged++;
+            }
+        }
+        cr_assert_gt(judged, 100000, "%s: %zu pairs judged", p->name, judged);
+        fp8kv_npy_free(&sx);
+        fp8kv_npy_free(&ss);
+        fp8kv_npy_free(&want);
+        free(b);
+    }
+}
+
+/* The runs of the f32 domain at a scale say, for every input near a run's start and for random
+ * inputs, what the per-input expectation says: the bisection found every place the code or the
+ * class changes. */
+Test(sweep, scaled_runs_agree_with_the_expectation_per_input)
+{
+    static const uint32_t scales[] = {0x3F800000u,
+                                      0x3DCCCCCDu /* 0.1f */,
+                                      0x40400000u,
+                                      0xBF333333u /* -0.7f */,
+                                      0x0DA24260u /* 1e-30f */,
+                                      0x7149F2CAu /* 1e30f */,
+                                      0x00000001u,
+                                      0x00700000u,
+                                      0x7F7FFFFFu};
+    static const char *const profiles[] = {"e4m3fn_satfinite", "e4m3fnuz_nan",
+                                           "e4m3fn_satfinite_infnan"};
+    uint64_t seed = 42;
+    for (size_t pi = 0; pi < 3; pi++) {
+        const struct fp8kv_profile *p = profile_named(profiles[pi]);
+        uint32_t *b = load_boundaries(p);
+        for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++)
+            for (size_t m = 0; m < 3; m++) {
+                struct fp8kv_sweep_run *runs;
+                const long n = fp8kv_sweep_runs_scaled(p, FP8KV_NAN_CHECK_STRICT, FP8KV_DOMAIN_F32,
+                                                       b, kernel_models[m], scales[si], &runs);
+                cr_assert_gt(n, 0, "%s", fp8kv_last_error());
+                for (long k = 0; k < n + 20000; k++) {
+                    uint32_t around[5];
+                    int count = 1;
+                    if (k < n) {
+                        count = 5;
+                        for (int d = 0; d < 5; d++)
+                            around[d] = runs[k].start + (uint32_t)d - 2u;
+                    } else {
+                        around[0] = (uint32_t)fp8kv_splitmix64(&seed);
+                    }
+                    for (int d = 0; d < count; d++) {
+                        const uint32_t x = around[d];
+                        const struct fp8kv_sweep_run *r =
+                            &runs[fp8kv_sweep_run_of(runs, (size_t)n, x)];
+                        uint8_t want;
+                        int by_class;
+                        fp8kv_sweep_expected_scaled(p, b, kernel_models[m], x, scales[si], &want,
+                                                    &by_class);
+                        cr_assert((want & r->mask) == r->value && (by_class || r->mask == 0xFF) &&
+                                      r->cls == (uint8_t)fp8kv_pair_class(p->format, x, scales[si]),
+                                  "%s %s scale 0x%08x: input 0x%08x: run of 0x%08x says %02x/%02x "
+                                  "class %d, the input %02x class %d",
+                                  p->name, fp8kv_model_names[kernel_models[m]], scales[si], x,
+                                  r->start, r->value, r->mask, r->cls, want,
+                                  fp8kv_pair_class(p->format, x, scales[si]));
+                    }
+                }
+                free(runs);
+            }
+        free(b);
+    }
+}
+
+/* At scale 1 under f32_div the scaled runs are the unscaled ones. */
+Test(sweep, scaled_runs_at_scale_1_are_the_plain_runs)
+{
+    const struct fp8kv_profile *p = profile_named("e4m3fn_nan");
+    uint32_t *b = load_boundaries(p);
+    struct fp8kv_sweep_run *plain, *scaled;
+    const long n = fp8kv_sweep_runs(p, FP8KV_NAN_CHECK_CLASS, FP8KV_DOMAIN_F32, b, &plain);
+    const long m = fp8kv_sweep_runs_scaled(p, FP8KV_NAN_CHECK_CLASS, FP8KV_DOMAIN_F32, b,
+                                           FP8KV_MODEL_F32_DIV, 0x3F800000u, &scaled);
+    cr_assert_eq(n, m);
+    cr_assert_eq(memcmp(plain, scaled, (size_t)n * sizeof *plain), 0);
+    cr_assert_lt(fp8kv_sweep_runs_scaled(p, FP8KV_NAN_CHECK_CLASS, FP8KV_DOMAIN_F32, b,
+                                         FP8KV_MODEL_EXACT, 0x3F800000u, &scaled),
+                 0, "exact is no kernel's model");
+    cr_assert_lt(fp8kv_sweep_runs_scaled(p, FP8KV_NAN_CHECK_CLASS, FP8KV_DOMAIN_F32, b,
+                                         FP8KV_MODEL_F32_DIV, 0x80000000u, &scaled),
+                 0, "a zero scale is refused");
+    free(plain);
+    free(b);
+}
+
 /* ---- the NaN check --------------------------------------------------------------------------- */
 
 /* A subject that is the integer codec except on NaN inputs, which all get the code nan_out. */

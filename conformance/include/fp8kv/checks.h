@@ -42,7 +42,7 @@ struct fp8kv_failure {
     uint64_t count;    /* inputs in the range */
     uint32_t scale;    /* a store-with-scale pair's scale (f32 bits), when has_scale */
     uint8_t dtype;     /* enum fp8kv_dtype of the input */
-    uint8_t has_scale; /* a pair x / scale: never folded (neighbours are unrelated pairs) */
+    uint8_t has_scale; /* a pair x / scale: folds only with the next input at the same scale */
     uint8_t cls;       /* enum fp8kv_class (of the quotient, for a pair), or FP8KV_NO_CLASS */
     uint8_t got, want;
     uint8_t other; /* an audit's candidate code (got is the baseline's) */
@@ -63,14 +63,15 @@ struct fp8kv_failure fp8kv_failure_one(enum fp8kv_dtype dtype, uint32_t input, i
 
 /* fp8kv_examples_add: adds f, which comes after every failure added before (input order): it
  * extends the last kept example of its class when it continues it (the next bit pattern, same
- * dtype, codes and note, no scale), else it is kept while its class has fewer than
+ * dtype, codes, note and scale), else it is kept while its class has fewer than
  * FP8KV_EXAMPLES_PER_CLASS examples (FP8KV_UNCLASSED_LINES without a class). Returns the index
  * of the example that holds it, or -1 when it is not shown. */
 int fp8kv_examples_add(struct fp8kv_examples *e, const struct fp8kv_failure *f);
 
 /* fp8kv_failure_input_text: the input part of a failure line into buf: the dtype, hex bits and
  * decimal value, "f32 0x43e80000 (464)"; a range, "f32 0x43e80001..0x43f00000 (464.000031..480,
- * 524,287 inputs)"; a pair with its scale and quotient, "f32 0x.. (x) / 0x.. (s) = q". */
+ * 524,287 inputs)"; a pair with its scale and real quotient, "f32 0x.. (x) / 0x.. (s) = q"
+ * (a range of pairs at one scale: "... = q0..q1"). */
 void fp8kv_failure_input_text(const struct fp8kv_failure *f, char *buf, size_t size);
 
 /* fp8kv_pair_class: the class of a store-with-scale pair: the class of its f32 quotient

@@ -17,7 +17,8 @@ struct fp8kv_run_options {
     const char *profile;     /* one profile by name, or NULL for all */
     int threads;             /* OpenMP threads for the sweeps; 0: all cores */
     FILE *log;               /* one line per check as it finishes; NULL: quiet */
-    FILE *progress;          /* sweep progress bars (shown only on a terminal); NULL: none */
+    FILE *progress; /* on a terminal only: one overall line "step N/M ... checks done, ETA",
+                       rewritten in place and cleared at the end; NULL: none */
 };
 
 /* What a report says about where it ran. */

@@ -28,10 +28,16 @@ struct fp8kv_sweep_options {
     int threads;    /* 0: OpenMP's default */
     FILE *progress; /* a progress bar goes here when it is a terminal; NULL: none */
     uint64_t limit; /* 0: the whole domain; else only the first `limit` inputs (tests) */
+    /* the store scale the codes are judged at (f32 bits; 0: none, scale 1) and its quotient
+     * model (f32_div, f32_mul_recip, f16_div): the expected code of x is the oracle's store of
+     * (x, s) under the model (fp8kv_sweep_runs_scaled) */
+    uint32_t scale;
+    enum fp8kv_scale_model model;
 };
 
 /* fp8kv_sweep: runs every input of the domain (in increasing bit-pattern order, widened to
- * f32 for f16/bf16) through the encoding subject at scale 1 with configuration cfg (the
+ * f32 for f16/bf16) through the encoding subject at scale 1 (or opt->scale, judged under
+ * opt->model; a failure line then shows the pair and its quotient) with configuration cfg (the
  * subject's encode may be called from several threads at once unless its flags say
  * FP8KV_SUBJECT_SINGLE_THREADED or FP8KV_SUBJECT_IN_ORDER) and judges each code against the
  * boundary table of p's format (boundaries: fp8kv_boundary_count entries, from boundaries.npy)
@@ -136,6 +142,25 @@ uint64_t fp8kv_sweep_domain_size(enum fp8kv_domain domain);
  * Returns the number of runs, or FP8KV_ERR. */
 long fp8kv_sweep_runs(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                       enum fp8kv_domain domain, const uint32_t *b, struct fp8kv_sweep_run **runs);
+
+/* fp8kv_sweep_runs_scaled: fp8kv_sweep_runs for codes stored at scale s (f32 bits: finite,
+ * nonzero; a negative scale mirrors) under quotient model m (f32_div, f32_mul_recip, f16_div):
+ * the expected code of x is the boundary table's code of the model's quotient of (x, s) and
+ * its class that of RN32(x / s) (fp8kv_pair_class). The quotient is monotone in x, so each run
+ * of the f32 domain starts at the smallest x whose quotient reaches a point where the scale-1
+ * runs change (found by bisection over bit patterns); the 16-bit domains label every input.
+ * Returns the number of runs, or FP8KV_ERR (a scale or model it cannot judge, memory). */
+long fp8kv_sweep_runs_scaled(const struct fp8kv_profile *p, enum fp8kv_nan_check check,
+                             enum fp8kv_domain domain, const uint32_t *b, enum fp8kv_scale_model m,
+                             uint32_t s, struct fp8kv_sweep_run **runs);
+
+/* fp8kv_sweep_expected_scaled: the expected code of f32 input x stored at scale s (f32 bits)
+ * under model m (as fp8kv_sweep_runs_scaled), into *code; *nan_by_class is set when that code
+ * is a NaN that only an invalid operation makes (0 * RN32(1 / s) with 1 / s overflowing), whose
+ * sign IEEE 754 leaves open. 0, or FP8KV_ERR (exact, or a model this build cannot state). */
+int fp8kv_sweep_expected_scaled(const struct fp8kv_profile *p, const uint32_t *boundaries,
+                                enum fp8kv_scale_model m, uint32_t x, uint32_t s, uint8_t *code,
+                                int *nan_by_class);
 
 /* fp8kv_sweep_run_of: the index of the run (of n, sorted by start) that holds input. */
 size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t input);
