@@ -439,8 +439,8 @@ int fp8kv_cli_parse_code(const char *text, uint8_t *code)
 void fp8kv_cli_inputs_open(struct fp8kv_cli_inputs *in, int argc, char **argv, int first)
 {
     memset(in, 0, sizeof *in);
-    in->args = argv + first;
     in->count = argc > first ? argc - first : 0;
+    in->args = in->count ? argv + first : NULL; /* ver reads stdin only: argv may be NULL */
     in->from_stdin = in->count == 0;
 }
 
