@@ -32,6 +32,25 @@ fp8kv_python() {
   return 2
 }
 
+# The Debian 12 packages the scripts install, the one list of them. apt-get runs with
+# --no-install-recommends, so what a step needs is named here even where Debian would only
+# recommend it (clang's sanitizer runtimes, libclang-rt-14-dev through libclang-rt-dev, are a
+# Recommends of libclang-common-14-dev; clang's OpenMP runtime, libomp-dev, not even that).
+# scripts/bootstrap installs FP8KV_PACKAGES (the build, the tests, the HTML check);
+# scripts/gpu-compile-check the GPU toolchains when it runs (large, only it needs them).
+FP8KV_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  clang libomp-dev libclang-rt-dev # the sanitizer and fuzzer builds: OpenMP, ASan/UBSan/libFuzzer
+  clang-format                     # scripts/check-format
+  git                              # scripts/test: audit-codec's scratch repository
+  libmpfr-dev libgmp-dev libcriterion-dev libjansson-dev libssl-dev
+  python3 python3-numpy python3-venv python3-pip ca-certificates # ca-certificates: pip to PyPI
+  chromium                                                       # scripts/check-html
+  xxd # the suites' shell pipelines turn hex codes into bytes (t_plugin_cli)
+)
+FP8KV_PACKAGES_HIP=(hipcc libamdhip64-dev) # Debian's ROCm 5.2 HIP (clang 15), ~600 MB
+FP8KV_PACKAGES_CLANG19=(clang-19)          # the AMD targets hipcc 5.2 does not know
+
 # fp8kv_apt_install WHO PACKAGE...: installs those of the Debian packages that are missing
 # (apt-get, no recommends; as root or through sudo), saying so as WHO. Fails when apt-get does.
 fp8kv_apt_install() {

@@ -440,7 +440,7 @@ void fp8kv_cli_inputs_open(struct fp8kv_cli_inputs *in, int argc, char **argv, i
 {
     memset(in, 0, sizeof *in);
     in->count = argc > first ? argc - first : 0;
-    in->args = in->count ? argv + first : NULL; /* argv may be NULL when nothing is given */
+    in->args = in->count ? argv + first : NULL; /* ver reads stdin only: argv may be NULL */
     in->from_stdin = in->count == 0;
 }
 
