@@ -49,7 +49,7 @@ Test(plugin_cli, a_faulty_plugin_is_nonconformant)
 Test(plugin_cli, a_range_of_failures_is_one_folded_line)
 {
     cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_overflow_nan") VECTORS
-                          " --json /tmp/fp8kv_t_overflow_nan.json",
+                          " --json " FP8KV_TEST_TMP "/t_overflow_nan.json",
                           out, sizeof out),
                  1, "%s", out);
     cr_assert(strstr(out, "f32 0x43e80001..0x43f00000 (464.000031..480, 524,288 inputs) => 7f  "
@@ -59,13 +59,13 @@ Test(plugin_cli, a_range_of_failures_is_one_folded_line)
                           "expected fe  overflow"),
               "%s", out);
     cr_assert(strstr(out, "  overflow         1048576 mismatches"), "%s", out);
-    cr_assert_eq(test_run("python3 -c 'import json; d = json.load(open(\"/tmp/fp8kv_t_overflow_"
-                          "nan.json\")); print(d[\"schema\"], d[\"verdict\"], "
+    cr_assert_eq(test_run("python3 -c 'import json; d = json.load(open(\"" FP8KV_TEST_TMP
+                          "/t_overflow_nan.json\")); print(d[\"schema\"], d[\"verdict\"], "
                           "d[\"checks\"][0][\"class_mismatches\"][\"overflow\"])'",
                           out, sizeof out),
                  0, "%s", out);
     cr_assert_str_eq(out, "fp8kv-verdict nonconformant 1048576\n");
-    remove("/tmp/fp8kv_t_overflow_nan.json");
+    remove(FP8KV_TEST_TMP "/t_overflow_nan.json");
 }
 
 /* A decoder wrong in several output dtypes: each wrong (code, scale) pair is one line, under the
@@ -74,7 +74,7 @@ Test(plugin_cli, a_range_of_failures_is_one_folded_line)
 Test(plugin_cli, a_pair_wrong_in_several_dtypes_is_listed_once)
 {
     cr_assert_eq(test_run(FP8KV " sweep --plugin" PLUGIN("fp8kv_plugin_decode_via_f16") VECTORS
-                          " --json /tmp/fp8kv_t_decode_via_f16.json",
+                          " --json " FP8KV_TEST_TMP "/t_decode_via_f16.json",
                           out, sizeof out),
                  1, "%s", out);
     cr_assert(strstr(out, "FAIL   read-f32") && strstr(out, "FAIL   read-bf16") &&
@@ -87,14 +87,15 @@ Test(plugin_cli, a_pair_wrong_in_several_dtypes_is_listed_once)
     const char *bf16 = strstr(out, "FAIL   read-bf16");
     cr_assert(bf16 && !strstr(bf16, " wrong in "), "%s", out);
     /* read-bf16 says where its wrong pairs are listed */
-    cr_assert_eq(test_run("python3 -c 'import json; d = json.load(open(\"/tmp/fp8kv_t_decode_via_"
-                          "f16.json\")); c = [c for c in d[\"checks\"] if c[\"name\"] == "
-                          "\"read-bf16\"][0]; print(c[\"mismatches\"], len(c[\"failures\"]), "
-                          "c[\"detail\"].split(\"; \")[-1])'",
-                          out, sizeof out),
-                 0, "%s", out);
+    cr_assert_eq(
+        test_run("python3 -c 'import json; d = json.load(open(\"" FP8KV_TEST_TMP
+                 "/t_decode_via_f16.json\")); c = [c for c in d[\"checks\"] if c[\"name\"] == "
+                 "\"read-bf16\"][0]; print(c[\"mismatches\"], len(c[\"failures\"]), "
+                 "c[\"detail\"].split(\"; \")[-1])'",
+                 out, sizeof out),
+        0, "%s", out);
     cr_assert(strstr(out, " 0 ") && strstr(out, "listed under an earlier read"), "%s", out);
-    remove("/tmp/fp8kv_t_decode_via_f16.json");
+    remove(FP8KV_TEST_TMP "/t_decode_via_f16.json");
 }
 
 Test(plugin_cli, crash_and_hang_exit_4_with_the_harness_intact)

@@ -15,11 +15,11 @@
 #define VECTORS " --vectors " FP8KV_SOURCE_DIR "/vectors"
 #define PLUGIN(name) " " FP8KV_PLUGIN_DIR "/" name ".so"
 #ifdef FP8KV_SHARD_FULL /* the folders of each suite, of each test that writes one */
-#define MERGE_DIR "/tmp/fp8kv_t_shard_full"
+#define MERGE_DIR FP8KV_TEST_TMP "/t_shard_full"
 #else
-#define MERGE_DIR "/tmp/fp8kv_t_shard_merge"
+#define MERGE_DIR FP8KV_TEST_TMP "/t_shard_merge"
 #endif
-#define DIR "/tmp/fp8kv_t_shard_bad"
+#define DIR FP8KV_TEST_TMP "/t_shard_bad"
 
 static char out[1 << 16];
 
