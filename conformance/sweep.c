@@ -379,7 +379,7 @@ static int extend_range(const struct fp8kv_subject *subject, struct fp8kv_codec_
                         enum fp8kv_domain domain, const struct runs *runs, uint64_t hi,
                         struct fp8kv_failure *f)
 {
-    const uint64_t domain_end = domain == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;
+    const uint64_t domain_end = fp8kv_sweep_domain_size(domain);
     uint64_t bound =
         range_bound(runs, fp8kv_sweep_run_of(runs->v, runs->n, f->last), f, domain_end);
     bound = bound < hi ? bound : hi;

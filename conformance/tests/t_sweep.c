@@ -672,7 +672,7 @@ static int sweep_planted(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domai
     int *passes = ctx;
     ++*passes;
     memset(out, 0, sizeof *out);
-    const uint64_t end = domain == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;
+    const uint64_t end = fp8kv_sweep_domain_size(domain);
     hi = hi && hi < end ? hi : end;
     const enum fp8kv_dtype dtype = domain == FP8KV_DOMAIN_F16 ? FP8KV_DTYPE_F16 : FP8KV_DTYPE_BF16;
     size_t k = 0;
