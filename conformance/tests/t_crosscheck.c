@@ -100,8 +100,11 @@ Test(crosscheck, format_tables_and_decode)
         const struct fp8kv_format *f = &fp8kv_formats[id];
         const struct indep_format *g = indep_format_of((enum fp8kv_format_id)id);
         cr_expect_eq((int)f->id, id, "%s: id", f->name);
-        cr_expect_eq(f->exp_bits, 4, "%s: exp_bits", f->name);
-        cr_expect_eq(f->man_bits, 3, "%s: man_bits", f->name);
+        cr_expect_eq(f->exp_bits, g->exp_bits, "%s: exp_bits", f->name);
+        cr_expect_eq(f->man_bits, g->man_bits, "%s: man_bits", f->name);
+        cr_expect_eq(f->has_inf, g->has_inf, "%s: has_inf", f->name);
+        cr_expect_eq(f->inf_code, g->inf_code, "%s: inf_code 0x%02x, want 0x%02x", f->name,
+                     f->inf_code, g->inf_code);
         cr_expect_eq(f->bias, g->bias, "%s: bias %d, want %d", f->name, f->bias, g->bias);
         cr_expect_eq(f->max_code, g->max_code, "%s: max_code 0x%02x, want 0x%02x", f->name,
                      f->max_code, g->max_code);
@@ -111,7 +114,7 @@ Test(crosscheck, format_tables_and_decode)
         cr_expect_eq(f->has_negative_zero, g->has_negative_zero, "%s: has_negative_zero", f->name);
         float max = 0, min_normal = 0;
         uint32_t mb = indep_decode_f32((enum fp8kv_format_id)id, g->max_code);
-        uint32_t nb = indep_decode_f32((enum fp8kv_format_id)id, 0x08);
+        uint32_t nb = indep_decode_f32((enum fp8kv_format_id)id, (uint8_t)(1u << g->man_bits));
         memcpy(&max, &mb, sizeof max);
         memcpy(&min_normal, &nb, sizeof min_normal);
         cr_expect_eq(f->max_value, (double)max, "%s: max_value %g, want %g", f->name, f->max_value,
@@ -131,18 +134,31 @@ Test(crosscheck, format_tables_and_decode)
             int want_nan = (want & 0x7FFFFFFFu) > 0x7F800000u;
             tally_check(&t, nan == want_nan, "code 0x%02x: fp8kv_is_nan_code %d, want %d", q, nan,
                         want_nan);
+            int inf = fp8kv_is_inf_code(f, (uint8_t)q);
+            int want_inf = (want & 0x7FFFFFFFu) == 0x7F800000u;
+            tally_check(&t, inf == want_inf, "code 0x%02x: fp8kv_is_inf_code %d, want %d", q, inf,
+                        want_inf);
         }
         tally_end(&t);
     }
-    /* the six profiles: every format x {satfinite/clamp, satfinite/nan, nan} */
-    cr_expect_eq(fp8kv_profile_count, 6, "fp8kv_profile_count %d", fp8kv_profile_count);
-    for (int id = 0; id < FP8KV_FORMAT_COUNT; id++) {
-        cr_expect_not_null(fp8kv_profile_find((enum fp8kv_format_id)id, FP8KV_OVERFLOW_SATFINITE,
-                                              FP8KV_INF_CLAMP));
-        cr_expect_not_null(
-            fp8kv_profile_find((enum fp8kv_format_id)id, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_NAN));
-        cr_expect_not_null(
-            fp8kv_profile_find((enum fp8kv_format_id)id, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN));
+    /* the profile table: exactly these, each found by its parameters */
+    static const char *const names[] = {
+        "e4m3fn_satfinite",   "e4m3fn_satfinite_infnan",   "e4m3fn_nan",
+        "e4m3fnuz_satfinite", "e4m3fnuz_satfinite_infnan", "e4m3fnuz_nan",
+    };
+    const int n = (int)(sizeof names / sizeof names[0]);
+    cr_expect_eq(fp8kv_profile_count, n, "fp8kv_profile_count %d, want %d", fp8kv_profile_count, n);
+    for (int i = 0; i < n; i++) {
+        const struct fp8kv_profile *p = fp8kv_profile_by_name(names[i]);
+        cr_assert_not_null(p, "no profile %s", names[i]);
+        cr_expect_eq(strncmp(p->name, p->format->name, strlen(p->format->name)), 0, "%s: format %s",
+                     p->name, p->format->name);
+        cr_expect_eq(fp8kv_profile_find(p->format->id, p->overflow, p->inf), p, "%s: find",
+                     p->name);
+        cr_expect(p->overflow != FP8KV_OVERFLOW_INF || p->format->has_inf,
+                  "%s: overflow inf in a format without Inf", p->name);
+        cr_expect(p->overflow != FP8KV_OVERFLOW_NAN || p->inf == FP8KV_INF_NAN, "%s", p->name);
+        cr_expect(p->overflow != FP8KV_OVERFLOW_INF || p->inf == FP8KV_INF_INF, "%s", p->name);
     }
 }
 
@@ -234,9 +250,10 @@ Test(crosscheck, boundaries)
     for (int i = 0; i < fp8kv_profile_count; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         const struct fp8kv_format *f = p->format;
-        const struct fp8kv_profile *np =
-            fp8kv_profile_find(f->id, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN);
-        cr_assert_not_null(np, "%s: no overflow=nan profile", f->name);
+        /* the overflow = nan rule, where the overflow is visible, in or out of the table */
+        const struct fp8kv_profile rule = {
+            .name = "nan rule", .format = f, .overflow = FP8KV_OVERFLOW_NAN, .inf = FP8KV_INF_NAN};
+        const struct fp8kv_profile *np = &rule;
         int n = fp8kv_boundary_count(f);
         cr_assert_eq(n, f->max_code + 2, "%s: fp8kv_boundary_count %d", f->name, n);
         uint32_t b[256], mine[256];

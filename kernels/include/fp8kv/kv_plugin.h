@@ -52,7 +52,12 @@ extern "C" {
 
 enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1, FP8KV_KV_ABI_HND = 2 };
 enum fp8kv_kv_abi_dtype { FP8KV_KV_ABI_F32 = 0, FP8KV_KV_ABI_F16 = 1, FP8KV_KV_ABI_BF16 = 2 };
-enum fp8kv_kv_abi_format { FP8KV_KV_ABI_E4M3FN = 0, FP8KV_KV_ABI_E4M3FNUZ = 1 };
+enum fp8kv_kv_abi_format {
+    FP8KV_KV_ABI_E4M3FN = 0,
+    FP8KV_KV_ABI_E4M3FNUZ = 1,
+    FP8KV_KV_ABI_E5M2 = 2,
+    FP8KV_KV_ABI_E5M2FNUZ = 3
+};
 enum fp8kv_kv_abi_memory { FP8KV_KV_MEMORY_HOST = 0, FP8KV_KV_MEMORY_DEVICE = 1 };
 enum fp8kv_kv_abi_scale_granularity {
     FP8KV_KV_SCALE_TENSOR = 0,    /* one scale per cache: k_scale, v_scale */
