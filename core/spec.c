@@ -76,6 +76,10 @@ const struct fp8kv_profile fp8kv_profiles[] = {
     PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e4m3fnuz_satfinite"),
     PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_NAN, "e4m3fnuz_satfinite_infnan"),
     PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN, "e4m3fnuz_nan"),
+    PROFILE(FP8KV_E5M2, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e5m2_satfinite"),
+    PROFILE(FP8KV_E5M2, FP8KV_OVERFLOW_INF, FP8KV_INF_INF, "e5m2_inf"),
+    PROFILE(FP8KV_E5M2FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e5m2fnuz_satfinite"),
+    PROFILE(FP8KV_E5M2FNUZ, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN, "e5m2fnuz_nan"),
 };
 #undef PROFILE
 const int fp8kv_profile_count = (int)(sizeof fp8kv_profiles / sizeof fp8kv_profiles[0]);

@@ -143,8 +143,16 @@ Test(crosscheck, format_tables_and_decode)
     }
     /* the profile table: exactly these, each found by its parameters */
     static const char *const names[] = {
-        "e4m3fn_satfinite",   "e4m3fn_satfinite_infnan",   "e4m3fn_nan",
-        "e4m3fnuz_satfinite", "e4m3fnuz_satfinite_infnan", "e4m3fnuz_nan",
+        "e4m3fn_satfinite",
+        "e4m3fn_satfinite_infnan",
+        "e4m3fn_nan",
+        "e4m3fnuz_satfinite",
+        "e4m3fnuz_satfinite_infnan",
+        "e4m3fnuz_nan",
+        "e5m2_satfinite",
+        "e5m2_inf",
+        "e5m2fnuz_satfinite",
+        "e5m2fnuz_nan",
     };
     const int n = (int)(sizeof names / sizeof names[0]);
     cr_expect_eq(fp8kv_profile_count, n, "fp8kv_profile_count %d, want %d", fp8kv_profile_count, n);
@@ -546,5 +554,40 @@ Test(crosscheck, spot_values)
         spot(uz, 0xFFC00000u, 0x80); /* the only NaN */
         spot(uz, 0xFF800000u, i == 0 ? 0xFF : 0x80);
         spot_store(uz, FP8KV_MODEL_F32_DIV, 0x80000000u, bits_of(3.0f), 0x00);
+    }
+    /* e5m2: 61440 ties 57344 (0x7B, odd) and 65536 (0x7C, even): it overflows */
+    static const char *const e5_profiles[] = {"e5m2_satfinite", "e5m2_inf"};
+    for (int i = 0; i < 2; i++) {
+        const char *e5 = e5_profiles[i];
+        const int inf = i == 1;
+        spot(e5, bits_of(61440.0f), inf ? 0x7C : 0x7B);
+        spot(e5, bits_of(-61440.0f), inf ? 0xFC : 0xFB);
+        spot(e5, 0x476FFFFFu, 0x7B); /* just below the tie */
+        spot(e5, bits_of(65536.0f), inf ? 0x7C : 0x7B);
+        spot(e5, 0x7F800000u, inf ? 0x7C : 0x7B); /* +Inf: kept, or clamped */
+        spot(e5, 0xFF800000u, inf ? 0xFC : 0xFB);
+        spot(e5, 0xFFC00001u, 0xFF); /* -NaN keeps its sign */
+        spot(e5, 0x7FA00000u, 0x7F);
+        spot(e5, bits_of(-0x1p-17f), 0x80); /* half the smallest subnormal: -0 */
+        spot(e5, bits_of(0x3p-17f), 0x02);  /* subnormal tie 1 | 2: 2 */
+        spot(e5, bits_of(0x7p-17f), 0x04);  /* 3.5 units: carry into the normal 2^-14 */
+        spot(e5, bits_of(1.125f), 0x3C);    /* tie 1 | 1.25: even 1 */
+        spot(e5, bits_of(1.375f), 0x3E);    /* tie 1.25 | 1.5: even 1.5 */
+        /* a store whose quotient overflows f16 (x/s = 1e5): RN16 gives Inf first */
+        spot_store(e5, FP8KV_MODEL_F16_DIV, bits_of(1e5f), bits_of(1.0f), inf ? 0x7C : 0x7B);
+    }
+    /* e5m2fnuz: bias 16, no Inf, NaN 0x80 only, no -0 */
+    static const char *const e5uz_profiles[] = {"e5m2fnuz_satfinite", "e5m2fnuz_nan"};
+    for (int i = 0; i < 2; i++) {
+        const char *e5uz = e5uz_profiles[i];
+        const int sat = i == 0;
+        spot(e5uz, bits_of(61440.0f), sat ? 0x7F : 0x80);
+        spot(e5uz, 0x476FFFFFu, 0x7F);
+        spot(e5uz, 0xFF800000u, sat ? 0xFF : 0x80);
+        spot(e5uz, 0xFFC00000u, 0x80);
+        spot(e5uz, bits_of(-0x1p-18f), 0x00); /* no -0 */
+        spot(e5uz, bits_of(0x1p-17f), 0x01);
+        spot(e5uz, bits_of(0x3p-18f), 0x02); /* subnormal tie 1 | 2: 2 */
+        spot(e5uz, bits_of(1.0f), 0x40);
     }
 }

@@ -57,7 +57,7 @@ enum fp8kv_subject_flag {
  * field means the subject follows struct fp8kv_codec_cfg for that choice. */
 #define FP8KV_CLAIM_ANY (-1)
 struct fp8kv_claim {
-    int format;     /* enum fp8kv_codec_format, or FP8KV_CLAIM_ANY */
+    int format;     /* enum fp8kv_codec_format, FP8KV_CLAIM_E4M3 or FP8KV_CLAIM_ANY */
     int saturate;   /* 1 satfinite, 0 NaN on overflow, or FP8KV_CLAIM_ANY */
     int inf_to_nan; /* under satfinite: 1 Inf -> NaN, 0 Inf -> ±max, or FP8KV_CLAIM_ANY */
 };
@@ -68,11 +68,17 @@ struct fp8kv_claim {
         FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY                                          \
     }
 
+/* FP8KV_CLAIM_E4M3 in a claim's format: e4m3fn or e4m3fnuz, whichever the configuration asks
+ * (paths written for 3 mantissa bits only, such as the GPU's decode_fast and KV kernels). */
+#define FP8KV_CLAIM_E4M3 (-2)
+
 /* fp8kv_claim_covers: whether a subject claiming c implements configuration cfg (inf_to_nan
  * is not asked under NaN-on-overflow, where Inf is NaN anyway). */
 static inline int fp8kv_claim_covers(struct fp8kv_claim c, struct fp8kv_codec_cfg cfg)
 {
-    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format) &&
+    const int e4m3 = fp8kv_format_man_bits(cfg.format) == 3;
+    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format ||
+            (c.format == FP8KV_CLAIM_E4M3 && e4m3)) &&
            (c.saturate == FP8KV_CLAIM_ANY || c.saturate == cfg.saturate) &&
            (!cfg.saturate || c.inf_to_nan == FP8KV_CLAIM_ANY || c.inf_to_nan == cfg.inf_to_nan);
 }
