@@ -44,6 +44,36 @@ Test(cli, decode_lines)
     cr_assert_str_eq(out, "7e 0x7c00\n");
 }
 
+/* The e5m2 formats, and the ml_dtypes names wherever a format or profile name is read. */
+Test(cli, e5m2_formats_and_ml_dtypes_names)
+{
+    char out[4096];
+    /* 61440 ties 57344 (odd) and 65536 (even): it overflows; the f32 below it is 57344 */
+    cr_assert_eq(run(FP8KV " encode --format e5m2 --overflow inf 61440 0x476fffff -inf nan", out,
+                     sizeof out),
+                 0);
+    cr_assert_str_eq(out, "0x47700000 7c\n0x476fffff 7b\n0xff800000 fc\n0x7fc00000 7f\n");
+    cr_assert_eq(run(FP8KV " encode --format float8_e5m2 61440 -inf", out, sizeof out), 0);
+    cr_assert_str_eq(out, "0x47700000 7b\n0xff800000 fb\n"); /* e5m2_satfinite: clamped */
+    cr_assert_eq(
+        run(FP8KV " encode --profile float8_e5m2fnuz_nan 61440 -0 0x1p-17", out, sizeof out), 0);
+    cr_assert_str_eq(out, "0x47700000 80\n0x80000000 00\n0x37000000 01\n");
+    cr_assert_eq(run(FP8KV " decode --format e5m2 7c fc 7d 7b 01", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7c 0x7f800000\nfc 0xff800000\n7d 0x7fc00000\n7b 0x47600000\n"
+                          "01 0x37800000\n");
+    cr_assert_eq(run(FP8KV " decode --format float8_e5m2fnuz 7f 80", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7f 0x47600000\n80 0xffc00000\n");
+    cr_assert_eq(run(FP8KV " decode --format float8_e4m3fn 7e", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7e 0x43e00000\n");
+    cr_assert_eq(run(FP8KV " decode --format float8_e4m3fnuz 7f", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7f 0x43700000\n");
+    /* combinations no profile has are usage errors naming the format's profiles */
+    cr_assert_eq(run(FP8KV " encode --format e5m2 --overflow nan 1 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "e5m2_satfinite, e5m2_inf"), "message: %s", out);
+    cr_assert_eq(run(FP8KV " encode --format e5m2fnuz --overflow inf 1 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "e5m2fnuz_satfinite, e5m2fnuz_nan"), "message: %s", out);
+}
+
 Test(cli, bad_input_exit_2_with_message)
 {
     char out[4096];
