@@ -395,6 +395,44 @@ uint32_t indep_row_scale(enum fp8kv_format_id id, const uint32_t *row, int n)
     return s > 0.0f ? to_bits(s) : 0x3F800000u;
 }
 
+/* ---- input classes ------------------------------------------------------------------------ */
+
+/* cmp_units: the sign of |x| - u * 2^-MID_SHIFT for the finite nonzero x (u >= 0). */
+static int cmp_units(struct f32_parts x, int64_t u)
+{
+    scratch_init();
+    const int e = x.e + MID_SHIFT; /* |x| in units of 2^-MID_SHIFT is m * 2^e */
+    set_scaled(scratch.a12, x.m, e);
+    set_scaled(scratch.b, 1, -e);
+    return cmp_mid(scratch.a12, scratch.b, u, scratch.tmp);
+}
+
+enum fp8kv_class indep_classify_f32(enum fp8kv_format_id id, uint32_t x_bits)
+{
+    const struct indep_format *f = &formats[id];
+    const struct table *t = table_of(id);
+    struct f32_parts x = unpack(x_bits);
+    switch (x.kind) {
+    case K_NAN: return FP8KV_CLASS_NAN;
+    case K_INF: return FP8KV_CLASS_INF;
+    case K_ZERO: return FP8KV_CLASS_ZERO;
+    case K_FINITE: break;
+    }
+    if ((x_bits & 0x7F800000u) == 0)
+        return FP8KV_CLASS_F32_DENORMAL;
+    const int last = t->n_codes - 2; /* mid[last]: between max and the first value above it */
+    if (cmp_units(x, t->mid[last]) > 0)
+        return FP8KV_CLASS_OVERFLOW;
+    for (int k = 0; k <= last; k++)
+        if (cmp_units(x, t->mid[k]) == 0)
+            return FP8KV_CLASS_TIE;
+    if (cmp_units(x, t->mid[0]) < 0)
+        return FP8KV_CLASS_UNDERFLOW;
+    if (cmp_units(x, 2 * t->val[1 << f->man_bits]) < 0) /* the smallest normal */
+        return FP8KV_CLASS_E4M3_SUBNORMAL;
+    return FP8KV_CLASS_NORMAL;
+}
+
 /* ---- decode and boundaries ----------------------------------------------------------------- */
 
 uint32_t indep_decode_f32(enum fp8kv_format_id id, uint8_t code)

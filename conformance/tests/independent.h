@@ -52,6 +52,10 @@ float indep_f16_to_f32(uint16_t bits);
  * ±Inf). */
 uint32_t indep_decode_f32(enum fp8kv_format_id id, uint8_t code);
 
+/* indep_classify_f32: the input class of the f32 with bits x_bits relative to format id
+ * (docs/DESIGN.md §1.3), decided by exact comparisons against this file's midpoint table. */
+enum fp8kv_class indep_classify_f32(enum fp8kv_format_id id, uint32_t x_bits);
+
 /* indep_boundary_count: max_code + 2 entries. */
 int indep_boundary_count(enum fp8kv_format_id id);
 

@@ -170,6 +170,79 @@ Test(crosscheck, format_tables_and_decode)
     }
 }
 
+/* ---- input classes and the code helpers of spec.c ------------------------------------------ */
+
+static uint64_t next_random(uint64_t *state);
+static uint32_t random_f32_in(uint64_t *rng, int lo, int hi);
+
+/* fp8kv_classify_f32 against the independent classification: every f16 and bf16 input, and
+ * 65,536 f32 samples around and inside each format's range, for every format. */
+Test(crosscheck, classes_of_every_format)
+{
+    for (int id = 0; id < FP8KV_FORMAT_COUNT; id++) {
+        const struct fp8kv_format *f = &fp8kv_formats[id];
+        struct tally t = {.what = "classes", .profile = f->name};
+        uint64_t rng = 0x636C617373657321ull; /* "classes!" */
+        for (uint32_t i = 0; i < 3u * 65536u; i++) {
+            uint32_t x = i < 65536u    ? fp8kv_widen_to_f32(FP8KV_DTYPE_F16, i)
+                         : i < 131072u ? fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, i & 0xFFFFu)
+                                       : (uint32_t)(next_random(&rng) >> 32);
+            if (i >= 131072u && (i & 1))
+                x = random_f32_in(&rng, -20, 17);
+            const enum fp8kv_class got = fp8kv_classify_f32(f, x);
+            const enum fp8kv_class want = indep_classify_f32((enum fp8kv_format_id)id, x);
+            tally_check(&t, got == want, "f32 0x%08x: fp8kv_classify_f32 %s, independent %s", x,
+                        fp8kv_class_names[got], fp8kv_class_names[want]);
+        }
+        tally_end(&t);
+    }
+}
+
+/* The NaN, Inf, zero and overflow codes and the NaN check of every profile against this
+ * formulation's encoder of the inputs they stand for. */
+Test(crosscheck, code_helpers_of_every_profile)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        const struct fp8kv_format *f = p->format;
+        struct tally t = {.what = "code helpers", .profile = p->name};
+        for (int neg = 0; neg < 2; neg++) {
+            const uint32_t sign = neg ? 0x80000000u : 0u;
+            uint8_t want = indep_encode_f32(p, sign | 0x7FC00000u);
+            tally_check(&t, fp8kv_nan_code(f, neg) == want, "nan_code(%d) 0x%02x, want 0x%02x", neg,
+                        fp8kv_nan_code(f, neg), want);
+            want = indep_encode_f32(p, sign | 0x7F800000u);
+            tally_check(&t, fp8kv_infinity_code(p, neg) == want,
+                        "infinity_code(%d) 0x%02x, want 0x%02x", neg, fp8kv_infinity_code(p, neg),
+                        want);
+            want = indep_encode_f32(p, sign);
+            tally_check(&t, fp8kv_zero_code(f, neg) == want, "zero_code(%d) 0x%02x, want 0x%02x",
+                        neg, fp8kv_zero_code(f, neg), want);
+            want = indep_encode_f32(p, sign | 0x7F7FFFFFu); /* FLT_MAX always overflows */
+            tally_check(&t, fp8kv_overflow_code(p, neg) == want,
+                        "overflow_code(%d) 0x%02x, want 0x%02x", neg, fp8kv_overflow_code(p, neg),
+                        want);
+        }
+        /* codes_match: under class every NaN code matches every NaN code, nothing else */
+        for (int got = 0; got < 256; got++)
+            for (int want = 0; want < 256; want++) {
+                const uint32_t gv = indep_decode_f32(f->id, (uint8_t)got);
+                const uint32_t wv = indep_decode_f32(f->id, (uint8_t)want);
+                const int gnan = (gv & 0x7FFFFFFFu) > 0x7F800000u;
+                const int wnan = (wv & 0x7FFFFFFFu) > 0x7F800000u;
+                const int strict =
+                    fp8kv_codes_match(f, FP8KV_NAN_CHECK_STRICT, (uint8_t)got, (uint8_t)want);
+                const int by_class =
+                    fp8kv_codes_match(f, FP8KV_NAN_CHECK_CLASS, (uint8_t)got, (uint8_t)want);
+                tally_check(&t, strict == (got == want), "strict 0x%02x 0x%02x: %d", got, want,
+                            strict);
+                tally_check(&t, by_class == (got == want || (gnan && wnan)),
+                            "class 0x%02x 0x%02x: %d", got, want, by_class);
+            }
+        tally_end(&t);
+    }
+}
+
 /* ---- all f16 and bf16 inputs -------------------------------------------------------------- */
 
 /* widen_hw: the f32 of the f16 with bits h, widened by the hardware. */
