@@ -313,6 +313,40 @@ Test(cli, failures_fold_into_ranges_per_class)
     cr_assert(strstr(out, "mismatches=66 verdict=nonconformant"), "%s", out);
 }
 
+/* e5m2 has three NaN magnitudes (0x7D..0x7F): a stream writing 0x7E and 0xFD for NaN inputs
+ * (ml_dtypes writes 0x7E) passes the sweep under NaN check class and fails under strict; one
+ * writing Inf (0x7C) for a NaN fails both. */
+Test(cli, e5m2_nan_codes_by_class_in_sweeps)
+{
+    char out[16384];
+    const char *stream = "python3 -c 'import sys; d = bytearray(open(\"" FP8KV_SOURCE_DIR
+                         "/vectors/e5m2_inf/f16_expected.npy\", \"rb\").read()[-65536:]); "
+                         "nan = [h for h in range(65536) if h & 0x7c00 == 0x7c00 and h & 0x3ff]; "
+                         "[d.__setitem__(h, (0x7e, 0xfd)[h >> 15]) for h in nan]; "
+                         "d[0x7e01] = 0x7c if len(sys.argv) > 1 else d[0x7e01]; "
+                         "sys.stdout.buffer.write(d)'";
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s | " FP8KV " verify-stream --sweep f16 --profile e5m2_inf --nan-check class"
+             " --vectors " FP8KV_SOURCE_DIR "/vectors 2>/dev/null",
+             stream);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "mismatches=0 verdict=conformant"), "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "%s | " FP8KV " verify-stream --sweep f16 --profile e5m2_inf --nan-check strict"
+             " --vectors " FP8KV_SOURCE_DIR "/vectors 2>/dev/null",
+             stream);
+    cr_assert_eq(run(cmd, out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "mismatches=2046 verdict=nonconformant"), "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "%s inf | " FP8KV " verify-stream --sweep f16 --profile e5m2_inf --nan-check class"
+             " --vectors " FP8KV_SOURCE_DIR "/vectors 2>/dev/null",
+             stream);
+    cr_assert_eq(run(cmd, out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "f16 0x7e01 (nan) => 7c  expected 7f  nan"), "%s", out);
+    cr_assert(strstr(out, "mismatches=1 verdict=nonconformant"), "%s", out);
+}
+
 /* Progress goes to a terminal only: through a pipe (CI logs) stderr holds no bar, on a terminal
  * (script gives the command one) verify-stream shows the inputs judged and the rate. */
 Test(cli, progress_only_on_a_terminal)

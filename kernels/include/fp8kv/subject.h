@@ -88,12 +88,20 @@ static inline int fp8kv_claim_covers(struct fp8kv_claim c, struct fp8kv_codec_cf
 enum fp8kv_domain { FP8KV_DOMAIN_F32, FP8KV_DOMAIN_F16, FP8KV_DOMAIN_BF16, FP8KV_DOMAIN_COUNT };
 
 /* A run of the judging table: every input from start up to the next run's start must give a
- * code c with (c & mask) == value (mask 0xFF: one exact byte; 0x7F: any e4m3fn NaN), and all of
- * them are of input class cls. The judge computes the table; a subject only compares. */
+ * code c with c & mask in [value - span, value] (fp8kv_sweep_run_accepts; mask 0xFF, span 0:
+ * one exact byte; mask 0x7F: either sign; span 2 from 0x7F: e5m2's NaNs 0x7D..0x7F), and all of
+ * them are of input class cls. value is the expected byte itself. The judge computes the table;
+ * a subject only compares. */
 struct fp8kv_sweep_run {
     uint32_t start;
-    uint8_t mask, value, cls, pad;
+    uint8_t mask, value, cls, span;
 };
+
+/* fp8kv_sweep_run_accepts: whether code c passes run r. */
+FP8KV_HD int fp8kv_sweep_run_accepts(const struct fp8kv_sweep_run *r, uint32_t c)
+{
+    return (uint8_t)(r->value - (c & r->mask)) <= r->span;
+}
 
 #define FP8KV_SWEEP_CLASSES 16
 #define FP8KV_SWEEP_FAILURES 20
