@@ -109,7 +109,8 @@ static int diff_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
         struct fp8kv_failure f =
             fp8kv_failure_one(job->dtype, (uint32_t)(c->lo + i), r->cls, c->q[i], r->value);
         f.other = c->q2[i];
-        count_change(&local, &f, (c->q[i] & r->mask) == r->value, (c->q2[i] & r->mask) == r->value);
+        count_change(&local, &f, fp8kv_sweep_run_accepts(r, c->q[i]),
+                     fp8kv_sweep_run_accepts(r, c->q2[i]));
     }
     merge_counts(&job->tally, &local);
     return fp8kv_chunk_examples_put(&job->examples, c->index, &local.examples);

@@ -236,17 +236,19 @@ static int check_descriptor(struct fp8kv_kv_plugin *pl, const struct hello *h)
     const char *formats[FP8KV_FORMAT_COUNT];
     for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
         formats[i] = fp8kv_formats[i].name;
-    const int format = name_index(h->format, formats, FP8KV_FORMAT_COUNT);
+    const int format = name_index(fp8kv_format_alias(h->format), formats, FP8KV_FORMAT_COUNT);
     const int overflow = name_index(h->overflow, fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT);
     const int inf = name_index(h->inf, fp8kv_inf_names, FP8KV_INF_COUNT);
     if (format == -2)
-        return fp8kv_fail("plugin %s: unknown format \"%s\" (e4m3fn | e4m3fnuz | NULL)", pl->path,
-                          h->format);
+        return fp8kv_fail(
+            "plugin %s: unknown format \"%s\" (e4m3fn | e4m3fnuz | e5m2 | e5m2fnuz | NULL)",
+            pl->path, h->format);
     if (overflow == -2)
-        return fp8kv_fail("plugin %s: unknown overflow \"%s\" (satfinite | nan | NULL)", pl->path,
-                          h->overflow);
+        return fp8kv_fail("plugin %s: unknown overflow \"%s\" (satfinite | nan | inf | NULL)",
+                          pl->path, h->overflow);
     if (inf == -2)
-        return fp8kv_fail("plugin %s: unknown inf \"%s\" (clamp | nan | NULL)", pl->path, h->inf);
+        return fp8kv_fail("plugin %s: unknown inf \"%s\" (clamp | nan | inf | NULL)", pl->path,
+                          h->inf);
     if (h->memory != FP8KV_KV_MEMORY_HOST && h->memory != FP8KV_KV_MEMORY_DEVICE)
         return fp8kv_fail("plugin %s: unknown memory %u (0 host, 1 device)", pl->path, h->memory);
     if (!h->has_store)

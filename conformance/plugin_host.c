@@ -124,18 +124,17 @@ static int check_descriptor(struct fp8kv_plugin *pl, const struct hello *h)
     if (h->abi_version != FP8KV_CODEC_ABI_VERSION)
         return fp8kv_fail("plugin %s: ABI version %u, this fp8kv reads version %d", pl->path,
                           h->abi_version, FP8KV_CODEC_ABI_VERSION);
-    int format = -1, overflow = -1;
-    for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
-        if (strcmp(h->format, fp8kv_formats[i].name) == 0)
-            format = i;
+    int overflow = -1;
+    const struct fp8kv_format *f = fp8kv_format_by_name(h->format); /* ml_dtypes names too */
+    const int format = f ? (int)f->id : -1;
     for (int i = 0; i < FP8KV_OVERFLOW_COUNT; i++)
         if (strcmp(h->overflow, fp8kv_overflow_names[i]) == 0)
             overflow = i;
     if (format < 0)
-        return fp8kv_fail("plugin %s: unknown format \"%s\" (e4m3fn | e4m3fnuz)", pl->path,
-                          h->format);
+        return fp8kv_fail("plugin %s: unknown format \"%s\" (e4m3fn | e4m3fnuz | e5m2 | e5m2fnuz)",
+                          pl->path, h->format);
     if (overflow < 0)
-        return fp8kv_fail("plugin %s: unknown overflow \"%s\" (satfinite | nan)", pl->path,
+        return fp8kv_fail("plugin %s: unknown overflow \"%s\" (satfinite | nan | inf)", pl->path,
                           h->overflow);
     if (!h->has_encode)
         return fp8kv_fail("plugin %s: encode_f32 is NULL", pl->path);

@@ -73,6 +73,12 @@ int fp8kv_plugin_sweep(struct fp8kv_plugin *pl, const struct fp8kv_plugin_sweep_
     memset(v, 0, sizeof *v);
     const struct fp8kv_profile *p = fp8kv_plugin_profile(pl, o->inf);
     v->profile = p;
+    if (!p) {
+        const struct fp8kv_plugin_info *info = fp8kv_plugin_info(pl);
+        return fp8kv_fail("plugin %s: no profile of %s with overflow %s and inf %s", info->name,
+                          fp8kv_formats[info->format].name, fp8kv_overflow_names[info->overflow],
+                          fp8kv_inf_names[o->inf]);
+    }
     if (fp8kv_vectors_trust(o->vectors_dir) != 0)
         return FP8KV_ERR;
     uint32_t *bounds = fp8kv_load_boundaries(o->vectors_dir, p);

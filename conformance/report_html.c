@@ -418,18 +418,29 @@ static void svg_begin(FILE *f, int width, int height, const char *title)
     fprintf(f, "</title>\n");
 }
 
-/* What a code of a format is, for the decode table's colours. */
-enum code_kind { CODE_ZERO, CODE_SUBNORMAL, CODE_NORMAL, CODE_MAX, CODE_NAN, CODE_KIND_COUNT };
-static const char *const code_kind_names[CODE_KIND_COUNT] = {"zero", "subnormal", "normal",
-                                                             "max finite", "NaN"};
+/* What a code of a format is, for the decode table's colours (Inf last: only formats with Inf
+ * show it in the legend). */
+enum code_kind {
+    CODE_ZERO,
+    CODE_SUBNORMAL,
+    CODE_NORMAL,
+    CODE_MAX,
+    CODE_NAN,
+    CODE_INF,
+    CODE_KIND_COUNT
+};
+static const char *const code_kind_names[CODE_KIND_COUNT] = {"zero",       "subnormal", "normal",
+                                                             "max finite", "NaN",       "Inf"};
 static const char *const code_kind_colour[CODE_KIND_COUNT] = {"#fff9c4", "#b3e5fc", "#c8e6c9",
-                                                              "#ffe0b2", "#e1bee7"};
+                                                              "#ffe0b2", "#e1bee7", "#ffcdd2"};
 
 static enum code_kind code_kind(const struct fp8kv_format *fmt, int q)
 {
     const int magnitude = q & 0x7F, exponent = magnitude >> fmt->man_bits;
     if (fp8kv_is_nan_code(fmt, (uint8_t)q))
         return CODE_NAN;
+    if (fp8kv_is_inf_code(fmt, (uint8_t)q))
+        return CODE_INF;
     if (magnitude == 0)
         return CODE_ZERO;
     if (magnitude == fmt->max_code)
@@ -437,13 +448,15 @@ static enum code_kind code_kind(const struct fp8kv_format *fmt, int q)
     return exponent == 0 ? CODE_SUBNORMAL : CODE_NORMAL;
 }
 
-/* The value of a finite code of a format (NaN for a NaN code). */
+/* The value of a code of a format (NaN for a NaN code, ±Inf for an Inf code). */
 static double code_value(const struct fp8kv_format *fmt, int q)
 {
     const int magnitude = q & 0x7F, exponent = magnitude >> fmt->man_bits;
     const int mantissa = magnitude & ((1 << fmt->man_bits) - 1);
     if (fp8kv_is_nan_code(fmt, (uint8_t)q))
         return NAN;
+    if (fp8kv_is_inf_code(fmt, (uint8_t)q))
+        return q & 0x80 ? -INFINITY : INFINITY;
     const double v = exponent == 0 ? ldexp(mantissa, 1 - fmt->bias - fmt->man_bits)
                                    : ldexp(mantissa + (1 << fmt->man_bits),
                                            exponent - fmt->bias - fmt->man_bits);
@@ -490,7 +503,8 @@ static void put_decode_grid(FILE *f, const struct fp8kv_report *r, const struct 
                 bad ? ", decoded wrongly" : "", x, y, cell, cell, code_kind_colour[kind],
                 bad ? "#c62828" : "#fff", bad ? 3 : 1, x + cell / 2, y + cell / 2 + 3, q);
     }
-    for (int k = 0; k < CODE_KIND_COUNT; k++)
+    const int kinds = fmt->has_inf ? CODE_KIND_COUNT : CODE_INF;
+    for (int k = 0; k < kinds; k++)
         fprintf(f,
                 "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\"/>"
                 "<text x=\"%d\" y=\"%d\" font-size=\"12\">%s</text>\n",
@@ -500,7 +514,7 @@ static void put_decode_grid(FILE *f, const struct fp8kv_report *r, const struct 
             "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"#fff\" "
             "stroke=\"#c62828\" stroke-width=\"3\"/><text x=\"%d\" y=\"%d\" "
             "font-size=\"12\">decoded wrongly</text>\n</svg>\n",
-            legend, y0 + CODE_KIND_COUNT * 20, legend + 20, y0 + CODE_KIND_COUNT * 20 + 12);
+            legend, y0 + kinds * 20, legend + 20, y0 + kinds * 20 + 12);
     fprintf(f,
             "<figcaption>The decode table of %s: %zu decode checks, %zu failed.</figcaption>\n"
             "</figure>\n",

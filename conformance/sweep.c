@@ -85,12 +85,16 @@ static int judge_chunk(struct shared_state *s, uint64_t index, uint64_t lo, size
     for (; i < n; k++) {
         uint64_t run_end = k + 1 < r->n ? r->v[k + 1].start : UINT64_MAX;
         size_t stop = run_end - lo < n ? (size_t)(run_end - lo) : n;
-        const uint8_t m = r->v[k].mask, v = r->v[k].value, cls = r->v[k].cls;
+        const uint8_t m = r->v[k].mask, v = r->v[k].value, cls = r->v[k].cls, sp = r->v[k].span;
         uint8_t acc = 0;
-        for (size_t j = i; j < stop; j++)
-            acc |= (uint8_t)((q[j] & m) ^ v);
+        if (sp == 0)
+            for (size_t j = i; j < stop; j++)
+                acc |= (uint8_t)((q[j] & m) ^ v);
+        else
+            for (size_t j = i; j < stop; j++)
+                acc |= (uint8_t)((uint8_t)(v - (q[j] & m)) > sp);
         for (size_t j = i; acc && j < stop; j++) {
-            if ((q[j] & m) == v)
+            if (fp8kv_sweep_run_accepts(&r->v[k], q[j]))
                 continue;
             size_t e = j + 1; /* the same wrong code on the next inputs: one piece */
             while (e < stop && q[e] == q[j])
@@ -368,7 +372,7 @@ static uint64_t range_bound(const struct runs *runs, size_t k, const struct fp8k
                             uint64_t domain_end)
 {
     while (k + 1 < runs->n && runs->v[k + 1].value == f->want && runs->v[k + 1].cls == f->cls &&
-           (f->got & runs->v[k + 1].mask) != runs->v[k + 1].value)
+           !fp8kv_sweep_run_accepts(&runs->v[k + 1], f->got))
         k++;
     return k + 1 < runs->n ? runs->v[k + 1].start : domain_end;
 }
@@ -414,7 +418,7 @@ static int class_examples(const struct fp8kv_subject *subject, struct fp8kv_code
     for (size_t i = 0; i < runs->n; i++) {
         only[i] = runs->v[i];
         if (only[i].cls != cls)
-            only[i].mask = only[i].value = 0; /* any code passes */
+            only[i].mask = only[i].value = only[i].span = 0; /* any code passes */
     }
     struct fp8kv_examples mine; /* this class's ranges, in input order */
     memset(&mine, 0, sizeof mine);

@@ -14,11 +14,17 @@ struct runs {
     size_t n, cap;
 };
 
-static int push_run(struct runs *r, uint32_t start, uint8_t mask, uint8_t value, uint8_t cls)
+/* An expectation: a code c passes when c & mask lies in [value - span, value]. */
+struct accept {
+    uint8_t mask, value, span;
+};
+
+static int push_run(struct runs *r, uint32_t start, struct accept a, uint8_t cls)
 {
     if (r->n) {
         const struct fp8kv_sweep_run *last = &r->v[r->n - 1];
-        if (last->mask == mask && last->value == value && last->cls == cls)
+        if (last->mask == a.mask && last->value == a.value && last->span == a.span &&
+            last->cls == cls)
             return FP8KV_OK; /* the same expectation and class: the previous run goes on */
     }
     if (r->n == r->cap) {
@@ -29,21 +35,24 @@ static int push_run(struct runs *r, uint32_t start, uint8_t mask, uint8_t value,
         r->v = v;
         r->cap = cap;
     }
-    r->v[r->n++] = (struct fp8kv_sweep_run){start, mask, value, cls, 0};
+    r->v[r->n++] = (struct fp8kv_sweep_run){start, a.mask, a.value, cls, a.span};
     return FP8KV_OK;
 }
 
-/* The (mask, value) that accepts a code under the NaN check: the exact byte, or any NaN
- * code of the format when want is a NaN and the check is by class. */
-static void acceptance(const struct fp8kv_format *f, enum fp8kv_nan_check check, uint8_t want,
-                       uint8_t *mask, uint8_t *value)
+/* What accepts a code under the NaN check: the exact byte, or any NaN code of the format when
+ * want is a NaN and the check is by class: with signed NaNs either sign, and the NaN
+ * magnitudes just below want's too (e5m2: 0x7D..0x7F). */
+static struct accept acceptance(const struct fp8kv_format *f, enum fp8kv_nan_check check,
+                                uint8_t want)
 {
-    *mask = 0xFF;
-    *value = want;
+    struct accept a = {0xFF, want, 0};
     if (check == FP8KV_NAN_CHECK_CLASS && fp8kv_is_nan_code(f, want) && f->nan_has_sign) {
-        *mask = 0x7F; /* 0x7F and 0xFF both accepted */
-        *value = want & 0x7F;
+        a.mask = 0x7F; /* either sign */
+        a.value = want & 0x7F;
+        while (a.value - a.span > 0 && fp8kv_is_nan_code(f, (uint8_t)(a.value - a.span - 1)))
+            a.span++;
     }
+    return a;
 }
 
 uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *b, uint32_t x)
@@ -75,9 +84,8 @@ uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *b, u
 static int push_run_at(struct runs *r, const struct fp8kv_profile *p, enum fp8kv_nan_check check,
                        const uint32_t *b, uint32_t start, uint32_t x)
 {
-    uint8_t m, v;
-    acceptance(p->format, check, fp8kv_sweep_expected(p, b, x), &m, &v);
-    return push_run(r, start, m, v, (uint8_t)fp8kv_classify_f32(p->format, x));
+    return push_run(r, start, acceptance(p->format, check, fp8kv_sweep_expected(p, b, x)),
+                    (uint8_t)fp8kv_classify_f32(p->format, x));
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -158,12 +166,12 @@ static int push_scaled_run_at(struct runs *r, const struct fp8kv_profile *p,
                               enum fp8kv_nan_check check, const uint32_t *b,
                               enum fp8kv_scale_model m, uint32_t s, uint32_t start, uint32_t x)
 {
-    uint8_t want, mask, value;
+    uint8_t want;
     int by_class;
     if (fp8kv_sweep_expected_scaled(p, b, m, x, s, &want, &by_class) != 0)
         return FP8KV_ERR;
-    acceptance(p->format, by_class ? FP8KV_NAN_CHECK_CLASS : check, want, &mask, &value);
-    return push_run(r, start, mask, value, (uint8_t)fp8kv_pair_class(p->format, x, s));
+    return push_run(r, start, acceptance(p->format, by_class ? FP8KV_NAN_CHECK_CLASS : check, want),
+                    (uint8_t)fp8kv_pair_class(p->format, x, s));
 }
 
 /* The smallest positive input x in [1, Inf] whose quotient under m at scale s > 0 reaches

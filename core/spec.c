@@ -6,7 +6,8 @@
 
 /* MPFR bounds: the smallest subnormal 2^(1-bias-man_bits) is 0.5 * 2^emin_mpfr, and the top
  * binade 2^(2^exp_bits - 1 - bias) is 0.5 * 2^emax_mpfr. For e4m3fn the top binade holds 480
- * (the NaN pattern), so max_code, not emax, is the finite limit; for e4m3fnuz they agree. */
+ * (the NaN pattern), for e5m2 65536 and up (Inf and NaN), so max_code, not emax, is the finite
+ * limit; for the fnuz formats they agree. */
 const struct fp8kv_format fp8kv_formats[FP8KV_FORMAT_COUNT] = {
     [FP8KV_E4M3FN] = {.id = FP8KV_E4M3FN,
                       .name = "e4m3fn",
@@ -34,6 +35,34 @@ const struct fp8kv_format fp8kv_formats[FP8KV_FORMAT_COUNT] = {
                         .emax_mpfr = 8,
                         .max_value = 240.0,
                         .min_normal = 0x1p-7},
+    [FP8KV_E5M2] = {.id = FP8KV_E5M2,
+                    .name = "e5m2",
+                    .exp_bits = 5,
+                    .man_bits = 2,
+                    .bias = 15,
+                    .max_code = 0x7B,
+                    .nan_code = 0x7F,
+                    .nan_has_sign = 1,
+                    .has_negative_zero = 1,
+                    .has_inf = 1,
+                    .inf_code = 0x7C,
+                    .emin_mpfr = -15,
+                    .emax_mpfr = 17,
+                    .max_value = 57344.0,
+                    .min_normal = 0x1p-14},
+    [FP8KV_E5M2FNUZ] = {.id = FP8KV_E5M2FNUZ,
+                        .name = "e5m2fnuz",
+                        .exp_bits = 5,
+                        .man_bits = 2,
+                        .bias = 16,
+                        .max_code = 0x7F,
+                        .nan_code = 0x80,
+                        .nan_has_sign = 0,
+                        .has_negative_zero = 0,
+                        .emin_mpfr = -16,
+                        .emax_mpfr = 16,
+                        .max_value = 57344.0,
+                        .min_normal = 0x1p-15},
 };
 
 #define PROFILE(fmt, ovf, inf_, nm)                                                                \
@@ -47,12 +76,16 @@ const struct fp8kv_profile fp8kv_profiles[] = {
     PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e4m3fnuz_satfinite"),
     PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_NAN, "e4m3fnuz_satfinite_infnan"),
     PROFILE(FP8KV_E4M3FNUZ, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN, "e4m3fnuz_nan"),
+    PROFILE(FP8KV_E5M2, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e5m2_satfinite"),
+    PROFILE(FP8KV_E5M2, FP8KV_OVERFLOW_INF, FP8KV_INF_INF, "e5m2_inf"),
+    PROFILE(FP8KV_E5M2FNUZ, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_CLAMP, "e5m2fnuz_satfinite"),
+    PROFILE(FP8KV_E5M2FNUZ, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN, "e5m2fnuz_nan"),
 };
 #undef PROFILE
 const int fp8kv_profile_count = (int)(sizeof fp8kv_profiles / sizeof fp8kv_profiles[0]);
 
-const char *const fp8kv_overflow_names[FP8KV_OVERFLOW_COUNT] = {"satfinite", "nan"};
-const char *const fp8kv_inf_names[FP8KV_INF_COUNT] = {"clamp", "nan"};
+const char *const fp8kv_overflow_names[FP8KV_OVERFLOW_COUNT] = {"satfinite", "nan", "inf"};
+const char *const fp8kv_inf_names[FP8KV_INF_COUNT] = {"clamp", "nan", "inf"};
 const char *const fp8kv_nan_check_names[FP8KV_NAN_CHECK_COUNT] = {"class", "strict"};
 const char *const fp8kv_model_names[FP8KV_MODEL_COUNT] = {"f32_div", "f32_mul_recip", "f16_div",
                                                           "exact"};
@@ -70,8 +103,23 @@ int fp8kv_name_index(const char *const *table, int count, const char *name)
     return -1;
 }
 
+/* ml_dtypes calls the formats float8_<name>. */
+static const char ml_dtypes_prefix[] = "float8_";
+
+const char *fp8kv_format_alias(const char *name)
+{
+    const size_t n = sizeof ml_dtypes_prefix - 1;
+    if (!name || strncmp(name, ml_dtypes_prefix, n) != 0)
+        return name;
+    for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
+        if (strcmp(fp8kv_formats[i].name, name + n) == 0)
+            return fp8kv_formats[i].name;
+    return name;
+}
+
 const struct fp8kv_format *fp8kv_format_by_name(const char *name)
 {
+    name = fp8kv_format_alias(name);
     for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
         if (name && strcmp(fp8kv_formats[i].name, name) == 0)
             return &fp8kv_formats[i];
@@ -84,6 +132,8 @@ const struct fp8kv_profile *fp8kv_profile_find(enum fp8kv_format_id format,
 {
     if (overflow == FP8KV_OVERFLOW_NAN)
         inf = FP8KV_INF_NAN;
+    if (overflow == FP8KV_OVERFLOW_INF)
+        inf = FP8KV_INF_INF;
     for (int i = 0; i < fp8kv_profile_count; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         if (p->format->id == format && p->overflow == overflow && p->inf == inf)
@@ -92,10 +142,16 @@ const struct fp8kv_profile *fp8kv_profile_find(enum fp8kv_format_id format,
     return NULL;
 }
 
+/* A profile name is its format's name, '_', its rules; the format part may be spelled the
+ * ml_dtypes way ("float8_e5m2_inf" is "e5m2_inf"). */
 const struct fp8kv_profile *fp8kv_profile_by_name(const char *name)
 {
+    if (!name)
+        return NULL;
+    const size_t n = sizeof ml_dtypes_prefix - 1;
+    const int aliased = strncmp(name, ml_dtypes_prefix, n) == 0;
     for (int i = 0; i < fp8kv_profile_count; i++)
-        if (name && strcmp(fp8kv_profiles[i].name, name) == 0)
+        if (strcmp(fp8kv_profiles[i].name, aliased ? name + n : name) == 0)
             return &fp8kv_profiles[i];
     return NULL;
 }
@@ -194,23 +250,42 @@ static uint8_t signed_max(const struct fp8kv_format *f, int negative)
     return (uint8_t)(negative ? f->max_code | 0x80u : f->max_code);
 }
 
+/* ±Inf where the format has it; a format without Inf gives NaN instead. */
+static uint8_t signed_inf(const struct fp8kv_format *f, int negative)
+{
+    if (!f->has_inf)
+        return fp8kv_nan_code(f, negative);
+    return (uint8_t)(negative ? f->inf_code | 0x80u : f->inf_code);
+}
+
 uint8_t fp8kv_overflow_code(const struct fp8kv_profile *p, int negative)
 {
-    if (p->overflow == FP8KV_OVERFLOW_SATFINITE)
-        return signed_max(p->format, negative);
-    return fp8kv_nan_code(p->format, negative);
+    switch (p->overflow) {
+    case FP8KV_OVERFLOW_SATFINITE: return signed_max(p->format, negative);
+    case FP8KV_OVERFLOW_INF: return signed_inf(p->format, negative);
+    default: return fp8kv_nan_code(p->format, negative);
+    }
 }
 
 uint8_t fp8kv_infinity_code(const struct fp8kv_profile *p, int negative)
 {
     if (p->overflow == FP8KV_OVERFLOW_SATFINITE && p->inf == FP8KV_INF_CLAMP)
         return signed_max(p->format, negative);
+    if (p->overflow == FP8KV_OVERFLOW_INF || p->inf == FP8KV_INF_INF)
+        return signed_inf(p->format, negative);
     return fp8kv_nan_code(p->format, negative);
+}
+
+int fp8kv_is_inf_code(const struct fp8kv_format *f, uint8_t code)
+{
+    return f->has_inf && (code & 0x7Fu) == f->inf_code;
 }
 
 int fp8kv_is_nan_code(const struct fp8kv_format *f, uint8_t code)
 {
-    return f->nan_has_sign ? (code & 0x7Fu) == f->nan_code : code == f->nan_code;
+    if (!f->nan_has_sign)
+        return code == f->nan_code;
+    return (code & 0x7Fu) > f->max_code && !fp8kv_is_inf_code(f, code);
 }
 
 int fp8kv_codes_match(const struct fp8kv_format *f, enum fp8kv_nan_check check, uint8_t got,

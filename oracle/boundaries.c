@@ -14,8 +14,10 @@ static int rank_of(const struct fp8kv_profile *nan_rule, uint32_t bits)
 
 int fp8kv_oracle_boundaries(const struct fp8kv_format *f, uint32_t *b)
 {
-    const struct fp8kv_profile *nan_rule =
-        fp8kv_profile_find(f->id, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN);
+    /* the rule itself, whether or not the profile table has it for f (e5m2 has none) */
+    const struct fp8kv_profile rule = {
+        .name = "overflow=nan", .format = f, .overflow = FP8KV_OVERFLOW_NAN, .inf = FP8KV_INF_NAN};
+    const struct fp8kv_profile *nan_rule = &rule;
     const uint32_t max_finite_f32 = 0x7F7FFFFFu;
     int count = fp8kv_boundary_count(f);
 

@@ -201,7 +201,20 @@ int fp8kv_cli_parse_profile(const char *cmd, const char *profile, const char *fo
     if (inf && (i = fp8kv_cli_parse_choice(cmd, "inf", inf, fp8kv_inf_names, FP8KV_INF_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
     *out = fp8kv_profile_find(f->id, (enum fp8kv_overflow)o, (enum fp8kv_inf_policy)i);
-    return 0;
+    if (*out)
+        return 0;
+    /* a combination no profile has (e5m2 --overflow nan, e5m2fnuz --overflow inf, ...) */
+    char list[512] = "";
+    for (int k = 0; k < fp8kv_profile_count; k++)
+        if (fp8kv_profiles[k].format == f) {
+            const size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                     fp8kv_profiles[k].name);
+        }
+    return fp8kv_cli_usage_error(
+        cmd, "no profile of %s with overflow %s%s%s (%s has: %s)", f->name, fp8kv_overflow_names[o],
+        o == FP8KV_OVERFLOW_SATFINITE ? " and inf " : "",
+        o == FP8KV_OVERFLOW_SATFINITE ? fp8kv_inf_names[i] : "", f->name, list);
 }
 
 int fp8kv_cli_parse_seconds(const char *cmd, const char *option, const char *text, double *seconds)

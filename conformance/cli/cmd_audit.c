@@ -115,6 +115,11 @@ static int pick_profile(const struct fp8kv_cli_args *a, const struct side *sides
             continue;
         const struct fp8kv_profile *mine =
             fp8kv_plugin_profile(sides[k].plugin, (enum fp8kv_inf_policy)inf);
+        if (!mine)
+            return fp8kv_cli_usage_error("audit",
+                                         "plugin %s: no profile has its format, overflow "
+                                         "and --inf",
+                                         fp8kv_plugin_info(sides[k].plugin)->name);
         if (p && p != mine)
             return fp8kv_cli_usage_error("audit",
                                          "the plugins implement different profiles (%s, %s): "

@@ -308,6 +308,16 @@ static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_commo
     int rc = fp8kv_plugin_open(a->value[OPT_PLUGIN], threads, timeout, &pl);
     if (rc != 0)
         return fp8kv_cli_subject_error("sweep", rc);
+    if (!fp8kv_plugin_profile(pl, (enum fp8kv_inf_policy)inf)) {
+        const struct fp8kv_plugin_info *info = fp8kv_plugin_info(pl);
+        rc = fp8kv_cli_usage_error("sweep",
+                                   "plugin %s: no profile of %s with overflow %s and "
+                                   "--inf %s",
+                                   info->name, fp8kv_formats[info->format].name,
+                                   fp8kv_overflow_names[info->overflow], fp8kv_inf_names[inf]);
+        fp8kv_plugin_close(pl);
+        return rc;
+    }
     struct sweep_outcome out = {.model = model, .check = k->check};
     struct fp8kv_plugin_sweep_options o = {
         .vectors_dir = k->dir,

@@ -61,7 +61,8 @@ for base in range(15):
             seed("kv_case", f"case{base}_{n}", bytes([i, base]) + path.read_bytes())
 
 # judge_kv: every profile and case unchanged, and a few flipped bytes
-for p in range(6):
+profile_count = len(json.loads((vectors / "MANIFEST.json").read_text())["profiles"])
+for p in range(profile_count):
     for c in range(15):
         seed("judge_kv", f"p{p}_c{c}", bytes([p, c]))
 seed("judge_kv", "flips", bytes([0, 1]) + b"".join(bytes([i * 37 % 256, i, 0, 1 << (i % 8)]) for i in range(8)))
@@ -70,3 +71,4 @@ seed("judge_kv", "flips", bytes([0, 1]) + b"".join(bytes([i * 37 % 256, i, 0, 1 
 seed("cli_input", "values", b"0x43e80001\n464\n-1.0625\ninf\n-nan\n0x1.dp+8\n# comment\n"
      b"  7e \n0x7f\n1e-9\n")
 seed("cli_input", "args", b"--profile\ne4m3fn_nan\n--case=3\n--quick\n--\n--json\n")
+seed("cli_input", "args_e5m2", b"--format\nfloat8_e5m2\n--overflow\ninf\n--inf\nclamp\n")

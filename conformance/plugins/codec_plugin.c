@@ -5,7 +5,7 @@
  *   exit        calls exit(7) while loading
  *   abi2        says ABI version 2
  *   no_symbol   exports no fp8kv_codec_v1
- *   bad_format  says format "e5m2"
+ *   bad_format  says format "e3m4" (no such format)
  *   null_encode has no encode_f32
  *   wrong_tie   rounds the tie at 464 up to NaN instead of down to 448
  *   fork_crash  on meeting the input 1.0, starts a child that sleeps (and writes its pid to
@@ -148,7 +148,7 @@ static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)
 
 static const struct fp8kv_codec_v1 codec = {
     PLUGIN_FAULT == FAULT_ABI2 ? 2 : FP8KV_CODEC_ABI_VERSION, "bits-plugin",
-    PLUGIN_FAULT == FAULT_BAD_FORMAT ? "e5m2" : "e4m3fn",     "satfinite",
+    PLUGIN_FAULT == FAULT_BAD_FORMAT ? "e3m4" : "e4m3fn",     "satfinite",
     PLUGIN_FAULT == FAULT_NULL_ENCODE ? NULL : encode_f32,    decode_f32,
 };
 

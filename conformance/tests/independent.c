@@ -1,12 +1,14 @@
 /* independent.c — an independent formulation of the exact fp8 oracle (see independent.h).
  *
  * Every positive fp8 value, and the first value above max the format would have with an
- * unbounded exponent (480 for e4m3fn, 256 for e4m3fnuz), is an integer in units of 2^-11; the
- * midpoint of two neighbours is then an integer in units of 2^-12. An exact positive value
+ * unbounded exponent (480 for e4m3fn, 256 for e4m3fnuz, 65536 for e5m2 and e5m2fnuz), is an
+ * integer in units of 2^-17 (the e5m2fnuz subnormal quantum, the smallest of the four); the
+ * midpoint of two neighbours is then an integer in units of 2^-18. An exact positive value
  * v = a/b (a >= 0, b > 0 integers) gets the code magnitude
  *     r = #{midpoints < v}, and at v == a midpoint, the even one of its two neighbours,
- * where a code is even when its bit 0 is 0 (480 counts as code 0x7F, odd; 256 as 0x80, even).
- * r = max_code + 1 is an overflow. Comparisons are exact: a * 2^12 against mid * b, in mpz.
+ * where a code is even when its bit 0 is 0 (480 counts as code 0x7F, odd; 256 as 0x80, even;
+ * 65536 as 0x7C, even, in e5m2). r = max_code + 1 is an overflow. Comparisons are exact:
+ * a * 2^18 against mid * b, in mpz.
  *
  * The RN32 and RN16 steps of the scale models are the hardware's IEEE operations: float
  * division and multiplication (SSE, no excess precision) and the conversion to _Float16 (or,
@@ -96,10 +98,28 @@ float indep_f16_to_f32(uint16_t bits)
 /* ---- the formats, from docs/DESIGN.md §1 ----------------------------------------------------- */
 
 static const struct indep_format formats[FP8KV_FORMAT_COUNT] = {
-    [FP8KV_E4M3FN] =
-        {.bias = 7, .max_code = 0x7E, .nan_code = 0x7F, .nan_has_sign = 1, .has_negative_zero = 1},
+    [FP8KV_E4M3FN] = {.exp_bits = 4,
+                      .man_bits = 3,
+                      .bias = 7,
+                      .max_code = 0x7E,
+                      .nan_code = 0x7F,
+                      .first_nan = 0x7F,
+                      .nan_has_sign = 1,
+                      .has_negative_zero = 1},
     [FP8KV_E4M3FNUZ] =
-        {.bias = 8, .max_code = 0x7F, .nan_code = 0x80, .nan_has_sign = 0, .has_negative_zero = 0},
+        {.exp_bits = 4, .man_bits = 3, .bias = 8, .max_code = 0x7F, .nan_code = 0x80},
+    [FP8KV_E5M2] = {.exp_bits = 5,
+                    .man_bits = 2,
+                    .bias = 15,
+                    .max_code = 0x7B,
+                    .nan_code = 0x7F,
+                    .first_nan = 0x7D,
+                    .nan_has_sign = 1,
+                    .has_negative_zero = 1,
+                    .has_inf = 1,
+                    .inf_code = 0x7C},
+    [FP8KV_E5M2FNUZ] =
+        {.exp_bits = 5, .man_bits = 2, .bias = 16, .max_code = 0x7F, .nan_code = 0x80},
 };
 
 const struct indep_format *indep_format_of(enum fp8kv_format_id id)
@@ -107,10 +127,10 @@ const struct indep_format *indep_format_of(enum fp8kv_format_id id)
     return &formats[id];
 }
 
-enum { MAN_BITS = 3, VAL_SHIFT = 11, MID_SHIFT = VAL_SHIFT + 1, MAX_ENTRIES = 0x81 };
+enum { VAL_SHIFT = 17, MID_SHIFT = VAL_SHIFT + 1, MAX_ENTRIES = 0x81 };
 
-/* The value tables of one format: val[c] for c = 0 .. max_code + 1 in units of 2^-11, and
- * mid[k] = val[k] + val[k+1] (the midpoint in units of 2^-12) for k = 0 .. max_code. */
+/* The value tables of one format: val[c] for c = 0 .. max_code + 1 in units of 2^-17, and
+ * mid[k] = val[k] + val[k+1] (the midpoint in units of 2^-18) for k = 0 .. max_code. */
 struct table {
     int ready;
     int n_codes; /* max_code + 2 */
@@ -121,14 +141,15 @@ struct table {
 static struct table tables[FP8KV_FORMAT_COUNT];
 
 /* code_value: the value of the positive code c (exponent field unbounded, so c = max_code + 1
- * gives the first unrepresentable value) in units of 2^-11. Subnormals (field 0) are
- * m * 2^(1 - bias - 3); normals (8 + m) * 2^(e - bias - 3). */
-static int64_t code_value(int bias, int c)
+ * gives the first unrepresentable value) in units of 2^-17. With M mantissa bits, subnormals
+ * (field 0) are m * 2^(1 - bias - M); normals (2^M + m) * 2^(e - bias - M). */
+static int64_t code_value(const struct indep_format *f, int c)
 {
-    int e = c >> MAN_BITS, m = c & ((1 << MAN_BITS) - 1);
+    const int M = f->man_bits;
+    int e = c >> M, m = c & ((1 << M) - 1);
     if (e == 0)
-        return (int64_t)m << (VAL_SHIFT + 1 - bias - MAN_BITS);
-    return (int64_t)((1 << MAN_BITS) + m) << (VAL_SHIFT + e - bias - MAN_BITS);
+        return (int64_t)m << (VAL_SHIFT + 1 - f->bias - M);
+    return (int64_t)((1 << M) + m) << (VAL_SHIFT + e - f->bias - M);
 }
 
 static const struct table *table_of(enum fp8kv_format_id id)
@@ -138,7 +159,7 @@ static const struct table *table_of(enum fp8kv_format_id id)
         const struct indep_format *f = &formats[id];
         t->n_codes = f->max_code + 2;
         for (int c = 0; c < t->n_codes; c++)
-            t->val[c] = code_value(f->bias, c);
+            t->val[c] = code_value(f, c);
         for (int k = 0; k + 1 < t->n_codes; k++)
             t->mid[k] = t->val[k] + t->val[k + 1];
         t->ready = 1;
@@ -200,20 +221,27 @@ static uint8_t nan_code(const struct indep_format *f, int negative)
     return (uint8_t)(f->nan_has_sign && negative ? f->nan_code | 0x80 : f->nan_code);
 }
 
-/* overflow_code: the code of a finite value that rounds above max. */
+/* overflow_code: the code of a finite value that rounds above max: ±max, ±Inf or NaN. */
 static uint8_t overflow_code(const struct fp8kv_profile *p, int negative)
 {
     const struct indep_format *f = &formats[p->format->id];
+    const uint8_t sign = negative ? 0x80 : 0;
     if (p->overflow == FP8KV_OVERFLOW_SATFINITE)
-        return (uint8_t)(f->max_code | (negative ? 0x80 : 0));
+        return (uint8_t)(f->max_code | sign);
+    if (p->overflow == FP8KV_OVERFLOW_INF && f->has_inf)
+        return (uint8_t)(f->inf_code | sign);
     return nan_code(f, negative);
 }
 
+/* inf_code: the code of ±Inf: ±max when clamped, ±Inf when kept, else NaN. */
 static uint8_t inf_code(const struct fp8kv_profile *p, int negative)
 {
     const struct indep_format *f = &formats[p->format->id];
+    const uint8_t sign = negative ? 0x80 : 0;
     if (p->overflow == FP8KV_OVERFLOW_SATFINITE && p->inf == FP8KV_INF_CLAMP)
-        return (uint8_t)(f->max_code | (negative ? 0x80 : 0));
+        return (uint8_t)(f->max_code | sign);
+    if ((p->overflow == FP8KV_OVERFLOW_INF || p->inf == FP8KV_INF_INF) && f->has_inf)
+        return (uint8_t)(f->inf_code | sign);
     return nan_code(f, negative);
 }
 
@@ -353,8 +381,10 @@ uint8_t indep_store(const struct fp8kv_profile *p, enum fp8kv_scale_model m, uin
 uint32_t indep_row_scale(enum fp8kv_format_id id, const uint32_t *row, int n)
 {
     const struct indep_format *f = &formats[id];
-    /* the largest finite value: max code's 3 mantissa bits and its exponent field */
-    const float max = ldexpf(1.0f + (float)(f->max_code & 7) / 8.0f, (f->max_code >> 3) - f->bias);
+    /* the largest finite value: max code's mantissa bits and its exponent field */
+    const int one = 1 << f->man_bits;
+    const float max = ldexpf(1.0f + (float)(f->max_code & (one - 1)) / (float)one,
+                             (f->max_code >> f->man_bits) - f->bias);
     volatile float amax = 0.0f;
     for (int i = 0; i < n; i++) {
         const float v = fabsf(from_bits(row[i]));
@@ -365,6 +395,44 @@ uint32_t indep_row_scale(enum fp8kv_format_id id, const uint32_t *row, int n)
     return s > 0.0f ? to_bits(s) : 0x3F800000u;
 }
 
+/* ---- input classes ------------------------------------------------------------------------ */
+
+/* cmp_units: the sign of |x| - u * 2^-MID_SHIFT for the finite nonzero x (u >= 0). */
+static int cmp_units(struct f32_parts x, int64_t u)
+{
+    scratch_init();
+    const int e = x.e + MID_SHIFT; /* |x| in units of 2^-MID_SHIFT is m * 2^e */
+    set_scaled(scratch.a12, x.m, e);
+    set_scaled(scratch.b, 1, -e);
+    return cmp_mid(scratch.a12, scratch.b, u, scratch.tmp);
+}
+
+enum fp8kv_class indep_classify_f32(enum fp8kv_format_id id, uint32_t x_bits)
+{
+    const struct indep_format *f = &formats[id];
+    const struct table *t = table_of(id);
+    struct f32_parts x = unpack(x_bits);
+    switch (x.kind) {
+    case K_NAN: return FP8KV_CLASS_NAN;
+    case K_INF: return FP8KV_CLASS_INF;
+    case K_ZERO: return FP8KV_CLASS_ZERO;
+    case K_FINITE: break;
+    }
+    if ((x_bits & 0x7F800000u) == 0)
+        return FP8KV_CLASS_F32_DENORMAL;
+    const int last = t->n_codes - 2; /* mid[last]: between max and the first value above it */
+    if (cmp_units(x, t->mid[last]) > 0)
+        return FP8KV_CLASS_OVERFLOW;
+    for (int k = 0; k <= last; k++)
+        if (cmp_units(x, t->mid[k]) == 0)
+            return FP8KV_CLASS_TIE;
+    if (cmp_units(x, t->mid[0]) < 0)
+        return FP8KV_CLASS_UNDERFLOW;
+    if (cmp_units(x, 2 * t->val[1 << f->man_bits]) < 0) /* the smallest normal */
+        return FP8KV_CLASS_E4M3_SUBNORMAL;
+    return FP8KV_CLASS_NORMAL;
+}
+
 /* ---- decode and boundaries ----------------------------------------------------------------- */
 
 uint32_t indep_decode_f32(enum fp8kv_format_id id, uint8_t code)
@@ -372,10 +440,12 @@ uint32_t indep_decode_f32(enum fp8kv_format_id id, uint8_t code)
     const struct indep_format *f = &formats[id];
     int neg = (code & 0x80) != 0;
     uint8_t mag = (uint8_t)(code & 0x7F);
-    if (f->nan_has_sign ? mag == f->nan_code : code == f->nan_code)
+    if (f->nan_has_sign ? mag >= f->first_nan : code == f->nan_code)
         return 0x7FC00000u | (neg ? 0x80000000u : 0); /* oracle.h: the code's sign bit */
+    if (f->has_inf && mag == f->inf_code)
+        return 0x7F800000u | (neg ? 0x80000000u : 0);
     const struct table *t = table_of(id);
-    float v = ldexpf((float)t->val[mag], -VAL_SHIFT); /* <= 15 bits: exact */
+    float v = ldexpf((float)t->val[mag], -VAL_SHIFT); /* at most 3 significant bits: exact */
     return to_bits(v) | (neg ? 0x80000000u : 0);
 }
 

@@ -17,11 +17,15 @@
 
 /* The format constants this formulation uses (for checking spec.c's table against them). */
 struct indep_format {
-    int bias;              /* 7 (fn), 8 (fnuz) */
-    uint8_t max_code;      /* 0x7E, 0x7F */
-    uint8_t nan_code;      /* positive NaN code: 0x7F, 0x80 */
-    int nan_has_sign;      /* fn: 0xFF is -NaN */
-    int has_negative_zero; /* fn: 0x80 is -0 */
+    int exp_bits, man_bits; /* 4 and 3 (e4m3), 5 and 2 (e5m2) */
+    int bias;               /* 7 (e4m3fn), 8 (e4m3fnuz), 15 (e5m2), 16 (e5m2fnuz) */
+    uint8_t max_code;       /* 0x7E, 0x7F, 0x7B, 0x7F */
+    uint8_t nan_code;       /* positive NaN code written: 0x7F, 0x80, 0x7F, 0x80 */
+    uint8_t first_nan;      /* signed-NaN formats: magnitudes from here up are NaN (0x7F, 0x7D) */
+    int nan_has_sign;       /* e4m3fn, e5m2: 0xFF is -NaN */
+    int has_negative_zero;  /* e4m3fn, e5m2: 0x80 is -0 */
+    int has_inf;            /* e5m2: inf_code is +Inf */
+    uint8_t inf_code;       /* 0x7C (e5m2) */
 };
 
 /* indep_format_of: the constants of format id. */
@@ -44,8 +48,13 @@ uint32_t indep_row_scale(enum fp8kv_format_id id, const uint32_t *row, int n);
 float indep_f16_to_f32(uint16_t bits);
 
 /* indep_decode_f32: the f32 bits of the value of code in format id (NaN codes: 0x7FC00000 with
- * the code's bit 7 as sign, as oracle.h specifies: e4m3fnuz's 0x80 gives 0xFFC00000). */
+ * the code's bit 7 as sign, as oracle.h specifies: the fnuz 0x80 gives 0xFFC00000; Inf codes
+ * ±Inf). */
 uint32_t indep_decode_f32(enum fp8kv_format_id id, uint8_t code);
+
+/* indep_classify_f32: the input class of the f32 with bits x_bits relative to format id
+ * (docs/DESIGN.md §1.3), decided by exact comparisons against this file's midpoint table. */
+enum fp8kv_class indep_classify_f32(enum fp8kv_format_id id, uint32_t x_bits);
 
 /* indep_boundary_count: max_code + 2 entries. */
 int indep_boundary_count(enum fp8kv_format_id id);

@@ -44,6 +44,36 @@ Test(cli, decode_lines)
     cr_assert_str_eq(out, "7e 0x7c00\n");
 }
 
+/* The e5m2 formats, and the ml_dtypes names wherever a format or profile name is read. */
+Test(cli, e5m2_formats_and_ml_dtypes_names)
+{
+    char out[4096];
+    /* 61440 ties 57344 (odd) and 65536 (even): it overflows; the f32 below it is 57344 */
+    cr_assert_eq(run(FP8KV " encode --format e5m2 --overflow inf 61440 0x476fffff -inf nan", out,
+                     sizeof out),
+                 0);
+    cr_assert_str_eq(out, "0x47700000 7c\n0x476fffff 7b\n0xff800000 fc\n0x7fc00000 7f\n");
+    cr_assert_eq(run(FP8KV " encode --format float8_e5m2 61440 -inf", out, sizeof out), 0);
+    cr_assert_str_eq(out, "0x47700000 7b\n0xff800000 fb\n"); /* e5m2_satfinite: clamped */
+    cr_assert_eq(
+        run(FP8KV " encode --profile float8_e5m2fnuz_nan 61440 -0 0x1p-17", out, sizeof out), 0);
+    cr_assert_str_eq(out, "0x47700000 80\n0x80000000 00\n0x37000000 01\n");
+    cr_assert_eq(run(FP8KV " decode --format e5m2 7c fc 7d 7b 01", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7c 0x7f800000\nfc 0xff800000\n7d 0x7fc00000\n7b 0x47600000\n"
+                          "01 0x37800000\n");
+    cr_assert_eq(run(FP8KV " decode --format float8_e5m2fnuz 7f 80", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7f 0x47600000\n80 0xffc00000\n");
+    cr_assert_eq(run(FP8KV " decode --format float8_e4m3fn 7e", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7e 0x43e00000\n");
+    cr_assert_eq(run(FP8KV " decode --format float8_e4m3fnuz 7f", out, sizeof out), 0);
+    cr_assert_str_eq(out, "7f 0x43700000\n");
+    /* combinations no profile has are usage errors naming the format's profiles */
+    cr_assert_eq(run(FP8KV " encode --format e5m2 --overflow nan 1 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "e5m2_satfinite, e5m2_inf"), "message: %s", out);
+    cr_assert_eq(run(FP8KV " encode --format e5m2fnuz --overflow inf 1 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "e5m2fnuz_satfinite, e5m2fnuz_nan"), "message: %s", out);
+}
+
 Test(cli, bad_input_exit_2_with_message)
 {
     char out[4096];
@@ -281,6 +311,40 @@ Test(cli, failures_fold_into_ranges_per_class)
     cr_assert(strstr(out, "f16 0x8000 (-0) => 01  expected 80  zero"), "%s", out);
     cr_assert(strstr(out, "f16 0x0001 (5.9605e-08) => 01  expected 00  underflow"), "%s", out);
     cr_assert(strstr(out, "mismatches=66 verdict=nonconformant"), "%s", out);
+}
+
+/* e5m2 has three NaN magnitudes (0x7D..0x7F): a stream writing 0x7E and 0xFD for NaN inputs
+ * (ml_dtypes writes 0x7E) passes the sweep under NaN check class and fails under strict; one
+ * writing Inf (0x7C) for a NaN fails both. */
+Test(cli, e5m2_nan_codes_by_class_in_sweeps)
+{
+    char out[16384];
+    const char *stream = "python3 -c 'import sys; d = bytearray(open(\"" FP8KV_SOURCE_DIR
+                         "/vectors/e5m2_inf/f16_expected.npy\", \"rb\").read()[-65536:]); "
+                         "nan = [h for h in range(65536) if h & 0x7c00 == 0x7c00 and h & 0x3ff]; "
+                         "[d.__setitem__(h, (0x7e, 0xfd)[h >> 15]) for h in nan]; "
+                         "d[0x7e01] = 0x7c if len(sys.argv) > 1 else d[0x7e01]; "
+                         "sys.stdout.buffer.write(d)'";
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s | " FP8KV " verify-stream --sweep f16 --profile e5m2_inf --nan-check class"
+             " --vectors " FP8KV_SOURCE_DIR "/vectors 2>/dev/null",
+             stream);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "mismatches=0 verdict=conformant"), "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "%s | " FP8KV " verify-stream --sweep f16 --profile e5m2_inf --nan-check strict"
+             " --vectors " FP8KV_SOURCE_DIR "/vectors 2>/dev/null",
+             stream);
+    cr_assert_eq(run(cmd, out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "mismatches=2046 verdict=nonconformant"), "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "%s inf | " FP8KV " verify-stream --sweep f16 --profile e5m2_inf --nan-check class"
+             " --vectors " FP8KV_SOURCE_DIR "/vectors 2>/dev/null",
+             stream);
+    cr_assert_eq(run(cmd, out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "f16 0x7e01 (nan) => 7c  expected 7f  nan"), "%s", out);
+    cr_assert(strstr(out, "mismatches=1 verdict=nonconformant"), "%s", out);
 }
 
 /* Progress goes to a terminal only: through a pipe (CI logs) stderr holds no bar, on a terminal

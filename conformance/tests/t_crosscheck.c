@@ -100,8 +100,11 @@ Test(crosscheck, format_tables_and_decode)
         const struct fp8kv_format *f = &fp8kv_formats[id];
         const struct indep_format *g = indep_format_of((enum fp8kv_format_id)id);
         cr_expect_eq((int)f->id, id, "%s: id", f->name);
-        cr_expect_eq(f->exp_bits, 4, "%s: exp_bits", f->name);
-        cr_expect_eq(f->man_bits, 3, "%s: man_bits", f->name);
+        cr_expect_eq(f->exp_bits, g->exp_bits, "%s: exp_bits", f->name);
+        cr_expect_eq(f->man_bits, g->man_bits, "%s: man_bits", f->name);
+        cr_expect_eq(f->has_inf, g->has_inf, "%s: has_inf", f->name);
+        cr_expect_eq(f->inf_code, g->inf_code, "%s: inf_code 0x%02x, want 0x%02x", f->name,
+                     f->inf_code, g->inf_code);
         cr_expect_eq(f->bias, g->bias, "%s: bias %d, want %d", f->name, f->bias, g->bias);
         cr_expect_eq(f->max_code, g->max_code, "%s: max_code 0x%02x, want 0x%02x", f->name,
                      f->max_code, g->max_code);
@@ -111,7 +114,7 @@ Test(crosscheck, format_tables_and_decode)
         cr_expect_eq(f->has_negative_zero, g->has_negative_zero, "%s: has_negative_zero", f->name);
         float max = 0, min_normal = 0;
         uint32_t mb = indep_decode_f32((enum fp8kv_format_id)id, g->max_code);
-        uint32_t nb = indep_decode_f32((enum fp8kv_format_id)id, 0x08);
+        uint32_t nb = indep_decode_f32((enum fp8kv_format_id)id, (uint8_t)(1u << g->man_bits));
         memcpy(&max, &mb, sizeof max);
         memcpy(&min_normal, &nb, sizeof min_normal);
         cr_expect_eq(f->max_value, (double)max, "%s: max_value %g, want %g", f->name, f->max_value,
@@ -131,18 +134,112 @@ Test(crosscheck, format_tables_and_decode)
             int want_nan = (want & 0x7FFFFFFFu) > 0x7F800000u;
             tally_check(&t, nan == want_nan, "code 0x%02x: fp8kv_is_nan_code %d, want %d", q, nan,
                         want_nan);
+            int inf = fp8kv_is_inf_code(f, (uint8_t)q);
+            int want_inf = (want & 0x7FFFFFFFu) == 0x7F800000u;
+            tally_check(&t, inf == want_inf, "code 0x%02x: fp8kv_is_inf_code %d, want %d", q, inf,
+                        want_inf);
         }
         tally_end(&t);
     }
-    /* the six profiles: every format x {satfinite/clamp, satfinite/nan, nan} */
-    cr_expect_eq(fp8kv_profile_count, 6, "fp8kv_profile_count %d", fp8kv_profile_count);
+    /* the profile table: exactly these, each found by its parameters */
+    static const char *const names[] = {
+        "e4m3fn_satfinite",
+        "e4m3fn_satfinite_infnan",
+        "e4m3fn_nan",
+        "e4m3fnuz_satfinite",
+        "e4m3fnuz_satfinite_infnan",
+        "e4m3fnuz_nan",
+        "e5m2_satfinite",
+        "e5m2_inf",
+        "e5m2fnuz_satfinite",
+        "e5m2fnuz_nan",
+    };
+    const int n = (int)(sizeof names / sizeof names[0]);
+    cr_expect_eq(fp8kv_profile_count, n, "fp8kv_profile_count %d, want %d", fp8kv_profile_count, n);
+    for (int i = 0; i < n; i++) {
+        const struct fp8kv_profile *p = fp8kv_profile_by_name(names[i]);
+        cr_assert_not_null(p, "no profile %s", names[i]);
+        cr_expect_eq(strncmp(p->name, p->format->name, strlen(p->format->name)), 0, "%s: format %s",
+                     p->name, p->format->name);
+        cr_expect_eq(fp8kv_profile_find(p->format->id, p->overflow, p->inf), p, "%s: find",
+                     p->name);
+        cr_expect(p->overflow != FP8KV_OVERFLOW_INF || p->format->has_inf,
+                  "%s: overflow inf in a format without Inf", p->name);
+        cr_expect(p->overflow != FP8KV_OVERFLOW_NAN || p->inf == FP8KV_INF_NAN, "%s", p->name);
+        cr_expect(p->overflow != FP8KV_OVERFLOW_INF || p->inf == FP8KV_INF_INF, "%s", p->name);
+    }
+}
+
+/* ---- input classes and the code helpers of spec.c ------------------------------------------ */
+
+static uint64_t next_random(uint64_t *state);
+static uint32_t random_f32_in(uint64_t *rng, int lo, int hi);
+
+/* fp8kv_classify_f32 against the independent classification: every f16 and bf16 input, and
+ * 65,536 f32 samples around and inside each format's range, for every format. */
+Test(crosscheck, classes_of_every_format)
+{
     for (int id = 0; id < FP8KV_FORMAT_COUNT; id++) {
-        cr_expect_not_null(fp8kv_profile_find((enum fp8kv_format_id)id, FP8KV_OVERFLOW_SATFINITE,
-                                              FP8KV_INF_CLAMP));
-        cr_expect_not_null(
-            fp8kv_profile_find((enum fp8kv_format_id)id, FP8KV_OVERFLOW_SATFINITE, FP8KV_INF_NAN));
-        cr_expect_not_null(
-            fp8kv_profile_find((enum fp8kv_format_id)id, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN));
+        const struct fp8kv_format *f = &fp8kv_formats[id];
+        struct tally t = {.what = "classes", .profile = f->name};
+        uint64_t rng = 0x636C617373657321ull; /* "classes!" */
+        for (uint32_t i = 0; i < 3u * 65536u; i++) {
+            uint32_t x = i < 65536u    ? fp8kv_widen_to_f32(FP8KV_DTYPE_F16, i)
+                         : i < 131072u ? fp8kv_widen_to_f32(FP8KV_DTYPE_BF16, i & 0xFFFFu)
+                                       : (uint32_t)(next_random(&rng) >> 32);
+            if (i >= 131072u && (i & 1))
+                x = random_f32_in(&rng, -20, 17);
+            const enum fp8kv_class got = fp8kv_classify_f32(f, x);
+            const enum fp8kv_class want = indep_classify_f32((enum fp8kv_format_id)id, x);
+            tally_check(&t, got == want, "f32 0x%08x: fp8kv_classify_f32 %s, independent %s", x,
+                        fp8kv_class_names[got], fp8kv_class_names[want]);
+        }
+        tally_end(&t);
+    }
+}
+
+/* The NaN, Inf, zero and overflow codes and the NaN check of every profile against this
+ * formulation's encoder of the inputs they stand for. */
+Test(crosscheck, code_helpers_of_every_profile)
+{
+    for (int i = 0; i < fp8kv_profile_count; i++) {
+        const struct fp8kv_profile *p = &fp8kv_profiles[i];
+        const struct fp8kv_format *f = p->format;
+        struct tally t = {.what = "code helpers", .profile = p->name};
+        for (int neg = 0; neg < 2; neg++) {
+            const uint32_t sign = neg ? 0x80000000u : 0u;
+            uint8_t want = indep_encode_f32(p, sign | 0x7FC00000u);
+            tally_check(&t, fp8kv_nan_code(f, neg) == want, "nan_code(%d) 0x%02x, want 0x%02x", neg,
+                        fp8kv_nan_code(f, neg), want);
+            want = indep_encode_f32(p, sign | 0x7F800000u);
+            tally_check(&t, fp8kv_infinity_code(p, neg) == want,
+                        "infinity_code(%d) 0x%02x, want 0x%02x", neg, fp8kv_infinity_code(p, neg),
+                        want);
+            want = indep_encode_f32(p, sign);
+            tally_check(&t, fp8kv_zero_code(f, neg) == want, "zero_code(%d) 0x%02x, want 0x%02x",
+                        neg, fp8kv_zero_code(f, neg), want);
+            want = indep_encode_f32(p, sign | 0x7F7FFFFFu); /* FLT_MAX always overflows */
+            tally_check(&t, fp8kv_overflow_code(p, neg) == want,
+                        "overflow_code(%d) 0x%02x, want 0x%02x", neg, fp8kv_overflow_code(p, neg),
+                        want);
+        }
+        /* codes_match: under class every NaN code matches every NaN code, nothing else */
+        for (int got = 0; got < 256; got++)
+            for (int want = 0; want < 256; want++) {
+                const uint32_t gv = indep_decode_f32(f->id, (uint8_t)got);
+                const uint32_t wv = indep_decode_f32(f->id, (uint8_t)want);
+                const int gnan = (gv & 0x7FFFFFFFu) > 0x7F800000u;
+                const int wnan = (wv & 0x7FFFFFFFu) > 0x7F800000u;
+                const int strict =
+                    fp8kv_codes_match(f, FP8KV_NAN_CHECK_STRICT, (uint8_t)got, (uint8_t)want);
+                const int by_class =
+                    fp8kv_codes_match(f, FP8KV_NAN_CHECK_CLASS, (uint8_t)got, (uint8_t)want);
+                tally_check(&t, strict == (got == want), "strict 0x%02x 0x%02x: %d", got, want,
+                            strict);
+                tally_check(&t, by_class == (got == want || (gnan && wnan)),
+                            "class 0x%02x 0x%02x: %d", got, want, by_class);
+            }
+        tally_end(&t);
     }
 }
 
@@ -234,9 +331,10 @@ Test(crosscheck, boundaries)
     for (int i = 0; i < fp8kv_profile_count; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         const struct fp8kv_format *f = p->format;
-        const struct fp8kv_profile *np =
-            fp8kv_profile_find(f->id, FP8KV_OVERFLOW_NAN, FP8KV_INF_NAN);
-        cr_assert_not_null(np, "%s: no overflow=nan profile", f->name);
+        /* the overflow = nan rule, where the overflow is visible, in or out of the table */
+        const struct fp8kv_profile rule = {
+            .name = "nan rule", .format = f, .overflow = FP8KV_OVERFLOW_NAN, .inf = FP8KV_INF_NAN};
+        const struct fp8kv_profile *np = &rule;
         int n = fp8kv_boundary_count(f);
         cr_assert_eq(n, f->max_code + 2, "%s: fp8kv_boundary_count %d", f->name, n);
         uint32_t b[256], mine[256];
@@ -529,5 +627,40 @@ Test(crosscheck, spot_values)
         spot(uz, 0xFFC00000u, 0x80); /* the only NaN */
         spot(uz, 0xFF800000u, i == 0 ? 0xFF : 0x80);
         spot_store(uz, FP8KV_MODEL_F32_DIV, 0x80000000u, bits_of(3.0f), 0x00);
+    }
+    /* e5m2: 61440 ties 57344 (0x7B, odd) and 65536 (0x7C, even): it overflows */
+    static const char *const e5_profiles[] = {"e5m2_satfinite", "e5m2_inf"};
+    for (int i = 0; i < 2; i++) {
+        const char *e5 = e5_profiles[i];
+        const int inf = i == 1;
+        spot(e5, bits_of(61440.0f), inf ? 0x7C : 0x7B);
+        spot(e5, bits_of(-61440.0f), inf ? 0xFC : 0xFB);
+        spot(e5, 0x476FFFFFu, 0x7B); /* just below the tie */
+        spot(e5, bits_of(65536.0f), inf ? 0x7C : 0x7B);
+        spot(e5, 0x7F800000u, inf ? 0x7C : 0x7B); /* +Inf: kept, or clamped */
+        spot(e5, 0xFF800000u, inf ? 0xFC : 0xFB);
+        spot(e5, 0xFFC00001u, 0xFF); /* -NaN keeps its sign */
+        spot(e5, 0x7FA00000u, 0x7F);
+        spot(e5, bits_of(-0x1p-17f), 0x80); /* half the smallest subnormal: -0 */
+        spot(e5, bits_of(0x3p-17f), 0x02);  /* subnormal tie 1 | 2: 2 */
+        spot(e5, bits_of(0x7p-17f), 0x04);  /* 3.5 units: carry into the normal 2^-14 */
+        spot(e5, bits_of(1.125f), 0x3C);    /* tie 1 | 1.25: even 1 */
+        spot(e5, bits_of(1.375f), 0x3E);    /* tie 1.25 | 1.5: even 1.5 */
+        /* a store whose quotient overflows f16 (x/s = 1e5): RN16 gives Inf first */
+        spot_store(e5, FP8KV_MODEL_F16_DIV, bits_of(1e5f), bits_of(1.0f), inf ? 0x7C : 0x7B);
+    }
+    /* e5m2fnuz: bias 16, no Inf, NaN 0x80 only, no -0 */
+    static const char *const e5uz_profiles[] = {"e5m2fnuz_satfinite", "e5m2fnuz_nan"};
+    for (int i = 0; i < 2; i++) {
+        const char *e5uz = e5uz_profiles[i];
+        const int sat = i == 0;
+        spot(e5uz, bits_of(61440.0f), sat ? 0x7F : 0x80);
+        spot(e5uz, 0x476FFFFFu, 0x7F);
+        spot(e5uz, 0xFF800000u, sat ? 0xFF : 0x80);
+        spot(e5uz, 0xFFC00000u, 0x80);
+        spot(e5uz, bits_of(-0x1p-18f), 0x00); /* no -0 */
+        spot(e5uz, bits_of(0x1p-17f), 0x01);
+        spot(e5uz, bits_of(0x3p-18f), 0x02); /* subnormal tie 1 | 2: 2 */
+        spot(e5uz, bits_of(1.0f), 0x40);
     }
 }

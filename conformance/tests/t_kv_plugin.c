@@ -40,7 +40,7 @@ Test(kv_plugin, own_cpu_kernels_through_the_same_interface)
 {
     static char out[1 << 17];
     cr_assert_eq(check_kv("--subject cpu-reference", out, sizeof out), 0, "%s", out);
-    cr_assert(strstr(out, "check-kv cpu-reference: profiles=6 checks=") &&
+    cr_assert(strstr(out, "check-kv cpu-reference: profiles=10 checks=") &&
                   strstr(out, " failed=0 verdict=conformant\n"),
               "%s", out);
     /* the GPU kernels: conformant where there is a GPU, "unavailable" (exit 3) where not */

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "fp8kv/diag.h"
 #include "fp8kv/oracle.h"
 
 /* A deliberately odd range: any oracle function that forgets to restore it is caught. */
@@ -41,6 +42,8 @@ static uint32_t bits_of(float f)
 
 static const struct fp8kv_format *fn = &fp8kv_formats[FP8KV_E4M3FN];
 static const struct fp8kv_format *fnuz = &fp8kv_formats[FP8KV_E4M3FNUZ];
+static const struct fp8kv_format *e5 = &fp8kv_formats[FP8KV_E5M2];
+static const struct fp8kv_format *e5uz = &fp8kv_formats[FP8KV_E5M2FNUZ];
 
 Test(oracle, check_decode_extremes)
 {
@@ -54,6 +57,40 @@ Test(oracle, check_decode_extremes)
     cr_assert_eq(fp8kv_oracle_decode_f32(fnuz, 0x01), bits_of(0x1p-10f));
     cr_assert_eq(fp8kv_oracle_decode_f32(fnuz, 0x80), 0xFFC00000u, "0x80 is the fnuz NaN");
     cr_assert_eq(fp8kv_oracle_decode_f32(fnuz, 0xFF), bits_of(-240.0f));
+    /* e5m2 (OCP): IEEE-like, 0x7C is Inf and 0x7D..0x7F NaN */
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5, 0x7B), bits_of(57344.0f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5, 0x01), bits_of(0x1p-16f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5, 0x04), bits_of(0x1p-14f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5, 0x3C), bits_of(1.0f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5, 0x80), 0x80000000u, "0x80 is -0 in e5m2");
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5, 0x7C), 0x7F800000u, "0x7C is +Inf");
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5, 0xFC), 0xFF800000u, "0xFC is -Inf");
+    for (unsigned q = 0x7D; q <= 0x7F; q++) {
+        cr_assert_eq(fp8kv_oracle_decode_f32(e5, (uint8_t)q), 0x7FC00000u, "0x%02x is NaN", q);
+        cr_assert_eq(fp8kv_oracle_decode_f32(e5, (uint8_t)(q | 0x80)), 0xFFC00000u);
+    }
+    /* e5m2fnuz: bias 16, every magnitude finite, 0x80 the only NaN */
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5uz, 0x7F), bits_of(57344.0f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5uz, 0x7C), bits_of(32768.0f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5uz, 0x01), bits_of(0x1p-17f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5uz, 0x40), bits_of(1.0f));
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5uz, 0x80), 0xFFC00000u, "0x80 is the fnuz NaN");
+    cr_assert_eq(fp8kv_oracle_decode_f32(e5uz, 0xFF), bits_of(-57344.0f));
+}
+
+/* Boundaries of the e5m2 formats: 61440 is the midpoint of 57344 (0x7B / 0x7E, odd mantissa)
+ * and the unrepresentable 65536, so it and everything above overflow; below it, 57344. */
+Test(oracle, check_e5m2_boundaries)
+{
+    uint32_t b[256];
+    cr_assert_eq(fp8kv_oracle_boundaries(e5, b), 0, "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_boundary_count(e5), 0x7D);
+    cr_assert_eq(b[0x7C], bits_of(61440.0f), "first overflowing f32 0x%08x", b[0x7C]);
+    cr_assert_eq(b[1], bits_of(0x1p-17f) + 1, "above half the smallest subnormal (a tie to 0)");
+    cr_assert_eq(fp8kv_oracle_boundaries(e5uz, b), 0, "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_boundary_count(e5uz), 0x81);
+    cr_assert_eq(b[0x80], bits_of(61440.0f));
+    cr_assert_eq(b[1], bits_of(0x1p-18f) + 1);
 }
 
 Test(oracle, check_decode_monotone_and_symmetric)
@@ -80,7 +117,14 @@ Test(oracle, check_roundtrip_every_code)
         for (int q = 0; q < 256; q++) {
             uint8_t got =
                 fp8kv_oracle_encode_f32(p, fp8kv_oracle_decode_f32(p->format, (uint8_t)q));
-            cr_assert_eq(got, q, "%s: encode(decode(0x%02x)) = 0x%02x", p->name, q, got);
+            /* an Inf code comes back as the profile's code of Inf (e5m2_satfinite: ±max), a
+             * NaN code as the NaN code of its sign (e5m2's 0x7D and 0x7E: 0x7F) */
+            uint8_t want = (uint8_t)q;
+            if (fp8kv_is_inf_code(p->format, (uint8_t)q))
+                want = fp8kv_infinity_code(p, q >= 0x80);
+            if (fp8kv_is_nan_code(p->format, (uint8_t)q))
+                want = fp8kv_nan_code(p->format, q >= 0x80);
+            cr_assert_eq(got, want, "%s: encode(decode(0x%02x)) = 0x%02x", p->name, q, got);
         }
     }
 }

@@ -27,7 +27,7 @@ Test(plugin, unusable_plugins_are_bad_input_naming_the_fault)
 {
     expect_open_error(PLUGIN("fp8kv_plugin_abi2"), FP8KV_ERR, "ABI version 2");
     expect_open_error(PLUGIN("fp8kv_plugin_no_symbol"), FP8KV_ERR, "fp8kv_codec_v1");
-    expect_open_error(PLUGIN("fp8kv_plugin_bad_format"), FP8KV_ERR, "unknown format \"e5m2\"");
+    expect_open_error(PLUGIN("fp8kv_plugin_bad_format"), FP8KV_ERR, "unknown format \"e3m4\"");
     expect_open_error(PLUGIN("fp8kv_plugin_null_encode"), FP8KV_ERR, "encode_f32 is NULL");
     expect_open_error(FP8KV_PLUGIN_DIR "/no-such-plugin.so", FP8KV_ERR, "No such file");
     expect_open_error(FP8KV_SOURCE_DIR "/README.md", FP8KV_ERR, "README.md");

@@ -132,7 +132,7 @@ Test(plugin_cli, bad_plugins_and_arguments_exit_2)
         FP8KV " audit --baseline bitz --candidate bits" VECTORS,
         FP8KV " verify-stream --sweep f64" VECTORS " </dev/null",
         FP8KV " verify-stream --sweep f16 --profile e4m3fn_nan --inf nan" VECTORS " </dev/null",
-        FP8KV " verify-stream --sweep f16 --format e5m2" VECTORS " </dev/null",
+        FP8KV " verify-stream --sweep f16 --format e3m4" VECTORS " </dev/null",
         FP8KV " verify-stream --sweep f16 --scale 0" VECTORS " </dev/null",
         FP8KV " verify-stream --sweep f16 --scale -inf" VECTORS " </dev/null",
         FP8KV " verify-stream --sweep f16 --scale 0.1 --model exact" VECTORS " </dev/null",

@@ -113,8 +113,7 @@ float fp8kv_kv_row_scale(struct fp8kv_codec_cfg cfg, enum fp8kv_kv_dtype in, con
         if (isfinite(x) && x > amax)
             amax = x;
     }
-    const int bias = fp8kv_codec_bias(cfg);
-    const float s = amax / fp8kv_max_finite(bias, fp8kv_codec_max_code(cfg));
+    const float s = amax / fp8kv_max_finite(cfg.format);
     return s > 0.0f ? s : 1.0f;
 }
 
@@ -338,7 +337,9 @@ _Static_assert(FP8KV_KV_ABI_F32 == (int)FP8KV_KV_F32 && FP8KV_KV_ABI_F16 == (int
                    FP8KV_KV_ABI_BF16 == (int)FP8KV_KV_BF16,
                "the ABI's dtypes are kv_cache.h's");
 _Static_assert(FP8KV_KV_ABI_E4M3FN == (int)FP8KV_CODEC_E4M3FN &&
-                   FP8KV_KV_ABI_E4M3FNUZ == (int)FP8KV_CODEC_E4M3FNUZ,
+                   FP8KV_KV_ABI_E4M3FNUZ == (int)FP8KV_CODEC_E4M3FNUZ &&
+                   FP8KV_KV_ABI_E5M2 == (int)FP8KV_CODEC_E5M2 &&
+                   FP8KV_KV_ABI_E5M2FNUZ == (int)FP8KV_CODEC_E5M2FNUZ,
                "the ABI's formats are codec.h's");
 
 _Static_assert(FP8KV_KV_SCALE_TENSOR == (int)FP8KV_SCALE_TENSOR &&

@@ -306,8 +306,8 @@ fast_store fast_store_of(struct fp8kv_codec_cfg cfg, float ks, float vs)
     f.r_v = 1.0f / vs;
     const int bias = fp8kv_codec_bias(cfg);
     f.lo = fp8kv_min_normal(bias);
-    f.hi = fp8kv_max_finite(bias, fp8kv_codec_max_code(cfg));
-    const uint32_t rebias = fp8kv_rebias(bias);
+    f.hi = fp8kv_max_finite(cfg.format);
+    const uint32_t rebias = fp8kv_rebias(bias, fp8kv_codec_man_bits(cfg));
     const uint32_t half = cfg.model == FP8KV_CODEC_F32_DIV ? 0x80000u : 0x7FFFFu;
     f.k16 = (half - (rebias << 20)) << 4;
     return f;

@@ -90,7 +90,10 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
             .description = "a device decoder (kernels/hip/codecs.hip)",
             .caps = FP8KV_CAP_DECODE,
             .memory = FP8KV_MEMORY_DEVICE,
-            .claim = FP8KV_CLAIM_ALL,
+            /* decode_fast knows the e4m3 formats only; the others follow codec.h */
+            .claim = d == FP8KV_GPU_DECODE_FAST
+                         ? (struct fp8kv_claim){FP8KV_CLAIM_E4M3, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY}
+                         : (struct fp8kv_claim)FP8KV_CLAIM_ALL,
             .ctx = &decoder_ids[d],
             .decode = decode_gpu,
         };
@@ -102,7 +105,8 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
             .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
             .memory = FP8KV_MEMORY_DEVICE,
             .flags = FP8KV_SUBJECT_LONG_CONTEXT,
-            .claim = FP8KV_CLAIM_ALL,
+            /* the store, read and attention kernels branch on e4m3fn / e4m3fnuz only */
+            .claim = {FP8KV_CLAIM_E4M3, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY},
             .kv = &gpu_kv,
             .attention_plan = attention_plan_gpu,
         };

@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(THREADS) sweep_kernel(sweep_args a)
             k++;
         const uint64_t run_end = k + 1 < nruns ? (uint64_t)runs[k + 1].start : a.domain_end;
         const uint32_t n = end - base < SUB ? (uint32_t)(end - base) : SUB;
-        if (n == SUB && base + SUB <= run_end) {
+        if (n == SUB && base + SUB <= run_end && runs[k].span == 0) {
             /* fast path: one run, one expectation, no branch per input */
             const uint32_t m = runs[k].mask, v = runs[k].value;
             const uint32_t m2 = m | m << 8, v2 = v | v << 8;
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(THREADS) sweep_kernel(sweep_args a)
                 while (kk + 1 < nruns && runs[kk + 1].start <= index)
                     kk++;
                 const uint32_t q = pair >> (8 * e) & 0xFFu;
-                if ((q & runs[kk].mask) != runs[kk].value)
+                if (!fp8kv_sweep_run_accepts(&runs[kk], q))
                     record(a, index, q, runs[kk].cls);
             }
         }

@@ -187,12 +187,16 @@ static int row_has_max(int is_key, int t, int h)
     return row_hash(is_key, t, h) % 3 != 2;
 }
 
-/* element_kind: what input element (token t, head h, dim d) of key (is_key) or value holds.
- * Per tensor and per head, overflows sit in kv head 0 of the key and the last kv head of the
- * value only, so under an overflow = nan profile the other heads' attention outputs stay
- * finite. Per token and head nothing overflows (the scale follows the row): most rows hold
- * their maximum at one dim, and some rows are zero. */
-static int element_kind(const struct case_def *c, int is_key, int t, int h, int d, uint64_t r)
+/* element_kind: what input element (token t, head h, dim d) of key (is_key) or value holds
+ * under profile p. Per tensor and per head, overflows sit in kv head 0 of the key and the last
+ * kv head of the value only, so under an overflow = nan profile the other heads' attention
+ * outputs stay finite. Under overflow = inf the value's overflows are the largest finite value
+ * instead: an Inf value makes an attention output whose exact value is ±Inf, while an f32
+ * kernel whose softmax weight for that token underflows to 0 computes 0 * Inf = NaN, and no
+ * NMSE can judge between them. Per token and head nothing overflows (the scale follows the
+ * row): most rows hold their maximum at one dim, and some rows are zero. */
+static int element_kind(const struct case_def *c, const struct fp8kv_profile *p, int is_key, int t,
+                        int h, int d, uint64_t r)
 {
     const int D = c->head_size;
     if (c->granularity == SCALE_TOKEN_HEAD) {
@@ -202,7 +206,7 @@ static int element_kind(const struct case_def *c, int is_key, int t, int h, int 
             return KIND_ROW_MAX;
     } else if (is_key ? h == 0 && t % 4 == 1 && d == (t * 3) % D
                       : h == c->num_heads - 1 && t % 4 == 2 && d == (t * 5) % D) {
-        return KIND_OVERFLOW;
+        return is_key || p->overflow != FP8KV_OVERFLOW_INF ? KIND_OVERFLOW : KIND_ROW_MAX;
     }
     switch (r % 8) {
     case 0:
@@ -382,7 +386,7 @@ static void fill_inputs(struct kv_case *k, const struct fp8kv_profile *p, uint64
                     (size_t)t * k->width + (size_t)h * (size_t)c->head_size + (size_t)d;
                 for (int is_key = 1; is_key >= 0; is_key--) {
                     const uint64_t r = fp8kv_splitmix64(rng);
-                    const int kind = element_kind(c, is_key, t, h, d, r);
+                    const int kind = element_kind(c, p, is_key, t, h, d, r);
                     const double q = quotient_value(f, kind, r >> 8);
                     (is_key ? k->key : k->value)[i] =
                         input_bits(c->in, q, input_scale(k, is_key, t, h), (int)(r >> 63));

@@ -40,7 +40,8 @@ struct fp8kv_plugin_verdict {
     int conformant;
 };
 
-/* fp8kv_plugin_profile: the profile a plugin implements under Inf policy inf. */
+/* fp8kv_plugin_profile: the profile a plugin implements under Inf policy inf, or NULL where no
+ * profile has its format, overflow rule and inf (e5m2 with overflow nan). */
 const struct fp8kv_profile *fp8kv_plugin_profile(const struct fp8kv_plugin *pl,
                                                  enum fp8kv_inf_policy inf);
 

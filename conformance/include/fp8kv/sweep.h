@@ -143,8 +143,8 @@ int fp8kv_sweep_default_threads(void);
 uint64_t fp8kv_sweep_domain_size(enum fp8kv_domain domain);
 
 /* Runs of the input space (struct fp8kv_sweep_run, fp8kv/subject.h): every input from start up
- * to the next run's start must give a code c with (c & mask) == value, and is of class cls.
- * Runs are what a self-judging subject (a device sweep kernel) is handed, too. */
+ * to the next run's start must give a code the run accepts (fp8kv_sweep_run_accepts), and is of
+ * class cls. Runs are what a self-judging subject (a device sweep kernel) is handed, too. */
 
 /* fp8kv_sweep_runs: the runs of a domain (starts in the domain's own bit patterns, the first
  * at 0, increasing) for profile p, boundary table b and NaN check. *runs is malloc'd.

@@ -19,32 +19,46 @@ extern "C" {
 enum fp8kv_format_id {
     FP8KV_E4M3FN,   /* OCP: bias 7, max 448, NaN S.1111.111, signed zeros */
     FP8KV_E4M3FNUZ, /* bias 8, max 240, NaN 0x80 only, no negative zero */
+    FP8KV_E5M2,     /* OCP: bias 15, max 57344, Inf S.11111.00, NaN S.11111.{01,10,11}, ±0 */
+    FP8KV_E5M2FNUZ, /* bias 16, max 57344, no Inf, NaN 0x80 only, no negative zero */
     FP8KV_FORMAT_COUNT
 };
 
 /* An fp8 format: a binary format of precision 1+man_bits with subnormals, whose largest
- * finite magnitude is max_code. emin_mpfr/emax_mpfr are MPFR's exponent bounds (significand
- * in [1/2, 1)) for emulating it with mpfr_subnormalize. */
+ * finite magnitude is max_code. Every magnitude above max_code is Inf (inf_code, where the
+ * format has one) or a NaN. emin_mpfr/emax_mpfr are MPFR's exponent bounds (significand in
+ * [1/2, 1)) for emulating it with mpfr_subnormalize. */
 struct fp8kv_format {
     enum fp8kv_format_id id;
     const char *name;
     int exp_bits, man_bits, bias;
-    uint8_t max_code;      /* largest finite positive code: 0x7E (fn), 0x7F (fnuz) */
-    uint8_t nan_code;      /* the positive (or only) NaN code: 0x7F (fn), 0x80 (fnuz) */
+    uint8_t max_code; /* largest finite positive code: 0x7E (e4m3fn), 0x7B (e5m2), 0x7F (fnuz) */
+    uint8_t
+        nan_code; /* the positive (or only) NaN code written: 0x7F (e4m3fn, e5m2), 0x80 (fnuz) */
     int nan_has_sign;      /* 1: NaN keeps the sign (0x7F / 0xFF); 0: a single NaN code */
     int has_negative_zero; /* 1: 0x80 is -0; 0: zeros and underflows are 0x00 */
+    int has_inf;           /* 1: inf_code is +Inf and inf_code | 0x80 is -Inf (e5m2) */
+    uint8_t inf_code;      /* 0x7C (e5m2); 0 where the format has no Inf */
     int emin_mpfr, emax_mpfr;
-    double max_value;  /* 448 / 240 */
-    double min_normal; /* 2^-6 / 2^-7 */
+    double max_value;  /* 448 / 240 / 57344 */
+    double min_normal; /* 2^(1 - bias): 2^-6 / 2^-7 / 2^-14 / 2^-15 */
 };
 
 /* ---- profiles: a format plus the rules that change bytes -------------------------------- */
 
-enum fp8kv_overflow { FP8KV_OVERFLOW_SATFINITE, FP8KV_OVERFLOW_NAN, FP8KV_OVERFLOW_COUNT };
-enum fp8kv_inf_policy { FP8KV_INF_CLAMP, FP8KV_INF_NAN, FP8KV_INF_COUNT };
+/* What a finite value that rounds above max gives: ±max, NaN, or ±Inf (formats with Inf). */
+enum fp8kv_overflow {
+    FP8KV_OVERFLOW_SATFINITE,
+    FP8KV_OVERFLOW_NAN,
+    FP8KV_OVERFLOW_INF,
+    FP8KV_OVERFLOW_COUNT
+};
+/* What ±Inf gives under satfinite: ±max or NaN; FP8KV_INF_INF (±Inf) goes with overflow inf. */
+enum fp8kv_inf_policy { FP8KV_INF_CLAMP, FP8KV_INF_NAN, FP8KV_INF_INF, FP8KV_INF_COUNT };
 enum fp8kv_nan_check { FP8KV_NAN_CHECK_CLASS, FP8KV_NAN_CHECK_STRICT, FP8KV_NAN_CHECK_COUNT };
 
-/* Under overflow = nan the Inf policy is always nan (Inf is the ultimate overflow). */
+/* Under overflow = nan the Inf policy is always nan, under overflow = inf always inf (Inf is
+ * the ultimate overflow). overflow = inf exists only for formats with Inf. */
 struct fp8kv_profile {
     const char *name; /* e.g. "e4m3fn_satfinite", also the vector sub-directory */
     const struct fp8kv_format *format;
@@ -110,10 +124,14 @@ int fp8kv_name_index(const char *const *table, int count, const char *name);
 const struct fp8kv_format *fp8kv_format_by_name(const char *name);
 
 /* fp8kv_profile_find: the profile of the table with these parameters, or NULL. Under
- * overflow = nan the Inf policy is ignored. */
+ * overflow = nan or inf the Inf policy is ignored. */
 const struct fp8kv_profile *fp8kv_profile_find(enum fp8kv_format_id format,
                                                enum fp8kv_overflow overflow,
                                                enum fp8kv_inf_policy inf);
+
+/* fp8kv_format_alias: the format name of an ml_dtypes spelling ("float8_e4m3fn",
+ * "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"), or name itself when it is none. */
+const char *fp8kv_format_alias(const char *name);
 
 /* fp8kv_profile_by_name: the profile called name, or NULL. */
 const struct fp8kv_profile *fp8kv_profile_by_name(const char *name);
@@ -139,14 +157,18 @@ int fp8kv_boundary_count(const struct fp8kv_format *format);
 uint8_t fp8kv_zero_code(const struct fp8kv_format *format, int negative);
 
 /* fp8kv_overflow_code: the code of a finite value that rounds above max: ±max under
- * satfinite, NaN under nan. */
+ * satfinite, NaN under nan, ±Inf under inf. */
 uint8_t fp8kv_overflow_code(const struct fp8kv_profile *p, int negative);
 
-/* fp8kv_infinity_code: the code of ±Inf: ±max under satfinite with Inf policy clamp, NaN
- * otherwise. */
+/* fp8kv_infinity_code: the code of ±Inf: ±max under satfinite with Inf policy clamp, ±Inf
+ * under Inf policy inf (overflow inf), NaN otherwise. */
 uint8_t fp8kv_infinity_code(const struct fp8kv_profile *p, int negative);
 
-/* fp8kv_is_nan_code: 1 if code is a NaN of format. */
+/* fp8kv_is_inf_code: 1 if code is ±Inf of format (never, for formats without Inf). */
+int fp8kv_is_inf_code(const struct fp8kv_format *format, uint8_t code);
+
+/* fp8kv_is_nan_code: 1 if code is a NaN of format: the single NaN code, or with signed NaNs
+ * every magnitude above max_code that is not Inf. */
 int fp8kv_is_nan_code(const struct fp8kv_format *format, uint8_t code);
 
 /* fp8kv_codes_match: whether a subject's code got equals the oracle's want under the NaN

@@ -1,4 +1,5 @@
-/* fp8kv/codec.h — the fp8 e4m3 codecs that kernels share, host and device.
+/* fp8kv/codec.h — the fp8 codecs (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) kernels share, host and
+ * device.
  *
  * Subjects under test, not the truth: nothing here may look at the oracle. Every function is
  * `static inline` C that compiles as C11 on the host and, through FP8KV_HD, as a device
@@ -47,7 +48,14 @@
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
-enum fp8kv_codec_format { FP8KV_CODEC_E4M3FN = 0, FP8KV_CODEC_E4M3FNUZ = 1 };
+/* Bit 0 of a format's number says fnuz, bit 1 says 5 exponent and 2 mantissa bits (else 4 and
+ * 3); the format facts below are derived from those two bits. */
+enum fp8kv_codec_format {
+    FP8KV_CODEC_E4M3FN = 0,
+    FP8KV_CODEC_E4M3FNUZ = 1,
+    FP8KV_CODEC_E5M2 = 2,
+    FP8KV_CODEC_E5M2FNUZ = 3,
+};
 enum fp8kv_codec_model {
     FP8KV_CODEC_F32_DIV = 0,       /* RNE8(RN32(x / s)) */
     FP8KV_CODEC_F32_MUL_RECIP = 1, /* RNE8(RN32(x * RN32(1 / s))) */
@@ -57,8 +65,10 @@ enum fp8kv_codec_model {
 /* The semantic choices of a codec instance. */
 struct fp8kv_codec_cfg {
     uint8_t format;     /* enum fp8kv_codec_format */
-    uint8_t saturate;   /* 1: overflow clamps to ±max (satfinite); 0: overflow gives NaN */
-    uint8_t inf_to_nan; /* under saturate: 1 sends ±Inf to NaN, 0 clamps it to ±max */
+    uint8_t saturate;   /* 1: overflow clamps to ±max (satfinite); 0: overflow gives NaN, or
+                           ±Inf in a format with Inf when inf_to_nan is 0 */
+    uint8_t inf_to_nan; /* 1 sends ±Inf (and, unsaturated, overflow) to NaN; 0 clamps ±Inf to
+                           ±max under saturate, else keeps it ±Inf (formats with Inf) */
     uint8_t model;      /* enum fp8kv_codec_model, for the stores */
 };
 
@@ -88,31 +98,62 @@ FP8KV_HD float fp8kv_f32_from_bits(uint32_t b)
 
 /* ---- format constants ---------------------------------------------------------------------- */
 
-/* The facts of the two formats, derived in one place for the codecs here and the device
- * kernels. From the format: the exponent bias (7 for e4m3fn, 8 for e4m3fnuz) and the largest
- * finite code (e4m3fn keeps S.1111.111 for NaN, so 0x7E; e4m3fnuz keeps only 0x80, the
- * would-be -0, so all of 0x7F is finite); everything else from those two. format: enum
- * fp8kv_codec_format; the fp8kv_codec_* forms take a configuration. Pure arithmetic and
- * selects, so that the encoders' loops stay branch-free. */
+/* The facts of the four formats, derived in one place for the codecs here and the device
+ * kernels, from the two bits of the format's number. format: enum fp8kv_codec_format; the
+ * fp8kv_codec_* forms take a configuration. Pure arithmetic, no selects: a select on the
+ * format inside an encoder's loop is one the vectorizer refuses (measured with GCC 12: it lost
+ * both encoders' loops, a sweep four times slower). */
+FP8KV_HD int fp8kv_format_fnuz(int format)
+{
+    return format & 1;
+}
+/* 1 for the e5m2 formats (5 exponent, 2 mantissa bits), 0 for e4m3. */
+FP8KV_HD int fp8kv_format_e5(int format)
+{
+    return (format >> 1) & 1;
+}
+/* Mantissa bits: 3 (e4m3), 2 (e5m2). */
+FP8KV_HD int fp8kv_format_man_bits(int format)
+{
+    return 3 - fp8kv_format_e5(format);
+}
+/* The exponent bias: 2^(exp_bits - 1) - 1, one more in the fnuz formats: 7, 8, 15, 16. */
 FP8KV_HD int fp8kv_format_bias(int format)
 {
-    return format == FP8KV_CODEC_E4M3FNUZ ? 8 : 7;
+    return (1 << (6 - fp8kv_format_man_bits(format))) - 1 + fp8kv_format_fnuz(format);
 }
+/* Whether the format has ±Inf: OCP e5m2 keeps IEEE's all-ones exponent field with mantissa 0. */
+FP8KV_HD int fp8kv_format_has_inf(int format)
+{
+    return fp8kv_format_e5(format) & (fp8kv_format_fnuz(format) ^ 1);
+}
+/* The largest finite code: OCP e4m3 gives up only S.1111.111 to NaN (0x7E); OCP e5m2 the four
+ * codes of the all-ones exponent field (0x7B); every magnitude is finite in fnuz (0x7F). */
 FP8KV_HD uint32_t fp8kv_format_max_code(int format)
 {
-    return 0x7Eu + (uint32_t)(format == FP8KV_CODEC_E4M3FNUZ); /* 0x7E, or 0x7F */
+    const uint32_t ocp = 0x7Eu - 3u * (uint32_t)fp8kv_format_e5(format);
+    return ocp + (uint32_t)fp8kv_format_fnuz(format) * (0x7Fu - ocp);
 }
 FP8KV_HD int fp8kv_codec_bias(struct fp8kv_codec_cfg c)
 {
     return fp8kv_format_bias(c.format);
 }
+FP8KV_HD int fp8kv_codec_man_bits(struct fp8kv_codec_cfg c)
+{
+    return fp8kv_format_man_bits(c.format);
+}
 FP8KV_HD uint32_t fp8kv_codec_max_code(struct fp8kv_codec_cfg c)
 {
     return fp8kv_format_max_code(c.format);
 }
-/* The NaN byte an encoder writes (with the input's sign where the format has one): the code
- * after the largest finite one, 0x7F (e4m3fn) or 0x80 (e4m3fnuz). */
+/* The NaN byte an encoder writes (with the input's sign where the format has one): all ones,
+ * 0x7F, in the OCP formats; the would-be -0, 0x80, in fnuz. */
 FP8KV_HD uint32_t fp8kv_format_nan_byte(int format)
+{
+    return 0x7Fu + (uint32_t)fp8kv_format_fnuz(format);
+}
+/* The +Inf byte of a format with Inf: the code after the largest finite one (0x7C in e5m2). */
+FP8KV_HD uint32_t fp8kv_format_inf_byte(int format)
 {
     return fp8kv_format_max_code(format) + 1u;
 }
@@ -121,42 +162,49 @@ FP8KV_HD int fp8kv_has_negative_zero(uint32_t nan_byte)
 {
     return nan_byte != 0x80u;
 }
-/* Whether code is a NaN: in e4m3fnuz the NaN byte alone (the sign bit); in e4m3fn the NaN byte
- * with either sign (0x7F and 0xFF). */
+/* Whether code is a NaN: in fnuz the NaN byte alone (the sign bit); in the OCP formats every
+ * magnitude above the largest finite one that is not Inf, with either sign (e4m3fn: 0x7F,
+ * 0xFF; e5m2: 0x7D..0x7F, 0xFD..0xFF). */
 FP8KV_HD int fp8kv_format_is_nan_code(int format, uint32_t code)
 {
-    return format == FP8KV_CODEC_E4M3FNUZ
-               ? code == fp8kv_format_nan_byte(FP8KV_CODEC_E4M3FNUZ)
-               : (code & 0x7Fu) == fp8kv_format_nan_byte(FP8KV_CODEC_E4M3FN);
+    const uint32_t mag = code & 0x7Fu;
+    const int inf = fp8kv_format_has_inf(format) & (mag == fp8kv_format_inf_byte(format));
+    const int ocp_nan = (mag > fp8kv_format_max_code(format)) & (inf ^ 1);
+    return fp8kv_format_fnuz(format) ? code == 0x80u : ocp_nan;
 }
-/* From the bias: (127 - bias) << 3, what turns the exponent field of a code (bits 6..3) into
- * an f32's exponent field at the same place (its bits 30..23 shifted right by 20), and back. */
-FP8KV_HD uint32_t fp8kv_rebias(int bias)
+/* From the bias and the mantissa bits: (127 - bias) << man_bits, what turns the exponent field
+ * of a code (bits 6..man_bits) into an f32's exponent field at the same place (its bits 30..23
+ * shifted right by 23 - man_bits), and back. */
+FP8KV_HD uint32_t fp8kv_rebias(int bias, int man_bits)
 {
-    return (uint32_t)(127 - bias) << 3;
+    return (uint32_t)(127 - bias) << man_bits;
 }
-/* The smallest normal value, 2^(1 - bias): 2^-6 (e4m3fn), 2^-7 (e4m3fnuz). */
+/* The smallest normal value, 2^(1 - bias): 2^-6 (e4m3fn), 2^-7 (e4m3fnuz), 2^-14 (e5m2),
+ * 2^-15 (e5m2fnuz). */
 FP8KV_HD float fp8kv_min_normal(int bias)
 {
     return fp8kv_f32_from_bits((uint32_t)(128 - bias) << 23);
 }
-/* The subnormal quantum, 2^(1 - bias - 3): 2^-9 (e4m3fn), 2^-10 (e4m3fnuz). */
-FP8KV_HD float fp8kv_subnormal_unit(int bias)
+/* The subnormal quantum, 2^(1 - bias - man_bits): 2^-9 (e4m3fn), 2^-10 (e4m3fnuz), 2^-16
+ * (e5m2), 2^-17 (e5m2fnuz). */
+FP8KV_HD float fp8kv_subnormal_unit(int bias, int man_bits)
 {
-    return fp8kv_f32_from_bits((uint32_t)(125 - bias) << 23);
+    return fp8kv_f32_from_bits((uint32_t)(128 - bias - man_bits) << 23);
 }
-/* 2^(127 - bias), the decode unit: a code's 7 magnitude bits placed at bit 20 of an f32 read
- * 2^(127 - bias) times too small, normal and subnormal codes alike (decode_fast of
+/* 2^(127 - bias), the decode unit: a code's 7 magnitude bits placed at bit 23 - man_bits of an
+ * f32 read 2^(127 - bias) times too small, normal and subnormal codes alike (decode_fast of
  * kernels/hip/device_codecs.h): 2^120 (e4m3fn), 2^119 (e4m3fnuz). */
 FP8KV_HD float fp8kv_decode_unit(int bias)
 {
     return fp8kv_f32_from_bits((uint32_t)(254 - bias) << 23);
 }
 /* The largest finite value, the max code's fields placed into an f32 (as fp8kv_decode_bits
- * places a normal code): 448 (e4m3fn), 240 (e4m3fnuz). */
-FP8KV_HD float fp8kv_max_finite(int bias, uint32_t max_code)
+ * places a normal code): 448 (e4m3fn), 240 (e4m3fnuz), 57344 (e5m2, e5m2fnuz). */
+FP8KV_HD float fp8kv_max_finite(int format)
 {
-    return fp8kv_f32_from_bits((max_code + fp8kv_rebias(bias)) << 20);
+    const int man_bits = fp8kv_format_man_bits(format);
+    const uint32_t rebias = fp8kv_rebias(fp8kv_format_bias(format), man_bits);
+    return fp8kv_f32_from_bits((fp8kv_format_max_code(format) + rebias) << (23 - man_bits));
 }
 
 /* fp8kv_codec_finish: the code of an input with sign bit sign (0 or 0x80) and f32 magnitude
@@ -173,8 +221,12 @@ FP8KV_HD uint8_t fp8kv_codec_finish(struct fp8kv_codec_cfg c, uint32_t sign, uin
     const uint32_t no_negative_zero = (uint32_t)!fp8kv_has_negative_zero(nan_byte);
     const uint32_t clamp_overflow = 0u - (uint32_t)(c.saturate != 0); /* masks, not branches */
     const uint32_t clamp_inf = clamp_overflow & (0u - (uint32_t)(c.inf_to_nan == 0));
-    const uint32_t overflow_byte = (clamp_overflow & max_code) | (~clamp_overflow & nan_byte);
-    const uint32_t inf_byte = (clamp_inf & max_code) | (~clamp_inf & nan_byte);
+    /* what is not clamped: Inf where the format has it and Inf is not sent to NaN, else NaN */
+    const uint32_t keep_inf = 0u - (uint32_t)(fp8kv_format_has_inf(c.format) & (c.inf_to_nan == 0));
+    const uint32_t unclamped =
+        (keep_inf & fp8kv_format_inf_byte(c.format)) | (~keep_inf & nan_byte);
+    const uint32_t overflow_byte = (clamp_overflow & max_code) | (~clamp_overflow & unclamped);
+    const uint32_t inf_byte = (clamp_inf & max_code) | (~clamp_inf & unclamped);
     uint32_t out = code;
     out = code > max_code ? overflow_byte : out;
     out = mag == 0x7F800000u ? inf_byte : out;
@@ -187,10 +239,10 @@ FP8KV_HD uint8_t fp8kv_codec_finish(struct fp8kv_codec_cfg c, uint32_t sign, uin
 
 /* ---- the integer codec -------------------------------------------------------------------- */
 
-/* fp8kv_encode_bits: RNE of the f32 with bits x to e4m3, by integer arithmetic on the bit
- * pattern. Normal range: adding (half - 1 + lsb) below the kept 3 mantissa bits rounds to
- * nearest even, and the carry runs into the exponent field, so rebiasing the exponent gives
- * the code directly. Subnormal range: the significand is shifted right with the same
+/* fp8kv_encode_bits: RNE of the f32 with bits x to the format, by integer arithmetic on the
+ * bit pattern. Normal range: adding (half - 1 + lsb) below the kept man_bits mantissa bits
+ * rounds to nearest even, and the carry runs into the exponent field, so rebiasing the exponent
+ * gives the code directly. Subnormal range: the significand is shifted right with the same
  * add-then-truncate round-half-even. Overflow is judged after rounding.
  * Written without branches (both paths computed, then selected) so that array loops over it
  * vectorize: every intermediate is defined for every input, shifts are kept in [1, 25]. */
@@ -198,19 +250,22 @@ FP8KV_HD uint8_t fp8kv_encode_bits(struct fp8kv_codec_cfg c, uint32_t x)
 {
     const uint32_t sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
     const uint32_t bias = (uint32_t)fp8kv_codec_bias(c);
+    const uint32_t man_bits = (uint32_t)fp8kv_codec_man_bits(c);
     const uint32_t min_normal = fp8kv_f32_bits(fp8kv_min_normal((int)bias));
     const int is_normal = mag >= min_normal;
 
-    /* normal: round at bit 20, then rebias the exponent field from 127 to bias */
-    const uint32_t rounded = mag + 0x7FFFFu + ((mag >> 20) & 1u);
-    const uint32_t normal_code = (rounded >> 20) - fp8kv_rebias((int)bias);
+    /* normal: round at bit 23 - man_bits, then rebias the exponent field from 127 to bias */
+    const uint32_t cut = 23u - man_bits;
+    const uint32_t rounded = mag + ((1u << (cut - 1u)) - 1u) + ((mag >> cut) & 1u);
+    const uint32_t normal_code = (rounded >> cut) - fp8kv_rebias((int)bias, (int)man_bits);
 
     /* subnormal: value = sig * 2^(e - 150) (f32 denormals: e = 1, no hidden bit); in fp8
-     * subnormal units 2^(-bias - 2) that is sig >> (148 - bias - e); past 25 it is 0 */
+     * subnormal units 2^(1 - bias - man_bits) that is sig >> (151 - bias - man_bits - e); past
+     * 25 it is 0 */
     const uint32_t e = mag >> 23, has_hidden = (uint32_t)(e != 0);
     const uint32_t e_eff = e | (has_hidden ^ 1u);
     const uint32_t sig = (mag & 0x7FFFFFu) | (has_hidden << 23);
-    const uint32_t raw_shift = 148u - bias - e_eff; /* >= 21 below min_normal */
+    const uint32_t raw_shift = 151u - bias - man_bits - e_eff; /* > cut below min_normal */
     const uint32_t shift = ((uint32_t)is_normal | (raw_shift > 25u)) ? 25u : raw_shift;
     const uint32_t half = 1u << (shift - 1u), lsb = (sig >> shift) & 1u;
     const uint32_t sub_code = (sig + (half - 1u) + lsb) >> shift; /* the same RNE trick */
@@ -276,28 +331,31 @@ FP8KV_HD float fp8kv_nearbyintf(float v)
 #endif
 
 /* fp8kv_encode_frexp: the same function written the way engines write it: split |x| with
- * frexpf, scale the significand to 3 fraction bits with ldexpf (exact: a power-of-two
- * scaling into [0, 16]), round with nearbyintf (RNE), carry into the exponent, rebias.
+ * frexpf, scale the significand to man_bits fraction bits with ldexpf (exact: a power-of-two
+ * scaling into [0, 2^(man_bits + 1)]), round with nearbyintf (RNE), carry into the exponent,
+ * rebias.
  * Unlike many engine copies it guards ±0 (DEFECTS.md row 1). Branch-free like the integer
  * codec, with the specials selected at the end. */
 FP8KV_HD uint8_t fp8kv_encode_frexp(struct fp8kv_codec_cfg c, float x)
 {
     const uint32_t bits = fp8kv_f32_bits(x), sign = (bits >> 24) & 0x80u;
     const uint32_t mag = bits & 0x7FFFFFFFu;
-    const int bias = fp8kv_codec_bias(c);
+    const int bias = fp8kv_codec_bias(c), man_bits = fp8kv_codec_man_bits(c);
+    const uint32_t one = 1u << man_bits; /* the hidden bit, in units of the quantum */
+    const float two = (float)(2u * one);
     const int finite_nonzero = mag - 1u < 0x7F7FFFFFu; /* 0 < |x| <= FLT_MAX */
     const float a = fp8kv_f32_from_bits(finite_nonzero ? mag : 0x3F800000u);
     int e;
     fp8kv_frexpf(a, &e);             /* a = m * 2^e, m in [1/2, 1) */
     int E = e - 1;                   /* a in [2^E, 2^(E+1)) */
-    E = E < 1 - bias ? 1 - bias : E; /* fp8 subnormals: quantum 2^(1 - bias - 3) */
-    float q = fp8kv_nearbyintf(fp8kv_ldexpf(a, 3 - E)); /* in [0, 16]; 16 is a carry */
-    const int carry = q >= 16.0f;
+    E = E < 1 - bias ? 1 - bias : E; /* fp8 subnormals: quantum 2^(1 - bias - man_bits) */
+    float q = fp8kv_nearbyintf(fp8kv_ldexpf(a, man_bits - E)); /* in [0, two]; two: a carry */
+    const int carry = q >= two;
     E += carry;
-    q = carry ? 8.0f : q;
+    q = carry ? (float)one : q;
     const uint32_t qi = (uint32_t)(int)q; /* via int: a signed conversion vectorizes */
-    const uint32_t normal = ((uint32_t)(E + bias) << 3) | (qi - 8u);
-    uint32_t code = qi < 8u ? qi : normal;
+    const uint32_t normal = ((uint32_t)(E + bias) << man_bits) | (qi - one);
+    uint32_t code = qi < one ? qi : normal;
     code = finite_nonzero ? code : 0u;
 
     return fp8kv_codec_finish(c, sign, mag, code);
@@ -306,18 +364,21 @@ FP8KV_HD uint8_t fp8kv_encode_frexp(struct fp8kv_codec_cfg c, float x)
 /* ---- decoders ------------------------------------------------------------------------------ */
 
 /* fp8kv_decode_bits: the f32 value of code (exact), by placing the fields into an f32: a
- * normal code has its exponent rebiased; a subnormal m * 2^(1 - bias - 3) is m times a power of
- * two. NaN codes give a quiet NaN with the code's sign. */
+ * normal code has its exponent rebiased; a subnormal m * 2^(1 - bias - man_bits) is m times a
+ * power of two. NaN codes give a quiet NaN with the code's sign, Inf codes ±Inf. */
 FP8KV_HD float fp8kv_decode_bits(struct fp8kv_codec_cfg c, uint8_t code)
 {
     const uint32_t sign = (uint32_t)(code & 0x80u) << 24, mag = code & 0x7Fu;
-    const int bias = fp8kv_codec_bias(c);
+    const int bias = fp8kv_codec_bias(c), man_bits = fp8kv_codec_man_bits(c);
     if (fp8kv_format_is_nan_code(c.format, code))
         return fp8kv_f32_from_bits(sign | 0x7FC00000u);
-    if (mag >= 8u) /* normal */
-        return fp8kv_f32_from_bits(sign | ((mag + fp8kv_rebias(bias)) << 20));
-    /* subnormal: mag * 2^(-bias - 2); the power of two is a normal f32 */
-    const float unit = fp8kv_subnormal_unit(bias);
+    if (fp8kv_format_has_inf(c.format) && mag == fp8kv_format_inf_byte(c.format))
+        return fp8kv_f32_from_bits(sign | 0x7F800000u);
+    if (mag >= (1u << man_bits)) /* normal */
+        return fp8kv_f32_from_bits(sign |
+                                   ((mag + fp8kv_rebias(bias, man_bits)) << (23 - man_bits)));
+    /* subnormal: mag * 2^(1 - bias - man_bits); the power of two is a normal f32 */
+    const float unit = fp8kv_subnormal_unit(bias, man_bits);
     return fp8kv_f32_from_bits(sign | fp8kv_f32_bits((float)mag * unit));
 }
 

@@ -10,9 +10,10 @@
  *
  * Contract for the kernels:
  *   - abi_version is FP8KV_KV_ABI_VERSION; store is required, gather and attention may be NULL;
- *   - format ("e4m3fn" | "e4m3fnuz"), overflow ("satfinite" | "nan") and, under satfinite,
- *     inf ("clamp": +-Inf stores +-max; "nan": Inf stores NaN) say which profile the kernels
- *     implement; NULL in a field means "whichever the arguments ask" (args->format etc.);
+ *   - format ("e4m3fn" | "e4m3fnuz" | "e5m2" | "e5m2fnuz"), overflow ("satfinite" | "nan" |
+ *     "inf") and, under satfinite, inf ("clamp": +-Inf stores +-max; "nan": Inf stores NaN) say
+ *     which profile the kernels implement; NULL in a field means "whichever the arguments ask"
+ *     (args->format etc.);
  *   - memory FP8KV_KV_MEMORY_HOST: every pointer in the arguments is host memory;
  *     FP8KV_KV_MEMORY_DEVICE: every array is device memory (CUDA or HIP, of the current device),
  *     and the entry point returns when its results are in place (synchronize before returning);
@@ -52,7 +53,12 @@ extern "C" {
 
 enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1, FP8KV_KV_ABI_HND = 2 };
 enum fp8kv_kv_abi_dtype { FP8KV_KV_ABI_F32 = 0, FP8KV_KV_ABI_F16 = 1, FP8KV_KV_ABI_BF16 = 2 };
-enum fp8kv_kv_abi_format { FP8KV_KV_ABI_E4M3FN = 0, FP8KV_KV_ABI_E4M3FNUZ = 1 };
+enum fp8kv_kv_abi_format {
+    FP8KV_KV_ABI_E4M3FN = 0,
+    FP8KV_KV_ABI_E4M3FNUZ = 1,
+    FP8KV_KV_ABI_E5M2 = 2,
+    FP8KV_KV_ABI_E5M2FNUZ = 3
+};
 enum fp8kv_kv_abi_memory { FP8KV_KV_MEMORY_HOST = 0, FP8KV_KV_MEMORY_DEVICE = 1 };
 enum fp8kv_kv_abi_scale_granularity {
     FP8KV_KV_SCALE_TENSOR = 0,    /* one scale per cache: k_scale, v_scale */

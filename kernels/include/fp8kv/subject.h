@@ -57,7 +57,7 @@ enum fp8kv_subject_flag {
  * field means the subject follows struct fp8kv_codec_cfg for that choice. */
 #define FP8KV_CLAIM_ANY (-1)
 struct fp8kv_claim {
-    int format;     /* enum fp8kv_codec_format, or FP8KV_CLAIM_ANY */
+    int format;     /* enum fp8kv_codec_format, FP8KV_CLAIM_E4M3 or FP8KV_CLAIM_ANY */
     int saturate;   /* 1 satfinite, 0 NaN on overflow, or FP8KV_CLAIM_ANY */
     int inf_to_nan; /* under satfinite: 1 Inf -> NaN, 0 Inf -> ±max, or FP8KV_CLAIM_ANY */
 };
@@ -68,11 +68,17 @@ struct fp8kv_claim {
         FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY                                          \
     }
 
+/* FP8KV_CLAIM_E4M3 in a claim's format: e4m3fn or e4m3fnuz, whichever the configuration asks
+ * (paths written for 3 mantissa bits only, such as the GPU's decode_fast and KV kernels). */
+#define FP8KV_CLAIM_E4M3 (-2)
+
 /* fp8kv_claim_covers: whether a subject claiming c implements configuration cfg (inf_to_nan
  * is not asked under NaN-on-overflow, where Inf is NaN anyway). */
 static inline int fp8kv_claim_covers(struct fp8kv_claim c, struct fp8kv_codec_cfg cfg)
 {
-    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format) &&
+    const int e4m3 = fp8kv_format_man_bits(cfg.format) == 3;
+    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format ||
+            (c.format == FP8KV_CLAIM_E4M3 && e4m3)) &&
            (c.saturate == FP8KV_CLAIM_ANY || c.saturate == cfg.saturate) &&
            (!cfg.saturate || c.inf_to_nan == FP8KV_CLAIM_ANY || c.inf_to_nan == cfg.inf_to_nan);
 }
@@ -82,12 +88,20 @@ static inline int fp8kv_claim_covers(struct fp8kv_claim c, struct fp8kv_codec_cf
 enum fp8kv_domain { FP8KV_DOMAIN_F32, FP8KV_DOMAIN_F16, FP8KV_DOMAIN_BF16, FP8KV_DOMAIN_COUNT };
 
 /* A run of the judging table: every input from start up to the next run's start must give a
- * code c with (c & mask) == value (mask 0xFF: one exact byte; 0x7F: any e4m3fn NaN), and all of
- * them are of input class cls. The judge computes the table; a subject only compares. */
+ * code c with c & mask in [value - span, value] (fp8kv_sweep_run_accepts; mask 0xFF, span 0:
+ * one exact byte; mask 0x7F: either sign; span 2 from 0x7F: e5m2's NaNs 0x7D..0x7F), and all of
+ * them are of input class cls. value is the expected byte itself. The judge computes the table;
+ * a subject only compares. */
 struct fp8kv_sweep_run {
     uint32_t start;
-    uint8_t mask, value, cls, pad;
+    uint8_t mask, value, cls, span;
 };
+
+/* fp8kv_sweep_run_accepts: whether code c passes run r. */
+FP8KV_HD int fp8kv_sweep_run_accepts(const struct fp8kv_sweep_run *r, uint32_t c)
+{
+    return (uint8_t)(r->value - (c & r->mask)) <= r->span;
+}
 
 #define FP8KV_SWEEP_CLASSES 16
 #define FP8KV_SWEEP_FAILURES 20

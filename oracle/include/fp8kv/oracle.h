@@ -42,7 +42,8 @@ void fp8kv_exprange_restore(const struct fp8kv_exprange *saved);
 /* ---- decode ----------------------------------------------------------------------------- */
 
 /* fp8kv_oracle_decode: sets x (precision >= 4) to the exact value of code in format f: ±0,
- * subnormal, normal, or NaN for the format's NaN codes. Returns 1 for a NaN code, else 0. */
+ * subnormal, normal, ±Inf for an Inf code (e5m2), or NaN for the format's NaN codes. Returns
+ * 1 for a NaN code, else 0. */
 int fp8kv_oracle_decode(const struct fp8kv_format *f, uint8_t code, mpfr_ptr x);
 
 /* fp8kv_oracle_decode_f32: the f32 bits of decode(code) (exact: every fp8 value is an f32);
