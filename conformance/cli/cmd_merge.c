@@ -287,6 +287,7 @@ int fp8kv_cli_on_every_device(const char *cmd, const struct fp8kv_cli_args *a,
         return FP8KV_EXIT_USAGE;
     }
     exe[len] = '\0';
+    const double t0 = fp8kv_now();
     char **argv = calloc((size_t)count + 6, sizeof *argv),
          **files = calloc((size_t)devices, sizeof *files);
     char **logs = calloc((size_t)devices, sizeof *logs);
@@ -341,8 +342,12 @@ int fp8kv_cli_on_every_device(const char *cmd, const struct fp8kv_cli_args *a,
             exit_code = code;
         }
     }
-    if (exit_code == 0)
+    if (exit_code == 0) {
+        /* which GPUs ran it, and the wall time (the merged report's times are the shards') */
+        fprintf(stderr, "fp8kv %s: --device all: %d GPUs, one shard each, %.2f s wall\n", cmd,
+                devices, fp8kv_now() - t0);
         exit_code = fp8kv_cli_merge_files(cmd, files, devices, json_path);
+    }
     for (int k = 0; k < devices && files && logs; k++) {
         if (files[k])
             remove(files[k]);
