@@ -106,8 +106,9 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
             .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
             .memory = FP8KV_MEMORY_DEVICE,
             .flags = FP8KV_SUBJECT_LONG_CONTEXT,
-            /* the store, read and attention kernels branch on e4m3fn / e4m3fnuz only */
-            .claim = {FP8KV_CLAIM_E4M3, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY},
+            /* every format: the kernels are templated on it (the tensor-core attention, e4m3fn
+             * only, is planned for e4m3fn only) */
+            .claim = FP8KV_CLAIM_ALL,
             .kv = &gpu_kv,
             .attention_plan = attention_plan_gpu,
         };
