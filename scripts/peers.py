@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""peers.py — audit the fp8 e4m3 conversions of real peers through `fp8kv verify-stream`.
+"""peers.py — audit the fp8 conversions (e4m3, e5m2) of real peers through `fp8kv verify-stream`.
 
 Run it through scripts/peers (which picks the python). For each peer that is installed —
 torch on the CPU, torch on CUDA (when a GPU is visible), ml_dtypes, JAX on its default
-backend — and each format the peer offers (float8_e4m3fn always, float8_e4m3fnuz where the
-peer has it), the peer converts every input of each domain in the canonical order (f32: the
+backend — and each format the peer offers (float8_e4m3fn and float8_e5m2 always,
+float8_e4m3fnuz and float8_e5m2fnuz where the peer has them), the peer converts every input
+of each domain in the canonical order (f32: the
 2^32 bit patterns in increasing order, f16 / bf16: the 65536 patterns, converted from the
 16-bit type itself, as engines call it) and its codes go through a pipe, one byte per input,
 into two `fp8kv verify-stream` processes: one with --nan-check strict (the exact byte, NaN
@@ -34,12 +35,14 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = ("torch-cpu", "torch-cuda", "ml_dtypes", "jax")
-FORMATS = ("e4m3fn", "e4m3fnuz")
+FORMATS = ("e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz")
 DOMAINS = ("f32", "f16", "bf16")
 CHECKS = ("strict", "class")
-# The profile each format is judged under: what torch, ml_dtypes and JAX document (RNE,
-# overflow and Inf to NaN). Not assumed right: the class verdicts show whether it is.
-PROFILE = {"e4m3fn": "e4m3fn_nan", "e4m3fnuz": "e4m3fnuz_nan"}
+# The profile each format is judged under: what torch, ml_dtypes and JAX document (RNE;
+# overflow and Inf to NaN, except in e5m2, which has Inf: overflow and Inf to ±Inf, as IEEE
+# narrowing). Not assumed right: the class verdicts show whether it is.
+PROFILE = {"e4m3fn": "e4m3fn_nan", "e4m3fnuz": "e4m3fnuz_nan", "e5m2": "e5m2_inf",
+           "e5m2fnuz": "e5m2fnuz_nan"}
 DOMAIN_INPUTS = {"f32": 1 << 32, "f16": 1 << 16, "bf16": 1 << 16}
 FAILURES_SHOWN = 5  # first failures per run in report.md (the logs have verify-stream's 20)
 
@@ -562,7 +565,7 @@ def write_reports(args, states, started, seconds):
         f.write("\n")
 
     L = []
-    L.append("# Peers: fp8 e4m3 conversions of real libraries, judged by fp8kv verify-stream")
+    L.append("# Peers: fp8 conversions of real libraries, judged by fp8kv verify-stream")
     L.append("")
     commit = (f"commit {meta['commit']} ({meta['commit_from']})" if "commit" in meta
               else "commit unknown (not a git checkout)")
@@ -575,8 +578,8 @@ def write_reports(args, states, started, seconds):
              "canonical order, and pipes the codes into `fp8kv verify-stream` twice: "
              "**strict** compares the exact byte (NaN sign included), **class** accepts any NaN "
              "code for a NaN (the finite conformance). The profile is the one the peer "
-             "documents (round to nearest even; overflow and Inf give NaN); a class mismatch "
-             "would mean it does not implement it.")
+             "documents (round to nearest even; overflow and Inf give NaN, in e5m2 ±Inf); a "
+             "class mismatch would mean it does not implement it.")
     L.append("")
     L += findings(runs, not_run, errors)
     L.append("| peer | device | version | format | profile | domain | inputs | "
@@ -677,7 +680,7 @@ def csv_choice(value, allowed, what):
 def main():
     ap = argparse.ArgumentParser(
         prog="scripts/peers",
-        description="Audit the fp8 e4m3 conversions of torch (CPU, CUDA), ml_dtypes and JAX, "
+        description="Audit the fp8 conversions (e4m3, e5m2) of torch (CPU, CUDA), ml_dtypes and JAX, "
                     "where installed, by streaming every input's code into "
                     "`fp8kv verify-stream` (strict and class NaN checks). Writes "
                     "OUT/report.md, OUT/report.json and OUT/logs/.",
@@ -691,7 +694,7 @@ def main():
     ap.add_argument("--domains", type=lambda v: csv_choice(v, DOMAINS, "domain"),
                     default=list(DOMAINS), help="input domains (default f32,f16,bf16)")
     ap.add_argument("--formats", type=lambda v: csv_choice(v, FORMATS, "format"),
-                    default=list(FORMATS), help="formats (default e4m3fn,e4m3fnuz)")
+                    default=list(FORMATS), help="formats (default e4m3fn,e4m3fnuz,e5m2,e5m2fnuz)")
     ap.add_argument("--vectors", default=None,
                     help="vector directory for verify-stream (default: its own, vectors)")
     ap.add_argument("--jobs", type=int, default=1, help="peers run at once (default 1)")

@@ -5,7 +5,7 @@
  *   "nhd128-mma"     the NHD layout with head size 128 (and cache tensors under 4 GiB) over an
  *                    e4m3fn or a bf16 cache where the device pass is NVIDIA sm_89+:
  *                    attention_mma.hip, the products on the tensor cores;
- *   "nhd128-staged"  the same shapes elsewhere (e4m3fnuz, AMD, older devices):
+ *   "nhd128-staged"  the same shapes elsewhere (e4m3fnuz, e5m2, e5m2fnuz, AMD, older devices):
  *                    attention_staged.hip; both size partitions for about one wave of resident
  *                    blocks;
  *   "split-k"        every other shape and layout: attention_split.hip, VEC elements per
@@ -36,18 +36,18 @@ enum plan_kind { PLAN_NONE, PLAN_SPLIT_K, PLAN_NHD128_STAGED, PLAN_NHD128_MMA };
 
 /* Whether the tensor-core path runs here: an e4m3fn or bf16 cache, and a device pass for NVIDIA
  * sm_89+ (its probe reports the hardware conversion codec, compiled under the same condition). */
-bool mma_available(int cache_bf16, int fnuz)
+bool mma_available(int cache_bf16, int format)
 {
-    return (cache_bf16 || !fnuz) &&
+    return (cache_bf16 || format == FP8KV_CODEC_E4M3FN) &&
            (g_device.codec_mask >> FP8KV_GPU_CODEC_PTX_CVT_SATFINITE & 1u) != 0;
 }
 
 /* What the launcher runs for one call: the kernel, its launch geometry, its shared memory. */
 struct attention_plan {
-    int kind;             /* enum plan_kind (PLAN_NONE: nothing to launch) */
-    int cache_bf16, fnuz; /* the cache element type and format */
-    int vec, tpt;         /* split-K: elements per lane, lanes per token */
-    int group, gb;        /* q heads per kv head, per thread block */
+    int kind;               /* enum plan_kind (PLAN_NONE: nothing to launch) */
+    int cache_bf16, format; /* the cache element type and format */
+    int vec, tpt;           /* split-K: elements per lane, lanes per token */
+    int group, gb;          /* q heads per kv head, per thread block */
     int partition, max_partitions;
     int row_bytes, table_words; /* see attn_params */
     int threads;                /* per thread block */
@@ -117,7 +117,7 @@ int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
 {
     const int D = shape.head_size, esize = cache_bf16 ? 2 : 1;
     pl->cache_bf16 = cache_bf16;
-    pl->fnuz = cfg.format == FP8KV_CODEC_E4M3FNUZ;
+    pl->format = cfg.format;
     pl->group = num_q_heads / shape.num_heads;
     pl->vec = vec_of(D, MAX_VEC);
     pl->tpt = pow2_at_least(D / pl->vec);
@@ -128,7 +128,7 @@ int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     const size_t tensor_bytes =
         (size_t)shape.num_blocks * shape.block_size * shape.num_heads * D * (size_t)esize;
     const bool fast = shape.layout == FP8KV_LAYOUT_NHD && D == FD && tensor_bytes <= 0xFFFFFFFFu;
-    const bool mma = fast && mma_available(cache_bf16, pl->fnuz);
+    const bool mma = fast && mma_available(cache_bf16, pl->format);
     pl->kind = mma && (kernel == FP8KV_ATTENTION_AUTO || kernel == FP8KV_ATTENTION_MMA)
                    ? PLAN_NHD128_MMA
                : fast && kernel != FP8KV_ATTENTION_SPLIT ? PLAN_NHD128_STAGED
@@ -138,9 +138,12 @@ int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
                      : kernel == FP8KV_ATTENTION_STAGED ? PLAN_NHD128_STAGED
                                                         : PLAN_SPLIT_K))
         return FP8KV_FAIL("attention: kernel %d does not take this shape here", kernel);
-    pl->fn = pl->kind == PLAN_NHD128_MMA      ? mma_kernel(cache_bf16, pl->gb)
-             : pl->kind == PLAN_NHD128_STAGED ? staged_kernel(cache_bf16, pl->fnuz, pl->gb)
-                                              : split_kernel(cache_bf16, pl->vec, pl->gb);
+    pl->fn = pl->kind == PLAN_NHD128_MMA ? mma_kernel(cache_bf16, pl->gb)
+             : pl->kind == PLAN_NHD128_STAGED
+                 ? staged_kernel(cache_bf16, pl->format, pl->gb)
+                 : split_kernel(cache_bf16, pl->format, pl->vec, pl->gb);
+    if (!pl->fn)
+        return FP8KV_FAIL("attention: no kernel for cache format %d", cfg.format);
     pl->threads = fast ? FAST_THREADS : THREADS;
     pl->row_bytes = (D * esize + 15) / 16 * 16;
     return FP8KV_OK;
@@ -225,7 +228,6 @@ attn_params params_of(const attention_plan &pl, const struct fp8kv_cache_shape &
 {
     attn_params p;
     p.shape = shape;
-    p.fnuz = pl.fnuz;
     p.query = d_query;
     p.num_q_heads = num_q_heads;
     p.group = pl.group;

@@ -33,7 +33,6 @@ constexpr int STAGED_MIN_BLOCKS = 3; /* blocks per multiprocessor its registers 
 
 struct attn_params {
     struct fp8kv_cache_shape shape;
-    int fnuz;
     const float *query;
     int num_q_heads, group, qchunks;
     const uint8_t *key_cache, *value_cache; /* bytes; elements of the cache type */
@@ -56,10 +55,11 @@ struct attn_params {
 typedef void (*kernel_fn)(attn_params);
 
 /* The kernels, by their template arguments (the instantiations live in the kernels' files):
- * split_kernel: vec 8 or 1 elements per lane, gb 4, 2 or 1 q heads per block;
- * staged_kernel: gb 4, 2 or 1. */
-kernel_fn split_kernel(int cache_bf16, int vec, int gb);
-kernel_fn staged_kernel(int cache_bf16, int fnuz, int gb);
+ * format: the fp8 cache's enum fp8kv_codec_format (a template argument of its element type,
+ * fp8_cache<FORMAT>: no per-element choice); split_kernel: vec 8 or 1 elements per lane, gb 4,
+ * 2 or 1 q heads per block; staged_kernel: gb 4, 2 or 1. */
+kernel_fn split_kernel(int cache_bf16, int format, int vec, int gb);
+kernel_fn staged_kernel(int cache_bf16, int format, int gb);
 /* mma_kernel (attention_mma.hip): the tensor-core path, gb 4, 2 or 1, e4m3fn or bf16 cache; only
  * where the device pass is NVIDIA sm_89+ (the plan checks); mma_stage_bytes: its stages' dynamic
  * shared memory. */
@@ -129,36 +129,40 @@ __device__ __forceinline__ void e4m3x4_to_f32(uint32_t codes, float *out)
 }
 #endif
 
-/* An fp8 cache: decode(code), exactly (the scale is applied elsewhere). */
-struct fp8_cache {
+/* An fp8 cache of format FORMAT (enum fp8kv_codec_format): decode(code), exactly (the scale
+ * is applied elsewhere); e4m3fn on sm_89+ through the hardware conversion. */
+template <int FORMAT> struct fp8_cache {
     static constexpr int size = 1;
-    template <int N>
-    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float *out)
+    static constexpr int format = FORMAT;
+    template <int N> static __device__ __forceinline__ void decode(const uint8_t *raw, float *out)
     {
 #ifdef FP8KV_ARCH_NV_SM89_PLUS
-        if (N % 4 == 0 && !fnuz) {
+        constexpr bool hardware = N % 4 == 0 && FORMAT == FP8KV_CODEC_E4M3FN;
+#else
+        constexpr bool hardware = false;
+#endif
+        if constexpr (hardware) {
+#ifdef FP8KV_ARCH_NV_SM89_PLUS
 #pragma unroll
             for (int k = 0; k < N; k += 4) {
                 uint32_t w;
                 memcpy(&w, raw + k, 4);
                 e4m3x4_to_f32(w, out + k);
             }
-            return;
-        }
 #endif
+        } else {
 #pragma unroll
-        for (int k = 0; k < N; k++)
-            out[k] = decode_fast(fnuz, raw[k]);
+            for (int k = 0; k < N; k++)
+                out[k] = decode_fast<FORMAT>(raw[k]);
+        }
     }
 };
 
 /* A bf16 cache (the benchmark's baseline): the bits moved to the top of an f32. */
 struct bf16_cache {
     static constexpr int size = 2;
-    template <int N>
-    static __device__ __forceinline__ void decode(const uint8_t *raw, int fnuz, float *out)
+    template <int N> static __device__ __forceinline__ void decode(const uint8_t *raw, float *out)
     {
-        (void)fnuz;
         if constexpr (N % 2 == 0) {
 #pragma unroll
             for (int k = 0; k < N; k += 2) {

@@ -59,7 +59,7 @@ constexpr int P_EXP = 14; /* weights (at most 1) scaled by 2^P_EXP */
 
 /* What differs between the two caches. */
 template <typename C> struct mma_cache;
-template <> struct mma_cache<fp8_cache> {
+template <> struct mma_cache<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr bool BF16 = false;
     static constexpr int NS = 2; /* f16 terms of an f32 operand */
 };
@@ -498,7 +498,7 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * H200 at 8 x 32k tokens, fp8: chunks of 16 or 32 tokens and 2 or 3 stages within 4% of each
  * other; this pair was the fastest of the four. */
 template <typename C> struct mma_config;
-template <> struct mma_config<fp8_cache> {
+template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 2;
 };
 template <> struct mma_config<bf16_cache> {
@@ -525,12 +525,14 @@ namespace attn
 
 kernel_fn mma_kernel(int cache_bf16, int gb)
 {
-    return cache_bf16 ? mma_kernel_of<bf16_cache>(gb) : mma_kernel_of<fp8_cache>(gb);
+    return cache_bf16 ? mma_kernel_of<bf16_cache>(gb)
+                      : mma_kernel_of<fp8_cache<FP8KV_CODEC_E4M3FN>>(gb);
 }
 
 size_t mma_stage_bytes(int cache_bf16)
 {
-    return cache_bf16 ? mma_stages_of<bf16_cache>() : mma_stages_of<fp8_cache>();
+    return cache_bf16 ? mma_stages_of<bf16_cache>()
+                      : mma_stages_of<fp8_cache<FP8KV_CODEC_E4M3FN>>();
 }
 
 } // namespace attn

@@ -111,7 +111,7 @@ __device__ __forceinline__ void row_elems(const attn_params &p, const uint8_t *r
 #pragma unroll
     for (int k = 0; k < L::NU; k++)
         load_bytes<L::UB>(row + (size_t)L::unit_of(p, lane, k) * L::UB, raw + k * L::UB);
-    C::template decode<VEC>(raw, p.fnuz, out);
+    C::template decode<VEC>(raw, out);
 }
 
 /* The queries of the lane's dimensions for the GB heads from q0, scaled (see the top of the
@@ -372,11 +372,17 @@ namespace fp8kv_gpu
 namespace attn
 {
 
-kernel_fn split_kernel(int cache_bf16, int vec, int gb)
+kernel_fn split_kernel(int cache_bf16, int format, int vec, int gb)
 {
     if (cache_bf16)
         return vec == 8 ? split_of_gb<bf16_cache, 8>(gb) : split_of_gb<bf16_cache, 1>(gb);
-    return vec == 8 ? split_of_gb<fp8_cache, 8>(gb) : split_of_gb<fp8_cache, 1>(gb);
+    switch (format) {
+#define CASE(F)                                                                                    \
+    case F: return vec == 8 ? split_of_gb<fp8_cache<F>, 8>(gb) : split_of_gb<fp8_cache<F>, 1>(gb);
+        FP8KV_FOR_EACH_FORMAT(CASE)
+#undef CASE
+    }
+    return nullptr;
 }
 
 int launch_combine(const attn_params &p, int num_seqs, float *d_out)

@@ -40,22 +40,22 @@ namespace
 {
 
 /* One 32-bit word of a cache (4 fp8 codes or 2 bf16 elements) to f32, exactly. */
-template <typename C, bool FNUZ> struct word_decode;
-template <bool FNUZ> struct word_decode<fp8_cache, FNUZ> {
+template <typename C> struct word_decode;
+template <int FORMAT> struct word_decode<fp8_cache<FORMAT>> {
     static constexpr int per_word = 4;
     static __device__ __forceinline__ void run(uint32_t w, float *out)
     {
 #ifdef FP8KV_ARCH_NV_SM89_PLUS
-        if constexpr (!FNUZ)
+        if constexpr (FORMAT == FP8KV_CODEC_E4M3FN)
             e4m3x4_to_f32(w, out);
         else
 #endif
 #pragma unroll
             for (int k = 0; k < 4; k++)
-                out[k] = decode_fast(FNUZ, (w >> (8 * k)) & 0xFFu);
+                out[k] = decode_fast<FORMAT>((w >> (8 * k)) & 0xFFu);
     }
 };
-template <bool FNUZ> struct word_decode<bf16_cache, FNUZ> {
+template <> struct word_decode<bf16_cache> {
     static constexpr int per_word = 2;
     static __device__ __forceinline__ void run(uint32_t w, float *out)
     {
@@ -145,11 +145,11 @@ __device__ __forceinline__ void chunk_softmax(bool valid, const float (&sc)[GB],
 
 /* P.V for the lane's 4 dimensions: the chunk's `left` first V rows (in the stage at vb) times
  * their weights pw, added to acc. */
-template <typename C, int GB, bool FNUZ>
+template <typename C, int GB>
 __device__ __forceinline__ void chunk_values(const uint8_t *vb, const float (&pw)[32][GB], int lane,
                                              int left, float (&acc)[GB][4])
 {
-    typedef word_decode<C, FNUZ> W;
+    typedef word_decode<C> W;
     typedef staged_rows<C> R;
 #pragma unroll 8
     for (int j = 0; j < 32; j++) {
@@ -203,10 +203,10 @@ merge_warps(const attn_params &p, float *macc, float (&mm)[FAST_WARPS][GB],
     merge_partition<GB, FAST_THREADS>(p, macc, mm, ml, seq, q0, part);
 }
 
-template <typename C, int GB, bool FNUZ>
+template <typename C, int GB>
 __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_staged(attn_params p)
 {
-    typedef word_decode<C, FNUZ> W;
+    typedef word_decode<C> W;
     typedef staged_rows<C> R;
     const int seq = blockIdx.z, part = blockIdx.y;
     const int kvh = blockIdx.x / p.qchunks;
@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_sta
         for (int g = 0; g < GB; g++)
             pw[warp][lane][g] = e[g];
         FP8KV_SYNC32();
-        chunk_values<C, GB, FNUZ>(vb, pw[warp], lane, t1 - (t0 + c * 32), acc);
+        chunk_values<C, GB>(vb, pw[warp], lane, t1 - (t0 + c * 32), acc);
         FP8KV_SYNC32(); /* the stage and the weights are consumed */
         if (c + 2 * FAST_WARPS < nchunks)
             fill(c + 2 * FAST_WARPS, s);
@@ -306,11 +306,11 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_sta
     merge_warps<GB>(p, macc, mm, ml, warp, lane, seq, q0, part, m, l, acc);
 }
 
-template <typename C, bool FNUZ> kernel_fn staged_of_gb(int gb)
+template <typename C> kernel_fn staged_of_gb(int gb)
 {
-    return gb == 4   ? attention_staged<C, 4, FNUZ>
-           : gb == 2 ? attention_staged<C, 2, FNUZ>
-                     : attention_staged<C, 1, FNUZ>;
+    return gb == 4   ? attention_staged<C, 4>
+           : gb == 2 ? attention_staged<C, 2>
+                     : attention_staged<C, 1>;
 }
 
 } // namespace
@@ -320,11 +320,17 @@ namespace fp8kv_gpu
 namespace attn
 {
 
-kernel_fn staged_kernel(int cache_bf16, int fnuz, int gb)
+kernel_fn staged_kernel(int cache_bf16, int format, int gb)
 {
-    return cache_bf16 ? staged_of_gb<bf16_cache, false>(gb)
-           : fnuz     ? staged_of_gb<fp8_cache, true>(gb)
-                      : staged_of_gb<fp8_cache, false>(gb);
+    if (cache_bf16)
+        return staged_of_gb<bf16_cache>(gb);
+    switch (format) {
+#define CASE(F)                                                                                    \
+    case F: return staged_of_gb<fp8_cache<F>>(gb);
+        FP8KV_FOR_EACH_FORMAT(CASE)
+#undef CASE
+    }
+    return nullptr;
 }
 
 } // namespace attn

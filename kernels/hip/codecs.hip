@@ -51,11 +51,21 @@ extern "C" int fp8kv_gpu_encode(int codec, struct fp8kv_codec_cfg cfg, const flo
 
 /* ---- decoders -------------------------------------------------------------------------------- */
 
-extern "C" const char *const fp8kv_gpu_decoder_names[FP8KV_GPU_DECODER_COUNT] = {
-    "decode-bits",  /* fp8kv_decode_bits of codec.h */
-    "decode-table", /* a 256-entry table in shared memory, from fp8kv_decode_table_fill */
-    "decode-fast",  /* decode_fast of device_codecs.h, the one the KV kernels use */
-};
+/* The value of code under cfg.format by decoder DECODER (table: the shared 256-entry table). */
+template <int DECODER>
+__device__ __forceinline__ float decode_one(struct fp8kv_codec_cfg cfg, const float *table,
+                                            uint32_t code)
+{
+    const int e5 = fp8kv_format_e5(cfg.format);
+    switch (DECODER) {
+    case FP8KV_GPU_DECODE_TABLE: return fp8kv_decode_table(table, (uint8_t)code);
+    case FP8KV_GPU_DECODE_FAST: return decode_fast_of(cfg.format, code);
+    case FP8KV_GPU_DECODE_CUDA_FP8: return e5 ? cuda_fp8_decode<1>(code) : cuda_fp8_decode<0>(code);
+    case FP8KV_GPU_DECODE_AMD_FNUZ:
+    case FP8KV_GPU_DECODE_AMD_OCP: return e5 ? amd_decode<1>(code) : amd_decode<0>(code);
+    default: return fp8kv_decode_bits(cfg, (uint8_t)code);
+    }
+}
 
 template <int DECODER>
 __global__ void decode_kernel(struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n, float s,
@@ -67,19 +77,19 @@ __global__ void decode_kernel(struct fp8kv_codec_cfg cfg, const uint8_t *q, size
             table[c] = fp8kv_decode_bits(cfg, (uint8_t)c);
         __syncthreads();
     }
-    const int fnuz = cfg.format == FP8KV_CODEC_E4M3FNUZ;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        float d;
-        if (DECODER == FP8KV_GPU_DECODE_TABLE)
-            d = fp8kv_decode_table(table, q[i]);
-        else if (DECODER == FP8KV_GPU_DECODE_FAST)
-            d = decode_fast(fnuz, q[i]);
-        else
-            d = fp8kv_decode_bits(cfg, q[i]);
-        y[i] = d != d ? d : d * s; /* NaN passed through, as dequant() */
-    }
+         i += (size_t)gridDim.x * blockDim.x)
+        y[i] = scale_decoded(decode_one<DECODER>(cfg, table, q[i]), s);
 }
+
+/* FP8KV_FOR_EACH_DECODER(M): M(id) for every decoder id, for switch dispatch. */
+#define FP8KV_FOR_EACH_DECODER(M)                                                                  \
+    M(FP8KV_GPU_DECODE_BITS)                                                                       \
+    M(FP8KV_GPU_DECODE_TABLE)                                                                      \
+    M(FP8KV_GPU_DECODE_FAST)                                                                       \
+    M(FP8KV_GPU_DECODE_CUDA_FP8)                                                                   \
+    M(FP8KV_GPU_DECODE_AMD_FNUZ)                                                                   \
+    M(FP8KV_GPU_DECODE_AMD_OCP)
 
 extern "C" int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
                                 float s, float *y)
@@ -87,6 +97,8 @@ extern "C" int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const u
     int rc = require_open("fp8kv_gpu_decode");
     if (rc != 0)
         return rc;
+    if (!fp8kv_gpu_decoder_available(decoder))
+        return FP8KV_FAIL("device decoder %d is not compiled for this device", decoder);
     if (n == 0)
         return FP8KV_OK;
     buffer d_q, d_y;
@@ -94,18 +106,12 @@ extern "C" int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const u
         return rc;
     const unsigned threads = 256, blocks = blocks_for(n, threads, 65535);
     switch (decoder) {
-    case FP8KV_GPU_DECODE_BITS:
-        decode_kernel<FP8KV_GPU_DECODE_BITS>
-            <<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s, d_y.as<float>());
+#define LAUNCH(D)                                                                                  \
+    case D:                                                                                        \
+        decode_kernel<D><<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s, d_y.as<float>());      \
         break;
-    case FP8KV_GPU_DECODE_TABLE:
-        decode_kernel<FP8KV_GPU_DECODE_TABLE>
-            <<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s, d_y.as<float>());
-        break;
-    case FP8KV_GPU_DECODE_FAST:
-        decode_kernel<FP8KV_GPU_DECODE_FAST>
-            <<<blocks, threads>>>(cfg, d_q.as<uint8_t>(), n, s, d_y.as<float>());
-        break;
+        FP8KV_FOR_EACH_DECODER(LAUNCH)
+#undef LAUNCH
     default: return FP8KV_FAIL("unknown device decoder %d", decoder);
     }
     FP8KV_GPU_CHECK_LAUNCH();

@@ -19,6 +19,7 @@ struct device_state {
     int multiprocessors;
     int max_shared_per_block; /* with opt-in */
     unsigned codec_mask;
+    unsigned decoder_mask;
 };
 extern device_state g_device;
 

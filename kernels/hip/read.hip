@@ -47,20 +47,20 @@ template <> struct out_elem<FP8KV_KV_BF16> {
 };
 
 /* The output of every code: table[code][lane] (32 copies, one per bank, so that a warp's 32
- * random lookups never conflict) holds the bits of E::put(dequant(code)) in its low bytes. It
- * is built by the very function the element path would apply, once per thread block: with one
- * scale per launch, the output is a function of the code alone. */
+ * random lookups never conflict) holds the bits of E::put(scale_decoded(decode(code))) in its low
+ * bytes. It is built by the very function the element path would apply, once per thread block: with
+ * one scale per launch, the output is a function of the code alone. */
 constexpr int COPIES = 32;
 constexpr int ITEMS = 8;        /* items per thread in flight */
 constexpr int ROW_WORDS = 4096; /* block-table entries of a sequence kept in shared memory */
 
 template <int OUT>
-__device__ __forceinline__ void fill_table(uint32_t *table, int fnuz, float scale)
+__device__ __forceinline__ void fill_table(uint32_t *table, int format, float scale)
 {
     typedef out_elem<OUT> E;
     for (int code = threadIdx.x; code < 256; code += blockDim.x) {
         uint8_t raw[4] = {0, 0, 0, 0};
-        E::put(raw, dequant(fnuz, (uint32_t)code, scale));
+        E::put(raw, scale_decoded(decode_fast_of(format, (uint32_t)code), scale));
         uint32_t v;
         memcpy(&v, raw, 4);
         const uint4 v4 = make_uint4(v, v, v, v);
@@ -82,7 +82,7 @@ __device__ __forceinline__ void fill_table(uint32_t *table, int fnuz, float scal
  * one run of heads * head_size codes; split-x goes through the layout rules of common.h. */
 template <int OUT, int VEC, int LAYOUT>
 __global__ void __launch_bounds__(THREADS)
-    gather_kernel(int fnuz, struct fp8kv_cache_shape shape, int is_key, const uint8_t *cache,
+    gather_kernel(int format, struct fp8kv_cache_shape shape, int is_key, const uint8_t *cache,
                   const int32_t *block_table, int max_blocks_per_seq, const int64_t *row_start,
                   const int32_t *seq_lens, int bs_shift, float scale, uint8_t *dst)
 {
@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(THREADS)
     if (row_in_shared)
         for (int i = threadIdx.x; i * bs < len; i += THREADS)
             row_copy[i] = table_row[i];
-    fill_table<OUT>(table, fnuz, scale); /* ends with a barrier */
+    fill_table<OUT>(table, format, scale); /* ends with a barrier */
     const int32_t *blocks = row_in_shared ? row_copy : table_row;
     const uint32_t *mine = table + threadIdx.x % COPIES;
     const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
@@ -204,21 +204,21 @@ inline size_t shared_bytes(int max_blocks)
 }
 
 template <int OUT, int LAYOUT>
-void launch_layout(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape &shape, int is_key,
-                   const uint8_t *cache, const int32_t *table, int max_blocks,
+void launch_layout(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &shape,
+                   int is_key, const uint8_t *cache, const int32_t *table, int max_blocks,
                    const int64_t *row_start, const int32_t *lens, int bs_shift, float scale,
                    uint8_t *dst)
 {
     if (vec == 8)
         gather_kernel<OUT, 8, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
-            fnuz, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
+            format, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
     else
         gather_kernel<OUT, 1, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
-            fnuz, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
+            format, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
 }
 
 template <int OUT>
-void launch_out(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape &shape, int is_key,
+void launch_out(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &shape, int is_key,
                 const uint8_t *cache, const int32_t *table, int max_blocks,
                 const int64_t *row_start, const int32_t *lens, float scale, uint8_t *dst)
 {
@@ -227,10 +227,10 @@ void launch_out(int vec, dim3 grid, int fnuz, const struct fp8kv_cache_shape &sh
         if (shape.block_size == 1 << b)
             bs_shift = b;
     if (shape.layout == FP8KV_LAYOUT_NHD)
-        launch_layout<OUT, FP8KV_LAYOUT_NHD>(vec, grid, fnuz, shape, is_key, cache, table,
+        launch_layout<OUT, FP8KV_LAYOUT_NHD>(vec, grid, format, shape, is_key, cache, table,
                                              max_blocks, row_start, lens, bs_shift, scale, dst);
     else
-        launch_layout<OUT, FP8KV_LAYOUT_SPLIT_X>(vec, grid, fnuz, shape, is_key, cache, table,
+        launch_layout<OUT, FP8KV_LAYOUT_SPLIT_X>(vec, grid, format, shape, is_key, cache, table,
                                                  max_blocks, row_start, lens, bs_shift, scale, dst);
 }
 
@@ -262,19 +262,19 @@ int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     const unsigned fill = (unsigned)std::max(1, g_device.multiprocessors * 2 / num_seqs);
     const dim3 grid(blocks_for((items + ITEMS - 1) / ITEMS, THREADS, std::min(fill, 1u << 16)),
                     (unsigned)num_seqs);
-    const int fnuz = cfg.format == FP8KV_CODEC_E4M3FNUZ;
+    const int format = cfg.format;
     uint8_t *dst = static_cast<uint8_t *>(d_dst);
     switch (out) {
     case FP8KV_KV_F32:
-        launch_out<FP8KV_KV_F32>(vec, grid, fnuz, shape, is_key, d_cache, d_block_table,
+        launch_out<FP8KV_KV_F32>(vec, grid, format, shape, is_key, d_cache, d_block_table,
                                  max_blocks_per_seq, d_row_start, d_seq_lens, scale, dst);
         break;
     case FP8KV_KV_F16:
-        launch_out<FP8KV_KV_F16>(vec, grid, fnuz, shape, is_key, d_cache, d_block_table,
+        launch_out<FP8KV_KV_F16>(vec, grid, format, shape, is_key, d_cache, d_block_table,
                                  max_blocks_per_seq, d_row_start, d_seq_lens, scale, dst);
         break;
     case FP8KV_KV_BF16:
-        launch_out<FP8KV_KV_BF16>(vec, grid, fnuz, shape, is_key, d_cache, d_block_table,
+        launch_out<FP8KV_KV_BF16>(vec, grid, format, shape, is_key, d_cache, d_block_table,
                                   max_blocks_per_seq, d_row_start, d_seq_lens, scale, dst);
         break;
     default: return FP8KV_FAIL("gather: unknown output dtype %d", out);

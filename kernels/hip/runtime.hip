@@ -211,6 +211,60 @@ extern "C" const struct fp8kv_gpu_codec fp8kv_gpu_codecs[FP8KV_GPU_CODEC_COUNT] 
      "hardware)",
      1,
      {FP8KV_CODEC_E4M3FN, 0, ANY}},
+    /* e5m2. PTX .satfinite: NaN stays NaN, a magnitude above MAX_NORM (Inf included) becomes
+     * ±MAX_NORM: e5m2_satfinite. cuda_fp8.h's __NV_NOSAT software path (cuda_fp8.hpp,
+     * __nv_cvt_double_to_fp8): overflow past the RNE threshold and Inf give ±Inf (0x7C | sign),
+     * NaN gives NaN: e5m2_inf; its __NV_SATFINITE is the PTX instruction on sm_89+ and the same
+     * software path with MAXNORM elsewhere */
+    {FP8KV_NAME_PTX_CVT_E5M2,
+     "inline PTX cvt.rn.satfinite.e5m2x2.f32 (NVIDIA sm_89+ hardware)",
+     1,
+     {FP8KV_CODEC_E5M2, 1, 0}},
+    {FP8KV_NAME_CUDA_FP8_SATFINITE_E5M2,
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2) (hardware on sm_89+)",
+     1,
+     {FP8KV_CODEC_E5M2, 1, 0}},
+    {FP8KV_NAME_CUDA_FP8_NOSAT_E5M2,
+     "cuda_fp8.h __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E5M2) (a software path: Inf on "
+     "overflow)",
+     1,
+     {FP8KV_CODEC_E5M2, 0, ANY}},
+    {FP8KV_NAME_AMD_BF8_FNUZ,
+     "__builtin_amdgcn_cvt_pk_bf8_f32 on gfx940-942, no clamp (e5m2fnuz; claim unverified on "
+     "hardware)",
+     1,
+     {FP8KV_CODEC_E5M2FNUZ, 0, ANY}},
+    {FP8KV_NAME_AMD_BF8_OCP,
+     "__builtin_amdgcn_cvt_pk_bf8_f32 on gfx950/gfx12, no clamp (OCP e5m2; claim unverified on "
+     "hardware)",
+     1,
+     {FP8KV_CODEC_E5M2, 0, ANY}},
+};
+
+/* name, description, vendor, claim (the format: decoding has no other choice) */
+extern "C" const struct fp8kv_gpu_decoder fp8kv_gpu_decoders[FP8KV_GPU_DECODER_COUNT] = {
+    {"decode-bits", "fp8kv_decode_bits of codec.h, on the device", 0, {ANY, ANY, ANY}},
+    {"decode-table",
+     "a 256-entry table in shared memory, from fp8kv_decode_table_fill",
+     0,
+     {ANY, ANY, ANY}},
+    {"decode-fast",
+     "decode_fast of device_codecs.h (templated on the format), the one the KV kernels use",
+     0,
+     {ANY, ANY, ANY}},
+    {FP8KV_NAME_DECODE_CUDA_FP8,
+     "cuda_fp8.h __nv_cvt_fp8_to_halfraw(code, __NV_E4M3 / __NV_E5M2) widened to f32 (hardware "
+     "cvt.rn.f16x2 on sm_89+)",
+     1,
+     {FP8KV_CLAIM_OCP, ANY, ANY}},
+    {FP8KV_NAME_DECODE_AMD_FNUZ,
+     "__builtin_amdgcn_cvt_f32_fp8 / _bf8 on gfx940-942 (FNUZ; claim unverified on hardware)",
+     1,
+     {FP8KV_CLAIM_FNUZ, ANY, ANY}},
+    {FP8KV_NAME_DECODE_AMD_OCP,
+     "__builtin_amdgcn_cvt_f32_fp8 / _bf8 on gfx950/gfx12 (OCP; claim unverified on hardware)",
+     1,
+     {FP8KV_CLAIM_OCP, ANY, ANY}},
 };
 #undef ANY
 
@@ -228,16 +282,24 @@ extern "C" int fp8kv_gpu_codec_available(int codec)
            (g_device.codec_mask >> codec & 1u);
 }
 
+extern "C" int fp8kv_gpu_decoder_available(int decoder)
+{
+    return g_device.open && decoder >= 0 && decoder < FP8KV_GPU_DECODER_COUNT &&
+           (g_device.decoder_mask >> decoder & 1u);
+}
+
 /* ---- devices --------------------------------------------------------------------------------- */
 
-/* The probe: which codec paths the device pass for this device compiled. Bit 31 says that a
- * kernel image ran at all. File-local (an anonymous namespace): nothing outside needs its name. */
+/* The probe: which codec and decoder paths the device pass for this device compiled (mask[0],
+ * mask[1]). Bit 31 of mask[0] says that a kernel image ran at all. File-local (an anonymous
+ * namespace): nothing outside needs its name. */
 namespace
 {
 __global__ void probe_kernel(unsigned *mask)
 {
 #ifdef FP8KV_DEVICE_PASS
-    *mask = FP8KV_DEVICE_CODEC_MASK | 0x80000000u;
+    mask[0] = FP8KV_DEVICE_CODEC_MASK | 0x80000000u;
+    mask[1] = FP8KV_DEVICE_DECODER_MASK;
 #else
     (void)mask;
 #endif
@@ -339,10 +401,10 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
 
     /* the probe: a kernel image for this device, and the paths its device pass compiled */
     buffer mask;
-    rc = mask.alloc(sizeof(unsigned));
+    rc = mask.alloc(2 * sizeof(unsigned));
     if (rc != 0)
         return rc;
-    FP8KV_GPU_CHECK(hipMemset(mask.ptr, 0, sizeof(unsigned)));
+    FP8KV_GPU_CHECK(hipMemset(mask.ptr, 0, 2 * sizeof(unsigned)));
     probe_kernel<<<1, 1>>>(mask.as<unsigned>());
     const hipError_t launch = hipGetLastError();
     if (launch != hipSuccess)
@@ -350,22 +412,28 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
                                  "GPU %d (%s, %s): no kernel of this build runs on it: %s (build "
                                  "for its architecture)",
                                  index, info->name, info->target, hipGetErrorString(launch));
-    unsigned got = 0;
-    rc = mask.download(&got, sizeof got);
+    unsigned got[2] = {0, 0};
+    rc = mask.download(got, sizeof got);
     if (rc != 0)
         return rc;
-    if (!(got & 0x80000000u))
+    if (!(got[0] & 0x80000000u))
         return FP8KV_FAIL("the probe kernel did not run on GPU %d", index);
-    info->codec_mask = got & ~0x80000000u;
+    info->codec_mask = got[0] & ~0x80000000u;
+    info->decoder_mask = got[1];
     size_t used = 0;
     for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++)
         if (info->codec_mask >> c & 1u)
             used += (size_t)snprintf(info->compiled + used, sizeof info->compiled - used, "%s%s",
                                      used ? " " : "", fp8kv_gpu_codecs[c].name);
+    for (int d = FP8KV_GPU_DECODE_CUDA_FP8; d < FP8KV_GPU_DECODER_COUNT; d++) /* the vendor ones */
+        if (info->decoder_mask >> d & 1u && used < sizeof info->compiled)
+            used += (size_t)snprintf(info->compiled + used, sizeof info->compiled - used, "%s%s",
+                                     used ? " " : "", fp8kv_gpu_decoders[d].name);
     g_device.open = 1;
     g_device.index = index;
     g_device.multiprocessors = info->multiprocessors;
     g_device.max_shared_per_block = shared;
     g_device.codec_mask = info->codec_mask;
+    g_device.decoder_mask = info->decoder_mask;
     return FP8KV_OK;
 }

@@ -299,9 +299,12 @@ fast_store fast_store_of(struct fp8kv_codec_cfg cfg, float ks, float vs)
         const float a = fabsf(s);
         return cfg.model == FP8KV_CODEC_F32_MUL_RECIP || (a >= 0x1p-60f && a <= 0x1p60f);
     };
+    /* the shortcut rounds at bit 20: 3 mantissa bits; e5m2 takes the general path (exact, the
+     * same codec, without the shortcut) */
+    const bool e4m3 = fp8kv_codec_man_bits(cfg) == 3;
     fast_store f;
-    f.on_k = in_range(ks);
-    f.on_v = in_range(vs);
+    f.on_k = e4m3 && in_range(ks);
+    f.on_v = e4m3 && in_range(vs);
     f.r_k = 1.0f / ks;
     f.r_v = 1.0f / vs;
     const int bias = fp8kv_codec_bias(cfg);

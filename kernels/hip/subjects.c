@@ -84,16 +84,17 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
         };
     }
     for (int d = 0; d < FP8KV_GPU_DECODER_COUNT && n > 0; d++) {
+        if (!fp8kv_gpu_decoder_available(d))
+            continue;
+        const struct fp8kv_gpu_decoder *decoder = &fp8kv_gpu_decoders[d];
         decoder_ids[d] = d;
         table[n++] = (struct fp8kv_subject){
-            .name = fp8kv_gpu_decoder_names[d],
-            .description = "a device decoder (kernels/hip/codecs.hip)",
+            .name = decoder->name,
+            .description = decoder->description,
             .caps = FP8KV_CAP_DECODE,
             .memory = FP8KV_MEMORY_DEVICE,
-            /* decode_fast knows the e4m3 formats only; the others follow codec.h */
-            .claim = d == FP8KV_GPU_DECODE_FAST
-                         ? (struct fp8kv_claim){FP8KV_CLAIM_E4M3, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY}
-                         : (struct fp8kv_claim)FP8KV_CLAIM_ALL,
+            .flags = decoder->vendor ? FP8KV_SUBJECT_VENDOR : 0u,
+            .claim = decoder->claim,
             .ctx = &decoder_ids[d],
             .decode = decode_gpu,
         };
@@ -105,8 +106,9 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
             .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
             .memory = FP8KV_MEMORY_DEVICE,
             .flags = FP8KV_SUBJECT_LONG_CONTEXT,
-            /* the store, read and attention kernels branch on e4m3fn / e4m3fnuz only */
-            .claim = {FP8KV_CLAIM_E4M3, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY},
+            /* every format: the kernels are templated on it (the tensor-core attention, e4m3fn
+             * only, is planned for e4m3fn only) */
+            .claim = FP8KV_CLAIM_ALL,
             .kv = &gpu_kv,
             .attention_plan = attention_plan_gpu,
         };

@@ -49,8 +49,9 @@ struct fp8kv_gpu_device_info {
     char flags[320];    /* its device compile flags (contraction off for the codec paths) */
     int multiprocessors;
     size_t global_memory;
-    unsigned codec_mask; /* bit c: device codec c was compiled for this device (the probe) */
-    char compiled[256];  /* the codec paths compiled for it, in words */
+    unsigned codec_mask;   /* bit c: device codec c was compiled for this device (the probe) */
+    unsigned decoder_mask; /* bit d: device decoder d was compiled for it */
+    char compiled[384];    /* the codec and decoder paths compiled for it, in words */
 };
 
 /* fp8kv_gpu_device_count: the number of devices (0 with a message when there is no driver or
@@ -65,13 +66,21 @@ int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info);
 /* ---- device codecs ------------------------------------------------------------------------ */
 
 enum fp8kv_gpu_codec_id {
-    FP8KV_GPU_CODEC_BITS,               /* fp8kv_encode_bits of codec.h */
-    FP8KV_GPU_CODEC_FREXP,              /* fp8kv_encode_frexp of codec.h (device libm) */
-    FP8KV_GPU_CODEC_PTX_CVT_SATFINITE,  /* sm_89+: inline PTX cvt.rn.satfinite.e4m3x2.f32 */
-    FP8KV_GPU_CODEC_CUDA_FP8_SATFINITE, /* cuda_fp8.h __nv_cvt_float_to_fp8(__NV_SATFINITE) */
-    FP8KV_GPU_CODEC_CUDA_FP8_NOSAT,     /* cuda_fp8.h __nv_cvt_float_to_fp8(__NV_NOSAT) */
-    FP8KV_GPU_CODEC_AMD_PK_FP8_FNUZ,    /* gfx940-942: __builtin_amdgcn_cvt_pk_fp8_f32 (FNUZ) */
-    FP8KV_GPU_CODEC_AMD_PK_FP8_OCP,     /* gfx950, gfx12: the same builtin, OCP e4m3fn */
+    FP8KV_GPU_CODEC_BITS,                   /* fp8kv_encode_bits of codec.h */
+    FP8KV_GPU_CODEC_FREXP,                  /* fp8kv_encode_frexp of codec.h (device libm) */
+    FP8KV_GPU_CODEC_PTX_CVT_SATFINITE,      /* sm_89+: inline PTX cvt.rn.satfinite.e4m3x2.f32 */
+    FP8KV_GPU_CODEC_CUDA_FP8_SATFINITE,     /* cuda_fp8.h __nv_cvt_float_to_fp8(__NV_SATFINITE,
+                                               __NV_E4M3) */
+    FP8KV_GPU_CODEC_CUDA_FP8_NOSAT,         /* cuda_fp8.h __nv_cvt_float_to_fp8(__NV_NOSAT,
+                                               __NV_E4M3) */
+    FP8KV_GPU_CODEC_AMD_PK_FP8_FNUZ,        /* gfx940-942: __builtin_amdgcn_cvt_pk_fp8_f32 (FNUZ) */
+    FP8KV_GPU_CODEC_AMD_PK_FP8_OCP,         /* gfx950, gfx12: the same builtin, OCP e4m3fn */
+    FP8KV_GPU_CODEC_PTX_CVT_SATFINITE_E5M2, /* sm_89+: cvt.rn.satfinite.e5m2x2.f32 */
+    FP8KV_GPU_CODEC_CUDA_FP8_SATFINITE_E5M2, /* __nv_cvt_float_to_fp8(__NV_SATFINITE, __NV_E5M2) */
+    FP8KV_GPU_CODEC_CUDA_FP8_NOSAT_E5M2,     /* __nv_cvt_float_to_fp8(__NV_NOSAT, __NV_E5M2) */
+    FP8KV_GPU_CODEC_AMD_PK_BF8_FNUZ,         /* gfx940-942: __builtin_amdgcn_cvt_pk_bf8_f32
+                                                (e5m2fnuz) */
+    FP8KV_GPU_CODEC_AMD_PK_BF8_OCP,          /* gfx950, gfx12: the same builtin, OCP e5m2 */
     FP8KV_GPU_CODEC_COUNT
 };
 
@@ -101,12 +110,28 @@ int fp8kv_gpu_encode(int codec, struct fp8kv_codec_cfg cfg, const float *x, size
                      uint8_t *q);
 
 enum fp8kv_gpu_decoder_id {
-    FP8KV_GPU_DECODE_BITS,  /* fp8kv_decode_bits of codec.h */
-    FP8KV_GPU_DECODE_TABLE, /* a 256-entry table in shared memory */
-    FP8KV_GPU_DECODE_FAST,  /* the branch-free decode the KV kernels use */
+    FP8KV_GPU_DECODE_BITS,     /* fp8kv_decode_bits of codec.h */
+    FP8KV_GPU_DECODE_TABLE,    /* a 256-entry table in shared memory */
+    FP8KV_GPU_DECODE_FAST,     /* the branch-free decode the KV kernels use */
+    FP8KV_GPU_DECODE_CUDA_FP8, /* cuda_fp8.h __nv_cvt_fp8_to_halfraw (e4m3fn, e5m2), widened */
+    FP8KV_GPU_DECODE_AMD_FNUZ, /* gfx940-942: __builtin_amdgcn_cvt_f32_fp8 / _bf8 (FNUZ) */
+    FP8KV_GPU_DECODE_AMD_OCP,  /* gfx950, gfx12: the same builtins (OCP e4m3fn, e5m2) */
     FP8KV_GPU_DECODER_COUNT
 };
-extern const char *const fp8kv_gpu_decoder_names[FP8KV_GPU_DECODER_COUNT];
+
+/* A device decoder and what it claims (the format only: decoding has no other choice); vendor:
+ * as struct fp8kv_gpu_codec's. */
+struct fp8kv_gpu_decoder {
+    const char *name;
+    const char *description;
+    int vendor;
+    struct fp8kv_claim claim;
+};
+
+extern const struct fp8kv_gpu_decoder fp8kv_gpu_decoders[FP8KV_GPU_DECODER_COUNT];
+
+/* fp8kv_gpu_decoder_available: 1 when decoder was compiled for the open device. */
+int fp8kv_gpu_decoder_available(int decoder);
 
 /* fp8kv_gpu_decode: y[i] = RN32(decode(q[i]) * s) on the device (a NaN code's NaN is passed
  * through unchanged, not multiplied). */
