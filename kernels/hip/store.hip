@@ -243,11 +243,13 @@ __global__ void __launch_bounds__(THREADS)
             uint8_t qk[VEC], qv[VEC];
             bool done = false;
             if constexpr (FAST) {
-                const bool ok_k =
-                    encode_run_fast<VEC, CODEC::id, MODEL>(fast, xk, k_scale, fast.r_k, qk);
-                const bool ok_v =
-                    encode_run_fast<VEC, CODEC::id, MODEL>(fast, xv, v_scale, fast.r_v, qv);
-                done = (ok_k && fast.on_k) && (ok_v && fast.on_v);
+                if (fast.on_k && fast.on_v) { /* uniform: off for e5m2 and out-of-range scales */
+                    const bool ok_k =
+                        encode_run_fast<VEC, CODEC::id, MODEL>(fast, xk, k_scale, fast.r_k, qk);
+                    const bool ok_v =
+                        encode_run_fast<VEC, CODEC::id, MODEL>(fast, xv, v_scale, fast.r_v, qv);
+                    done = ok_k && ok_v;
+                }
             }
             if (!done) {
                 encode_run<VEC>(encode, cfg, xk, k_scale, qk);
