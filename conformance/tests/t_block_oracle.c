@@ -11,7 +11,8 @@
  *     powers of two, the UE4M3 grid's values and midpoints times 6G and 4G, tiny amax, zero)
  *     and random amax;
  *   - whole blocks: random, NaN/Inf, and 4over6's constructed exact ties;
- *   - spot values, each derived in a comment.
+ *   - spot values, each derived in a comment;
+ *   - the committed vectors/blocks/<format>/ against the independent formulation.
  * A teardown fails when an oracle call left MPFR's exponent range changed. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -23,6 +24,8 @@
 #include <string.h>
 
 #include "fp8kv/block_oracle.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/npy.h"
 #include "fp8kv/spec.h"
 #include "independent_block.h"
 
@@ -624,4 +627,83 @@ Test(block_oracle, spot_values)
                  0xFFC00000u);
     cr_expect_eq(fp8kv_oracle_block_decode_one(format(FP8KV_MXFP8_E5M2), 0, 127, 0xFC),
                  0xFF800000u);
+}
+
+/* ---- the committed vectors ------------------------------------------------------------------- */
+
+/* load: vectors/blocks/<format>/<file> from the source tree; a missing file fails. */
+static void load(const struct fp8kv_block_format *f, const char *file, enum fp8kv_npy_dtype dtype,
+                 int ndim, struct fp8kv_npy *out)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/vectors/blocks/%s/%s", FP8KV_SOURCE_DIR, f->name, file);
+    memset(out, 0, sizeof *out);
+    cr_assert_eq(fp8kv_npy_read_expect(path, dtype, ndim, 0, out), 0,
+                 "committed vector missing or unreadable: %s (`fp8kv gen --vectors vectors`)",
+                 fp8kv_last_error());
+}
+
+Test(block_oracle, committed_vectors)
+{
+    struct tally t = {.what = "committed block vectors"};
+    for (int id = 0; id < FP8KV_BLOCK_FORMAT_COUNT; id++) {
+        const struct fp8kv_block_format *f = format((enum fp8kv_block_format_id)id);
+        const int nv = f->scale_kind == FP8KV_SCALE_UE4M3, bs = f->block_size;
+        for (int k = 0; k < 1 + nv; k++) {
+            struct fp8kv_npy d;
+            load(f, k ? "decode_g.npy" : "decode.npy", FP8KV_NPY_U32, 2, &d);
+            const uint32_t g = k ? bits_of(1.0f / 3.0f) : bits_of(1.0f);
+            const size_t ne = (size_t)fp8kv_element_code_count(f->element);
+            cr_assert_eq(d.count, (size_t)fp8kv_block_scale_code_count(f) * ne);
+            for (size_t i = 0; i < d.count; i++) {
+                const uint32_t want = indep_block_decode_one((enum fp8kv_block_format_id)id, g,
+                                                             (uint8_t)(i / ne), (uint8_t)(i % ne));
+                tally_check(&t, ((const uint32_t *)d.data)[i] == want, "%s decode %zu", f->name, i);
+            }
+            fp8kv_npy_free(&d);
+        }
+        struct fp8kv_npy x, gs = {0};
+        load(f, "input.npy", FP8KV_NPY_U32, 2, &x);
+        cr_assert_eq(x.shape[1], (size_t)bs);
+        if (nv)
+            load(f, "global_scale.npy", FP8KV_NPY_U32, 1, &gs);
+        for (int r = 0; r < FP8KV_BLOCK_RULE_COUNT; r++)
+            for (int m = 0; m < FP8KV_BLOCK_MODEL_COUNT; m++) {
+                const int per_model = r != FP8KV_RULE_FLOOR && r != FP8KV_RULE_EVEN;
+                if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)r) || (m && !per_model))
+                    continue;
+                char stem[64], name[96];
+                snprintf(stem, sizeof stem, "%s%s%s", fp8kv_block_rule_names[r],
+                         per_model ? "_" : "", per_model ? fp8kv_block_model_names[m] : "");
+                struct fp8kv_npy s, e;
+                snprintf(name, sizeof name, "%s_scale.npy", stem);
+                load(f, name, FP8KV_NPY_U8, 1, &s);
+                snprintf(name, sizeof name, "%s_elements.npy", stem);
+                load(f, name, FP8KV_NPY_U8, 2, &e);
+                cr_assert_eq(s.shape[0], x.shape[0]);
+                cr_assert_eq(e.shape[0], x.shape[0]);
+                for (size_t b = 0; b < x.shape[0]; b++) {
+                    uint8_t ws, we[FP8KV_BLOCK_MAX];
+                    /* floor and even: the file holds both models' codes */
+                    for (int mm = per_model ? m : 0; mm <= (per_model ? m : 1); mm++) {
+                        indep_block_encode((enum fp8kv_block_format_id)id, (enum fp8kv_block_rule)r,
+                                           (enum fp8kv_block_model)mm,
+                                           nv ? ((const uint32_t *)gs.data)[b] : bits_of(1.0f),
+                                           (const uint32_t *)x.data + b * (size_t)bs, &ws, we,
+                                           NULL);
+                        tally_check(&t,
+                                    ((const uint8_t *)s.data)[b] == ws &&
+                                        memcmp((const uint8_t *)e.data + b * (size_t)bs, we,
+                                               (size_t)bs) == 0,
+                                    "%s %s model %s block %zu", f->name, stem,
+                                    fp8kv_block_model_names[mm], b);
+                    }
+                }
+                fp8kv_npy_free(&s);
+                fp8kv_npy_free(&e);
+            }
+        fp8kv_npy_free(&x);
+        fp8kv_npy_free(&gs);
+    }
+    tally_end(&t);
 }
