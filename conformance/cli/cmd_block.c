@@ -39,7 +39,7 @@ static const char decode_block_help[] =
     "RN32(element * s * G) (nvfp4). Reads one block per line from stdin (or --input FILE):\n"
     "the scale code then the element codes, in hex (`fp8kv encode-block` output); prints one\n"
     "line per block: the decoded values, as the shortest decimals that read back to the same\n"
-    "f32 (inf, -inf, nan, -nan), or with --hex their f32 bits (0x3f800000).\n"
+    "f32 (integers below 2^24 in full; inf, -inf, nan, -nan), or with --hex their f32 bits.\n"
     "\n"
     "options:\n"
     "  --format F         mxfp8_e4m3|mxfp8_e5m2|mxfp6_e3m2|mxfp6_e2m3|mxfp4|nvfp4\n"
@@ -220,7 +220,8 @@ static int parse_codes(const struct fp8kv_block_format *f, char *line, uint8_t *
     return FP8KV_OK;
 }
 
-/* print_f32: the shortest decimal that reads back (strtof) to the f32 with these bits. */
+/* print_f32: an integer below 2^24 as such (480, -0), else the shortest %g decimal that reads
+ * back (strtof) to the f32 with these bits. */
 static void print_f32(uint32_t bits)
 {
     float v;
@@ -230,6 +231,10 @@ static void print_f32(uint32_t bits)
         return;
     }
     char buf[48];
+    if (v == truncf(v) && fabsf(v) < 0x1p24f) {
+        printf("%.0f", (double)v);
+        return;
+    }
     for (int digits = 1; digits <= 9; digits++) {
         snprintf(buf, sizeof buf, "%.*g", digits, (double)v);
         if (strtof(buf, NULL) == v && signbit(strtof(buf, NULL)) == signbit(v))
