@@ -216,8 +216,11 @@ static int bench_attention(int quick, int iterations)
 }
 
 /* The 2^32 f32 sweep of device codec c under profile p (NaN check strict for the configurable
- * codecs, class for the vendor ones: the timing is the point here, the run judges both). */
-static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bounds, int *clean)
+ * codecs, class for the vendor ones: the timing is the point here, the run judges both). The
+ * figure's key is sweep_<codec>_ms for the codec's first format, sweep_<codec>_<format>_ms for
+ * the others. */
+static int sweep_codec(int c, const struct fp8kv_profile *p, int first_format,
+                       const uint32_t *bounds, int *clean)
 {
     const struct fp8kv_gpu_codec *info = &fp8kv_gpu_codecs[c];
     const enum fp8kv_nan_check check =
@@ -240,7 +243,10 @@ static int sweep_codec(int c, const struct fp8kv_profile *p, const uint32_t *bou
            "and failure passes), %.0f G inputs/s, mismatches %llu\n",
            info->name, p->name, fp8kv_nan_check_names[check], res.kernel_ms, res.total_ms,
            4294967296.0 / (res.kernel_ms * 1e-3) / 1e9, mismatches);
-    printf("bench: sweep_%s_ms=%.3f\n", info->name, res.kernel_ms);
+    if (first_format)
+        printf("bench: sweep_%s_ms=%.3f\n", info->name, res.kernel_ms);
+    else
+        printf("bench: sweep_%s_%s_ms=%.3f\n", info->name, p->format->name, res.kernel_ms);
     return FP8KV_EXIT_CONFORMANT;
 }
 
@@ -304,25 +310,32 @@ sweeps:;
     int clean = 1;
     if (!(figures & FIG_SWEEP))
         return FP8KV_EXIT_CONFORMANT;
+    const int trusted = fp8kv_vectors_trust(vectors_dir) == 0;
     for (int c = 0; c < FP8KV_GPU_CODEC_COUNT; c++) {
         if (!fp8kv_gpu_codec_available(c))
             continue;
-        /* the first profile of the table the codec claims */
-        const struct fp8kv_profile *p = NULL;
-        for (int i = 0; i < fp8kv_profile_count && !p; i++)
-            if (fp8kv_claim_covers(fp8kv_gpu_codecs[c].claim,
-                                   fp8kv_profile_cfg(&fp8kv_profiles[i])))
-                p = &fp8kv_profiles[i];
-        if (!p)
+        /* per format, the first profile of the table the codec claims */
+        int formats_swept = 0;
+        for (int f = 0; f < FP8KV_FORMAT_COUNT; f++) {
+            const struct fp8kv_profile *p = NULL;
+            for (int i = 0; i < fp8kv_profile_count && !p; i++)
+                if ((int)fp8kv_profiles[i].format->id == f &&
+                    fp8kv_claim_covers(fp8kv_gpu_codecs[c].claim,
+                                       fp8kv_profile_cfg(&fp8kv_profiles[i])))
+                    p = &fp8kv_profiles[i];
+            if (!p)
+                continue;
+            uint32_t *bounds = trusted ? fp8kv_load_boundaries(vectors_dir, p) : NULL;
+            if (!bounds)
+                return fp8kv_cli_input_error("bench");
+            const int rc = sweep_codec(c, p, formats_swept == 0, bounds, &clean);
+            free(bounds);
+            if (rc != FP8KV_EXIT_CONFORMANT)
+                return rc;
+            formats_swept++;
+        }
+        if (formats_swept == 0)
             return fp8kv_cli_usage_error("bench", "%s claims no profile", fp8kv_gpu_codecs[c].name);
-        uint32_t *bounds =
-            fp8kv_vectors_trust(vectors_dir) == 0 ? fp8kv_load_boundaries(vectors_dir, p) : NULL;
-        if (!bounds)
-            return fp8kv_cli_input_error("bench");
-        const int rc = sweep_codec(c, p, bounds, &clean);
-        free(bounds);
-        if (rc != FP8KV_EXIT_CONFORMANT)
-            return rc;
     }
     return clean ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }
