@@ -40,10 +40,15 @@ struct fp8kv_binfmt fp8kv_binfmt_of_fp8(const struct fp8kv_format *f)
 
 int fp8kv_fit_binfmt(mpfr_ptr r, int t, const struct fp8kv_binfmt *bf)
 {
+    return fp8kv_fit_binfmt_rnd(r, t, bf, MPFR_RNDN);
+}
+
+int fp8kv_fit_binfmt_rnd(mpfr_ptr r, int t, const struct fp8kv_binfmt *bf, mpfr_rnd_t rnd)
+{
     mpfr_set_emin(bf->emin);
     mpfr_set_emax(bf->emax);
-    t = mpfr_check_range(r, t, MPFR_RNDN);
-    t = mpfr_subnormalize(r, t, MPFR_RNDN);
+    t = mpfr_check_range(r, t, rnd);
+    t = mpfr_subnormalize(r, t, rnd);
     mpfr_set_emin(mpfr_get_emin_min());
     mpfr_set_emax(mpfr_get_emax_max());
     return t;

@@ -28,6 +28,10 @@ struct fp8kv_binfmt fp8kv_binfmt_of_fp8(const struct fp8kv_format *f);
  * range must be in force on entry and is in force on return. Returns the new ternary. */
 int fp8kv_fit_binfmt(mpfr_ptr r, int t, const struct fp8kv_binfmt *bf);
 
+/* fp8kv_fit_binfmt_rnd: fp8kv_fit_binfmt for a result r computed with rounding mode rnd (the
+ * same rnd: MPFR_RNDU for a rounding up), brought into bf's range with that one rounding. */
+int fp8kv_fit_binfmt_rnd(mpfr_ptr r, int t, const struct fp8kv_binfmt *bf, mpfr_rnd_t rnd);
+
 /* fp8kv_encode_rounded: r holds an operation's result at precision 1 + man_bits computed in the
  * widest exponent range with ternary t (r infinite only when the exact value is; NaN gives
  * the positive NaN code). Finishes the single RNE rounding into p's format and applies the

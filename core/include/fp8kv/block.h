@@ -1,6 +1,6 @@
 /* fp8kv/block.h — the block-scaled formats (MX and NVFP4): their element formats, scale
  * encodings, scale rules and arithmetic models, in one place. No MPFR here; the exact
- * arithmetic is in fp8kv/block_oracle.h, the semantics in docs/DESIGN.md §7.
+ * arithmetic is in fp8kv/block_oracle.h, the semantics in docs/DESIGN.md §10.
  *
  * A block is block_size consecutive f32 values stored as one scale code and block_size
  * element codes (one code per byte, fp4/fp6 codes in the low bits, sign bit included).
@@ -15,16 +15,20 @@
  *     even   X = floor(log2 R(amax)) - emax, R rounding amax to 1 + man_bits significant bits,
  *            ties away from zero (the mantissa carry of torchao's EVEN)
  *     amax = 0 (and any amax whose X falls below -127) gives X = -127, E8M0 code 0x00.
+ *     floor and even are exact in both models (an exponent and a rounding of amax's bits);
+ *     only rceil's f32 model differs.
  *     Elements: e = SAT(RNE_elem(x / 2^X)), identical in both models (a power-of-two scale).
  *   - NVFP4: e2m1 elements, a UE4M3 block scale s (an e4m3fn code 0x00..0x7E), and the f32
  *     per-tensor decode scale G > 0: x ~ element * s * G.
  *     rne     s = RNE_e4m3(amax / (6 G)), saturated to 448
  *     ceil    s = RU_e4m3(amax / (6 G)), saturated to 448 (the block scale rounded up)
  *     4over6  s6 = the rne scale, s4 = RNE_e4m3(amax / (4 G)) saturated; the block is encoded
- *             with each and keeps the one whose decoded block has the smaller sum of squared
- *             errors against x, computed exactly; s6 on a tie
+ *             with each and keeps the one whose decoded block (y_i = RN32(e_i * s * G), the
+ *             Decoding below; an overflowed y_i's error is infinite) has the smaller sum of
+ *             squared errors against x, computed exactly; s6 on a tie
  *     model exact: each step one rounding of the real value (amax / (6 G), x / (s G));
- *     model f32:   d = RN32(amax / 6) (or / 4), q = RN32(d / G), s = round_e4m3(q);
+ *     model f32:   d = RN32(amax / 6) (or / 4), q = RN32(d / G), s = round_e4m3(q) (the
+ *                  rule's rounding, RNE or RU, onto the e4m3 grid, saturated to 448);
  *                  t = RN32(s * G), e = SAT(RNE_e2m1(RN32(x / t))).
  *     s = 0 (amax too small for the smallest UE4M3 subnormal): every element is the zero of
  *     its sign.

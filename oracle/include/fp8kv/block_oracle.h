@@ -1,8 +1,7 @@
 /* fp8kv/block_oracle.h — the exact oracle of the block-scaled formats (fp8kv/block.h), on
  * GNU MPFR: the scale code and element codes every block must encode to, and the value every
  * (scale, element) pair decodes to, for each rule and model. Like oracle.h: one correct
- * rounding per step the model names, MPFR's exponent range saved and restored.
- * Not implemented yet: the functions are declared for the block work in progress. */
+ * rounding per step the model names, MPFR's exponent range saved and restored. */
 #ifndef FP8KV_BLOCK_ORACLE_H
 #define FP8KV_BLOCK_ORACLE_H
 
