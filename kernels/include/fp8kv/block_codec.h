@@ -28,8 +28,8 @@
  *   q's side of every midpoint and every grid point, or equals q when q is one: RNE and RU of
  *   RN53(q) are those of q. The doubles stay normal: |q| lies in [2^-300, 2^300].
  *   MX elements need no such argument: x * 2^-X is exact in double (X in [-127, 127]).
- * 4over6 compares two candidates' sums of squared errors exactly (fp8kv_bcodec_sse_delta, in
- * 128-bit integers, with the bound that makes them exact). */
+ * 4over6 compares the two candidates' decoded blocks' (RN32(e s G)) sums of squared errors
+ * exactly (fp8kv_bcodec_sse_compare: 128-bit integers, with the bound that makes them exact). */
 #ifndef FP8KV_BLOCK_CODEC_H
 #define FP8KV_BLOCK_CODEC_H
 
@@ -38,7 +38,7 @@
 #include "fp8kv/block.h"
 #include "fp8kv/codec.h"
 
-/* ---- configuration and facts ---------------------------------------------------------------- */
+/* ---- configuration and facts ---- */
 
 /* The choices of a block codec instance: format (enum fp8kv_block_format_id), rule (enum
  * fp8kv_block_rule, one the format takes), model (enum fp8kv_block_model), and G, NVFP4's f32
@@ -103,8 +103,7 @@ FP8KV_HD uint8_t fp8kv_bcodec_scale_nan(int format)
     return fp8kv_bcodec_is_nv(format) ? 0x7F : 0xFF;
 }
 
-/* ---- doubles by their bits --------------------------------------------------------------------
- */
+/* ---- doubles by their bits ---- */
 
 FP8KV_HD uint64_t fp8kv_bcodec_f64_bits(double d)
 {
@@ -132,8 +131,7 @@ FP8KV_HD double fp8kv_bcodec_pow2(int k)
     return fp8kv_bcodec_f64_from_bits((uint64_t)(k + 1023) << 52);
 }
 
-/* ---- element grids ------------------------------------------------------------------------------
- */
+/* ---- element grids ---- */
 
 /* fp8kv_bcodec_round_grid: the magnitude code of a (a double, >= 0, +Inf allowed) rounded to
  * e's grid (subnormals included) to nearest even (up == 0) or upward (up == 1), then clamped
@@ -175,14 +173,14 @@ FP8KV_HD uint32_t fp8kv_bcodec_round_grid(struct fp8kv_bcodec_elem e, double a, 
 }
 
 /* fp8kv_bcodec_encode_value: SAT(RNE_elem(v)) of a double v, sign kept (a negative v rounding
- * to zero gives the -0 code). A NaN v (only from model f32's x / 0 or 0 / 0, s * G having
- * underflowed) gives the zero of its sign. */
+ * to zero gives the -0 code). A NaN v (only model f32's 0 / 0, where RN32(s G) underflowed to
+ * zero) gives +0, as the oracle does. */
 FP8KV_HD uint8_t fp8kv_bcodec_encode_value(struct fp8kv_bcodec_elem e, double v)
 {
     const uint64_t b = fp8kv_bcodec_f64_bits(v);
     const uint32_t sign = (uint32_t)(b >> 63) * fp8kv_bcodec_sign_bit(e);
     if ((b & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull)
-        return (uint8_t)sign;
+        return 0;
     return (uint8_t)(sign | fp8kv_bcodec_round_grid(e, v < 0 ? -v : v, 0));
 }
 
@@ -205,8 +203,7 @@ FP8KV_HD double fp8kv_bcodec_code_value(struct fp8kv_bcodec_elem e, uint32_t c)
     return s * (double)n * fp8kv_bcodec_pow2(unit);
 }
 
-/* ---- f32 exponents ----------------------------------------------------------------------------
- */
+/* ---- f32 exponents ---- */
 
 /* floor(log2 a) of a nonzero finite f32 magnitude (bits, sign clear), subnormals included. */
 FP8KV_HD int fp8kv_bcodec_floor_log2(uint32_t a)
@@ -230,8 +227,7 @@ FP8KV_HD int fp8kv_bcodec_clamp_x(int x)
     return x < -127 ? -127 : x > 127 ? 127 : x;
 }
 
-/* ---- scales ------------------------------------------------------------------------------------
- */
+/* ---- scales ---- */
 
 /* fp8kv_bcodec_mx_scale: the E8M0 code (X + 127) of an MX block whose largest magnitude has
  * f32 bits amax (finite, sign ignored) under c's rule and model. */
@@ -278,8 +274,7 @@ FP8KV_HD uint8_t fp8kv_bcodec_nv_scale(struct fp8kv_bcodec_cfg c, uint32_t amax,
     return (uint8_t)fp8kv_bcodec_round_grid(fp8kv_bcodec_ue4m3(), q, up);
 }
 
-/* ---- elements ----------------------------------------------------------------------------------
- */
+/* ---- elements ---- */
 
 /* fp8kv_bcodec_element: the element code of x (f32, finite) under scale code scale (not NaN):
  * MX SAT(RNE(x 2^-X)), exact in double; NVFP4 s = 0: the zero of x's sign; else model exact
@@ -299,8 +294,7 @@ FP8KV_HD uint8_t fp8kv_bcodec_element(struct fp8kv_bcodec_cfg c, uint8_t scale, 
     return fp8kv_bcodec_encode_value(e, (double)(x / t));
 }
 
-/* ---- decoding ----------------------------------------------------------------------------------
- */
+/* ---- decoding ---- */
 
 /* fp8kv_bcodec_decode_one: the f32 bits of element code code under scale code scale: RN32 of
  * the exact product (element 2^X; element s G: at most 2 + 4 + 24 significant bits, exact in
@@ -322,102 +316,78 @@ FP8KV_HD uint32_t fp8kv_bcodec_decode_one(struct fp8kv_bcodec_cfg c, uint8_t sca
     return fp8kv_f32_bits((float)y);
 }
 
-/* ---- 4over6: exact squared errors
- * ---------------------------------------------------------------- */
+/* ---- 4over6: exact squared errors ---- */
 
 /* A 128-bit signed integer (GCC, Clang and nvcc have one; __extension__ keeps -Wpedantic quiet). */
 __extension__ typedef __int128 fp8kv_bcodec_i128;
 
-/* A nonnegative dyadic n 2^k (n < 2^31). */
+/* An f32 value as +-n 2^k (n < 2^24). */
 struct fp8kv_bcodec_dyadic {
     uint64_t n;
     int k;
     int neg;
 };
-
-/* The exact value of NVFP4 element code code times s G as n 2^k: e2m1's integer significand
- * (<= 3), UE4M3's (<= 15) and G's (24 bits) multiplied, exponents added. */
-FP8KV_HD struct fp8kv_bcodec_dyadic fp8kv_bcodec_nv_product(uint8_t code, uint8_t scale, float G)
+FP8KV_HD struct fp8kv_bcodec_dyadic fp8kv_bcodec_f32_dyadic(uint32_t b)
 {
-    /* e2m1: code value = n_e 2^(k_e): field 0 -> mant 2^-1; else (2 + mant) 2^(field - 2) */
-    const uint32_t mag = code & 7u, field = mag >> 1, mant = mag & 1u;
-    const uint64_t ne = field ? 2u + mant : mant;
-    const int ke = (field ? (int)field : 1) - 2;
-    /* UE4M3: field 0 -> mant 2^-9; else (8 + mant) 2^(field - 10) */
-    const uint32_t sf = scale >> 3, sm = scale & 7u;
-    const uint64_t ns = sf ? 8u + sm : sm;
-    const int ks = (sf ? (int)sf : 1) - 10;
-    const uint32_t g = fp8kv_f32_bits(G) & 0x7FFFFFFFu;
-    const uint64_t ng = g >= 0x00800000u ? (g & 0x7FFFFFu) | 0x800000u : g;
-    const int kg = (g >= 0x00800000u ? (int)(g >> 23) : 1) - 150;
-    struct fp8kv_bcodec_dyadic d = {ne * ns * ng, ke + ks + kg, (code >> 3) & 1};
-    return d;
-}
-/* An f32 x as n 2^k. */
-FP8KV_HD struct fp8kv_bcodec_dyadic fp8kv_bcodec_f32_dyadic(float x)
-{
-    const uint32_t b = fp8kv_f32_bits(x), a = b & 0x7FFFFFFFu;
+    const uint32_t a = b & 0x7FFFFFFFu;
     struct fp8kv_bcodec_dyadic d = {a >= 0x00800000u ? (a & 0x7FFFFFu) | 0x800000u : a,
                                     (a >= 0x00800000u ? (int)(a >> 23) : 1) - 150, (int)(b >> 31)};
     return d;
 }
 /* d as a signed integer multiple of 2^k0 (k0 <= d.k; the caller bounds the shift). */
-FP8KV_HD fp8kv_bcodec_i128 fp8kv_bcodec_align(struct fp8kv_bcodec_dyadic d, int k0)
+FP8KV_HD fp8kv_bcodec_i128 fp8kv_bcodec_align(uint32_t bits, int k0)
 {
+    const struct fp8kv_bcodec_dyadic d = fp8kv_bcodec_f32_dyadic(bits);
     const fp8kv_bcodec_i128 v = (fp8kv_bcodec_i128)d.n << (d.k - k0);
     return d.neg ? -v : v;
 }
 
-/* fp8kv_bcodec_sse_delta_sign: the sign (-1, 0, 1) of SSE(a) - SSE(b), the sums over the block
- * of (x_i - a_i)^2 and (x_i - b_i)^2 with a_i = ea_i * sa * G and b_i = eb_i * sb * G exact
- * (NVFP4 element codes ea, eb under scale codes sa, sb). Exact: the difference is the sum of
- * (b_i - a_i)(2 x_i - a_i - b_i) over the i where ea_i and eb_i differ (the others cancel),
- * each value an integer multiple of 2^k0, k0 the smallest exponent among them. Bound: where
- * the codes differ one is nonzero, so |x_i| > s G / 4 for that candidate's s, and every value
- * is below 6.5 max(sa, sb) G; sa, sb are the rne scales of amax / 6G and amax / 4G (within a
- * factor 4 of each other where they differ); a_i, b_i have at most 30 significant bits and
- * x_i 24, so every aligned value lies below 2^40 and each product below 2^83: 16 of them fit
- * a 128-bit sum. The shift is checked anyway (beyond 2^58: a double estimate, never taken). */
-FP8KV_HD int fp8kv_bcodec_sse_delta_sign(const float *x, const uint8_t *ea, const uint8_t *eb,
-                                         uint8_t sa, uint8_t sb, float G, int n)
+/* fp8kv_bcodec_sse_compare: the sign (-1, 0, 1) of SSE_a - SSE_b, the sums over the block of
+ * (x_i - a_i)^2 and (x_i - b_i)^2 for decoded blocks a and b (f32 bits, finite or +-Inf: a
+ * sum with an infinite term is +Inf, and two infinite sums tie). Exact: SSE_a - SSE_b is the
+ * sum of (b_i - a_i)(2 x_i - a_i - b_i) over the i where a_i != b_i, every value there an
+ * integer multiple of 2^k0, k0 the smallest f32 exponent among them (k0 >= -149). Bound:
+ * where the decoded values differ so do the codes, one of them nonzero, so |x_i| > s G / 4
+ * (1 - 2^-23) for that candidate's scale s, while every value is at most 6 max(s4, s6) G
+ * (1 + 2^-23); s4 <= 2 s6 when s6 > 0 (a quotient 1.5 times larger rounded to 4 bits, or
+ * 2^-9 against 2 * 2^-9 among the UE4M3 subnormals), so every aligned value is below
+ * 2^(24 + 8) (f32 subnormals only lower it) and each product below 2^67: 16 of them fit a
+ * 128-bit sum. The span is checked anyway; past 2^58 (never reached) a double estimate
+ * stands in. */
+FP8KV_HD int fp8kv_bcodec_sse_compare(const float *x, const uint32_t *a, const uint32_t *b, int n)
 {
-    int k0 = 1 << 20, top = -(1 << 20);
+    int inf_a = 0, inf_b = 0, k0 = 1 << 20, top = -(1 << 20);
     for (int i = 0; i < n; i++) {
-        if (ea[i] == eb[i])
+        inf_a |= (a[i] & 0x7FFFFFFFu) == 0x7F800000u;
+        inf_b |= (b[i] & 0x7FFFFFFFu) == 0x7F800000u;
+        if (a[i] == b[i])
             continue;
-        const struct fp8kv_bcodec_dyadic v[3] = {fp8kv_bcodec_f32_dyadic(x[i]),
-                                                 fp8kv_bcodec_nv_product(ea[i], sa, G),
-                                                 fp8kv_bcodec_nv_product(eb[i], sb, G)};
+        const uint32_t v[3] = {fp8kv_f32_bits(x[i]), a[i], b[i]};
         for (int j = 0; j < 3; j++) {
-            if (v[j].n == 0)
+            const struct fp8kv_bcodec_dyadic d = fp8kv_bcodec_f32_dyadic(v[j]);
+            if (d.n == 0)
                 continue;
-            k0 = v[j].k < k0 ? v[j].k : k0;
-            int hi = v[j].k + 1;
-            for (uint64_t t = v[j].n; t > 1; t >>= 1)
-                hi++;
-            top = hi > top ? hi : top;
+            k0 = d.k < k0 ? d.k : k0;
+            top = d.k + 24 > top ? d.k + 24 : top;
         }
     }
-    if (top < k0)
-        return 0; /* no element differs (or all differing values are zero) */
+    if (inf_a | inf_b)
+        return inf_a - inf_b;
     fp8kv_bcodec_i128 sum = 0;
     double estimate = 0;
-    for (int i = 0; i < n; i++) {
-        if (ea[i] == eb[i])
+    for (int i = 0; top >= k0 && i < n; i++) {
+        if (a[i] == b[i])
             continue;
-        const struct fp8kv_bcodec_dyadic xd = fp8kv_bcodec_f32_dyadic(x[i]),
-                                         ad = fp8kv_bcodec_nv_product(ea[i], sa, G),
-                                         bd = fp8kv_bcodec_nv_product(eb[i], sb, G);
+        const uint32_t xb = fp8kv_f32_bits(x[i]);
         if (top - k0 <= 58) {
-            const fp8kv_bcodec_i128 xi = fp8kv_bcodec_align(xd, k0),
-                                    ai = fp8kv_bcodec_align(ad, k0),
-                                    bi = fp8kv_bcodec_align(bd, k0);
+            const fp8kv_bcodec_i128 xi = fp8kv_bcodec_align(xb, k0),
+                                    ai = fp8kv_bcodec_align(a[i], k0),
+                                    bi = fp8kv_bcodec_align(b[i], k0);
             sum += (bi - ai) * (2 * xi - ai - bi);
         } else {
-            const double xv = (double)x[i], av = (ad.neg ? -1.0 : 1.0) * (double)ad.n,
-                         bv = (bd.neg ? -1.0 : 1.0) * (double)bd.n;
-            const double a = av * fp8kv_bcodec_pow2(ad.k), b = bv * fp8kv_bcodec_pow2(bd.k);
-            estimate += (b - a) * (2 * xv - a - b);
+            const double xv = (double)x[i], av = (double)fp8kv_f32_from_bits(a[i]),
+                         bv = (double)fp8kv_f32_from_bits(b[i]);
+            estimate += (bv - av) * (2 * xv - av - bv);
         }
     }
     if (top - k0 > 58)
@@ -425,8 +395,7 @@ FP8KV_HD int fp8kv_bcodec_sse_delta_sign(const float *x, const uint8_t *ea, cons
     return (sum > 0) - (sum < 0);
 }
 
-/* ---- blocks
- * -------------------------------------------------------------------------------------- */
+/* ---- blocks ---- */
 
 /* fp8kv_bcodec_encode_block: the scale code and block_size element codes of the block_size
  * f32 inputs x under c (block.h's encoding). A NaN or Inf input: the scale's NaN code and
@@ -458,9 +427,13 @@ FP8KV_HD void fp8kv_bcodec_encode_block(struct fp8kv_bcodec_cfg c, const float *
         return;
     const uint8_t s4 = fp8kv_bcodec_nv_scale(c, amax, 4, 0);
     uint8_t e4[16];
-    for (int i = 0; i < n; i++)
+    uint32_t y6[16], y4[16];
+    for (int i = 0; i < n; i++) {
         e4[i] = fp8kv_bcodec_element(c, s4, x[i]);
-    if (s4 == s || fp8kv_bcodec_sse_delta_sign(x, elems, e4, s, s4, c.global_scale, n) <= 0)
+        y6[i] = fp8kv_bcodec_decode_one(c, s, elems[i]);
+        y4[i] = fp8kv_bcodec_decode_one(c, s4, e4[i]);
+    }
+    if (s4 == s || fp8kv_bcodec_sse_compare(x, y6, y4, n) <= 0)
         return; /* SSE(s6) <= SSE(s4): s6 */
     *scale = s4;
     for (int i = 0; i < n; i++)

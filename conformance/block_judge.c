@@ -1,0 +1,512 @@
+/* block_judge.c — block codecs judged against the exact oracle (fp8kv/block_judge.h). */
+#include "fp8kv/block_judge.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/block_codec.h"
+#include "fp8kv/diag.h"
+#include "fp8kv/spec.h"
+
+const char *const fp8kv_block_check_names[FP8KV_BLOCK_CHECK_COUNT] = {"decode", "sweep", "blocks",
+                                                                      "vectors"};
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+static float f32_of(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+/* ---- reports ---- */
+
+void fp8kv_block_report_fail(struct fp8kv_block_report *r, enum fp8kv_block_check_kind k,
+                             const char *fmt, ...)
+{
+    (void)k;
+#pragma omp critical(fp8kv_block_report)
+    {
+        if (r->nlines < FP8KV_BLOCK_REPORT_LINES) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(r->lines[r->nlines++], sizeof r->lines[0], fmt, ap);
+            va_end(ap);
+        } else {
+            r->dropped++;
+        }
+    }
+}
+
+void fp8kv_block_report_note(struct fp8kv_block_report *r, const char *fmt, ...)
+{
+    if (r->nnotes >= (int)(sizeof r->notes / sizeof r->notes[0]))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->notes[r->nnotes++], sizeof r->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+uint64_t fp8kv_block_report_wrong(const struct fp8kv_block_report *r)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < FP8KV_BLOCK_CHECK_COUNT; k++)
+        n += r->wrong[k];
+    return n;
+}
+
+/* ---- the CPU subject: the header codec ---- */
+
+struct cpu_ctx {
+    struct fp8kv_bcodec_cfg cfg;
+};
+
+static struct fp8kv_bcodec_cfg cfg_of(const struct fp8kv_block_subject *s, float G)
+{
+    struct fp8kv_bcodec_cfg c = {(uint8_t)s->format->id, (uint8_t)s->rule, (uint8_t)s->model, G};
+    return c;
+}
+
+static int cpu_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
+                      uint8_t *scales, uint8_t *elements)
+{
+    (void)worker;
+    struct fp8kv_bcodec_cfg c = ((const struct cpu_ctx *)ctx)->cfg;
+    c.global_scale = G;
+    const size_t bs = (size_t)fp8kv_bcodec_block_size(c.format);
+    for (size_t b = 0; b < nblocks; b++)
+        fp8kv_bcodec_encode_block(c, x + b * bs, scales + b, elements + b * bs);
+    return FP8KV_OK;
+}
+
+static int cpu_decode(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
+                      size_t nblocks, float G, float *y)
+{
+    (void)worker;
+    struct fp8kv_bcodec_cfg c = ((const struct cpu_ctx *)ctx)->cfg;
+    c.global_scale = G;
+    const size_t bs = (size_t)fp8kv_bcodec_block_size(c.format);
+    for (size_t b = 0; b < nblocks; b++)
+        for (size_t i = 0; i < bs; i++)
+            y[b * bs + i] = f32_of(fp8kv_bcodec_decode_one(c, scales[b], elements[b * bs + i]));
+    return FP8KV_OK;
+}
+
+/* One context per (format, rule, model): the subject's ctx points at static storage. */
+static struct cpu_ctx cpu_contexts[FP8KV_BLOCK_FORMAT_COUNT][FP8KV_BLOCK_RULE_COUNT]
+                                  [FP8KV_BLOCK_MODEL_COUNT];
+
+struct fp8kv_block_subject fp8kv_block_subject_cpu(const struct fp8kv_block_format *f,
+                                                   enum fp8kv_block_rule rule,
+                                                   enum fp8kv_block_model model, int workers)
+{
+    struct cpu_ctx *ctx = &cpu_contexts[f->id][rule][model];
+    struct fp8kv_block_subject s = {"cpu", f,          rule,      model, workers < 1 ? 1 : workers,
+                                    ctx,   cpu_encode, cpu_decode};
+    ctx->cfg = cfg_of(&s, 1.0f);
+    return s;
+}
+
+struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G)
+{
+    struct fp8kv_block_params p = {s->rule, s->model, f32_bits(G)};
+    return p;
+}
+
+/* ---- decode: every (scale, element) pair ---- */
+
+static int same_f32(uint32_t expected, uint32_t got)
+{
+    const int nan_e = (expected & 0x7FFFFFFFu) > 0x7F800000u;
+    const int nan_g = (got & 0x7FFFFFFFu) > 0x7F800000u;
+    return nan_e ? nan_g : expected == got;
+}
+
+int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
+                             struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    if (!s->decode) {
+        fp8kv_block_report_note(r, "decode: %s has no decode, not checked", s->name);
+        return FP8KV_OK;
+    }
+    const int bs = f->block_size, nscales = fp8kv_block_scale_code_count(f);
+    const int ncodes = fp8kv_element_code_count(f->element);
+    const int per_scale = (ncodes + bs - 1) / bs; /* blocks per scale code */
+    const size_t nblocks = (size_t)nscales * (size_t)per_scale;
+    uint8_t *scales = malloc(nblocks), *elements = malloc(nblocks * (size_t)bs);
+    float *y = malloc(nblocks * (size_t)bs * sizeof *y);
+    uint32_t *expected = malloc(nblocks * (size_t)bs * sizeof *expected);
+    if (!scales || !elements || !y || !expected) {
+        free(scales), free(elements), free(y), free(expected);
+        return fp8kv_fail("out of memory");
+    }
+    const uint32_t gbits = f32_bits(G);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (size_t b = 0; b < nblocks; b++) {
+        scales[b] = (uint8_t)(b / (size_t)per_scale);
+        for (int i = 0; i < bs; i++) {
+            const size_t k = b * (size_t)bs + (size_t)i;
+            elements[k] =
+                (uint8_t)(((b % (size_t)per_scale) * (size_t)bs + (size_t)i) % (size_t)ncodes);
+            expected[k] = fp8kv_oracle_block_decode_one(f, gbits, scales[b], elements[k]);
+        }
+    }
+    int rc = s->decode(s->ctx, 0, scales, elements, nblocks, G, y);
+    r->ran[FP8KV_BLOCK_CHECK_DECODE] = 1;
+    for (size_t k = 0; rc == FP8KV_OK && k < nblocks * (size_t)bs; k++) {
+        r->checked[FP8KV_BLOCK_CHECK_DECODE]++;
+        const uint32_t got = f32_bits(y[k]);
+        if (same_f32(expected[k], got))
+            continue;
+        r->wrong[FP8KV_BLOCK_CHECK_DECODE]++;
+        fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_DECODE,
+                                "decode scale %02x element %02x (G %a): expected 0x%08x got 0x%08x",
+                                scales[k / (size_t)bs], elements[k], (double)G, expected[k], got);
+    }
+    free(scales), free(elements), free(y), free(expected);
+    return rc;
+}
+
+/* ---- the element sweep under a fixed scale ---- */
+
+int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
+                             struct fp8kv_block_sweep_point out[4])
+{
+    if (f->scale_kind == FP8KV_SCALE_UE4M3) {
+        out[0] = (struct fp8kv_block_sweep_point){0x38, 1.0f};
+        out[1] = (struct fp8kv_block_sweep_point){0x3B, 1.7f};
+        return 2;
+    }
+    out[0] = (struct fp8kv_block_sweep_point){127, 1.0f};
+    out[1] = (struct fp8kv_block_sweep_point){1, 1.0f};
+    out[2] = (struct fp8kv_block_sweep_point){200, 1.0f};
+    return 3;
+}
+
+/* A run of inputs of one sign: magnitudes from start (f32 bits, sign clear) up to the next
+ * run's start all encode to code (the oracle's element code, sign included). */
+struct run {
+    uint32_t start;
+    uint8_t code;
+};
+enum { MAX_RUNS = 160 }; /* at most one per magnitude code (128) */
+
+/* The runs of the inputs sign | [0, anchor] under scale code scale: each the largest stretch
+ * with one oracle code, found by binary search (the code is monotone in the magnitude). */
+static int element_runs(const struct fp8kv_block_format *f, const struct fp8kv_block_params *p,
+                        uint8_t scale, uint32_t sign, uint32_t anchor, struct run *runs)
+{
+    int n = 0;
+    for (uint64_t start = 0; start <= anchor && n < MAX_RUNS;) {
+        const uint8_t code = fp8kv_oracle_block_element(f, p, scale, sign | (uint32_t)start);
+        uint64_t lo = start, hi = anchor; /* the run's last magnitude lies in [lo, hi] */
+        while (lo < hi) {
+            const uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (fp8kv_oracle_block_element(f, p, scale, sign | (uint32_t)mid) == code)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        runs[n++] = (struct run){(uint32_t)start, code};
+        start = lo + 1;
+    }
+    return n;
+}
+
+/* The largest amax (f32 bits) whose oracle scale code is at most scale; 0 with *found 0 when
+ * no amax has exactly that scale. */
+static uint32_t scale_anchor(const struct fp8kv_block_format *f, const struct fp8kv_block_params *p,
+                             uint8_t scale, int *found)
+{
+    uint64_t lo = 0, hi = 0x7F7FFFFFu;
+    if (fp8kv_oracle_block_scale(f, p, 0) > scale) {
+        *found = 0;
+        return 0;
+    }
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (fp8kv_oracle_block_scale(f, p, (uint32_t)mid) <= scale)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *found = fp8kv_oracle_block_scale(f, p, (uint32_t)lo) == scale;
+    return (uint32_t)lo;
+}
+
+/* The code runs[] gives magnitude m (runs sorted by start; *cursor a hint, moved along). */
+static uint8_t run_code(const struct run *runs, int n, int *cursor, uint32_t m)
+{
+    int i = *cursor < n ? *cursor : n - 1;
+    if (runs[i].start > m)
+        i = 0;
+    while (i + 1 < n && runs[i + 1].start <= m)
+        i++;
+    *cursor = i;
+    return runs[i].code;
+}
+
+enum { SWEEP_CHUNK = 4096 }; /* blocks per subject call */
+
+int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_block_sweep_point pt,
+                            struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    if (s->rule == FP8KV_RULE_4OVER6) {
+        fp8kv_block_report_note(r, "sweep: not for 4over6 (the scale is chosen per block by its "
+                                   "squared errors): the blocks check covers it");
+        return FP8KV_OK;
+    }
+    const struct fp8kv_block_params p = fp8kv_block_params_of(s, pt.G);
+    int found;
+    const uint32_t anchor = scale_anchor(f, &p, pt.scale, &found);
+    if (!found) {
+        fp8kv_block_report_note(r, "sweep: no block has scale code %02x under %s %s", pt.scale,
+                                fp8kv_block_rule_names[s->rule], fp8kv_block_model_names[s->model]);
+        return FP8KV_OK;
+    }
+    struct run runs[2][MAX_RUNS];
+    int nruns[2];
+    for (int sg = 0; sg < 2; sg++)
+        nruns[sg] = element_runs(f, &p, pt.scale, (uint32_t)sg << 31, anchor, runs[sg]);
+    const size_t bs = (size_t)f->block_size, per = bs - 1; /* inputs per block */
+    const uint64_t ninputs = 2 * ((uint64_t)anchor + 1);
+    const uint64_t nblocks = (ninputs + per - 1) / per;
+    const uint64_t nchunks = (nblocks + SWEEP_CHUNK - 1) / SWEEP_CHUNK;
+    int cursor0 = 0;
+    const uint8_t anchor_code = run_code(runs[0], nruns[0], &cursor0, anchor);
+    int status = FP8KV_OK;
+    uint64_t checked = 0, wrong = 0;
+    r->ran[FP8KV_BLOCK_CHECK_SWEEP] = 1;
+#pragma omp parallel num_threads(s->workers) reduction(+ : checked, wrong)
+    {
+        const int worker = omp_get_thread_num();
+        float *x = malloc(SWEEP_CHUNK * bs * sizeof *x);
+        uint8_t *scales = malloc(SWEEP_CHUNK), *elements = malloc(SWEEP_CHUNK * bs);
+        uint8_t *expected = malloc(SWEEP_CHUNK * bs);
+        if (!x || !scales || !elements || !expected) {
+#pragma omp critical(fp8kv_block_sweep_status)
+            status = fp8kv_fail("out of memory");
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t c = 0; c < nchunks; c++) {
+            int stop;
+#pragma omp atomic read
+            stop = status;
+            if (stop != FP8KV_OK)
+                continue;
+            const uint64_t b0 = c * SWEEP_CHUNK;
+            const size_t nb = (size_t)(nblocks - b0 < SWEEP_CHUNK ? nblocks - b0 : SWEEP_CHUNK);
+            int cursor[2] = {0, 0};
+            for (size_t b = 0; b < nb; b++) {
+                x[b * bs] = f32_of(anchor);
+                expected[b * bs] = anchor_code;
+                for (size_t i = 0; i < per; i++) {
+                    const uint64_t k = (b0 + b) * per + i; /* the input's number */
+                    uint32_t bits = 0;                     /* padding past the last input */
+                    if (k < ninputs)
+                        bits = (uint32_t)(k / ((uint64_t)anchor + 1)) << 31 |
+                               (uint32_t)(k % ((uint64_t)anchor + 1));
+                    const int sg = (int)(bits >> 31);
+                    x[b * bs + 1 + i] = f32_of(bits);
+                    expected[b * bs + 1 + i] =
+                        run_code(runs[sg], nruns[sg], &cursor[sg], bits & 0x7FFFFFFFu);
+                }
+            }
+            const int rc = s->encode(s->ctx, worker, x, nb, pt.G, scales, elements);
+            if (rc != FP8KV_OK) {
+#pragma omp critical(fp8kv_block_sweep_status)
+                status = rc;
+                continue;
+            }
+            for (size_t b = 0; b < nb; b++) {
+                checked += bs;
+                if (scales[b] != pt.scale) {
+                    wrong++;
+                    fp8kv_block_report_fail(
+                        r, FP8KV_BLOCK_CHECK_SWEEP,
+                        "sweep scale %02x (G %a): block of inputs 0x%08x .. 0x%08x: scale "
+                        "expected %02x got %02x",
+                        pt.scale, (double)pt.G, f32_bits(x[b * bs + 1]),
+                        f32_bits(x[b * bs + bs - 1]), pt.scale, scales[b]);
+                }
+                for (size_t i = 0; i < bs; i++) {
+                    const size_t k = b * bs + i;
+                    if (elements[k] == expected[k] || (i > 0 && (b0 + b) * per + i - 1 >= ninputs))
+                        continue;
+                    wrong++;
+                    fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_SWEEP,
+                                            "sweep scale %02x (G %a): input 0x%08x: element "
+                                            "expected %02x got %02x",
+                                            pt.scale, (double)pt.G, f32_bits(x[k]), expected[k],
+                                            elements[k]);
+                }
+            }
+        }
+        free(x), free(scales), free(elements), free(expected);
+    }
+    r->checked[FP8KV_BLOCK_CHECK_SWEEP] += checked;
+    r->wrong[FP8KV_BLOCK_CHECK_SWEEP] += wrong;
+    if (status == FP8KV_OK)
+        fp8kv_block_report_note(
+            r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x, %d + %d runs", pt.scale,
+            (double)pt.G, (unsigned long long)ninputs, anchor, nruns[0], nruns[1]);
+    return status;
+}
+
+/* ---- random and edge blocks ---- */
+
+/* A uniform double in [0, 1). */
+static double uniform(uint64_t *state)
+{
+    return (double)(fp8kv_splitmix64(state) >> 11) * 0x1p-53;
+}
+
+/* A finite f32 with random bits (an all-ones exponent field loses its top bit). */
+static uint32_t random_finite(uint64_t *state)
+{
+    uint32_t b = (uint32_t)fp8kv_splitmix64(state);
+    return (b & 0x7F800000u) == 0x7F800000u ? b & ~0x40000000u : b;
+}
+
+/* The f32 bits of v (a double in the f32 range) moved by d ulps (within the finite range). */
+static uint32_t near_bits(double v, int d)
+{
+    const uint32_t b = f32_bits((float)v), sign = b & 0x80000000u, mag = b & 0x7FFFFFFFu;
+    const int64_t m = (int64_t)mag + d;
+    return sign | (uint32_t)(m < 0 ? 0 : m > 0x7F7FFFFF ? 0x7F7FFFFF : m);
+}
+
+void fp8kv_block_fill_block(const struct fp8kv_block_format *f, uint64_t *state, size_t index,
+                            uint32_t *x)
+{
+    const int bs = f->block_size, nv = f->scale_kind == FP8KV_SCALE_UE4M3;
+    const double max_elem = f->element->max_value;
+    /* a block scale unit: 2^k (MX) or s G-like (NVFP4: a random e4m3-ish s times G) */
+    const int k = (int)(fp8kv_splitmix64(state) % 60) - 30;
+    const double unit = ldexp(nv ? 1.0 + (double)(fp8kv_splitmix64(state) % 8) / 8 : 1.0, k);
+    const uint64_t pick = fp8kv_splitmix64(state);
+    switch (index % 8) {
+    case 0: /* random bits over the whole finite range */
+        for (int i = 0; i < bs; i++)
+            x[i] = random_finite(state);
+        break;
+    case 1: /* amax at and around max_elem 2^k (and 6 G, 4 G-like quotients), smaller others */
+    {
+        const double amax = max_elem * ldexp(1.0, (int)(pick % 250) - 130) *
+                            (nv ? 1.0 + (double)(pick >> 40 & 7) / 8 : 1.0);
+        for (int i = 0; i < bs; i++)
+            x[i] = near_bits(amax * uniform(state), 0) ^ ((uint32_t)(pick >> (i & 31)) << 31);
+        x[pick % (uint64_t)bs] = near_bits(amax, (int)(pick >> 8 & 7) - 3);
+        break;
+    }
+    case 2: /* element-grid midpoints and their neighbours under the block's unit */
+    {
+        const int m = f->element->man_bits;
+        for (int i = 0; i < bs; i++) {
+            const uint64_t t = fp8kv_splitmix64(state);
+            /* an odd multiple of half a step in a binade of the element grid */
+            const int e =
+                (int)(t % (uint64_t)(f->element->emax + f->element->bias)) + 1 - f->element->bias;
+            const double step = ldexp(1.0, e - m);
+            const double mid = ldexp(1.0, e) + step * ((double)((t >> 8) % (1u << m)) + 0.5);
+            x[i] = near_bits(mid * unit * ((t >> 20) & 1 ? -1 : 1), (int)(t >> 24 & 3) - 1);
+        }
+        x[pick % (uint64_t)bs] = near_bits(max_elem * unit, 0);
+        break;
+    }
+    case 3: /* tiny: f32 subnormals and the smallest normals */
+        for (int i = 0; i < bs; i++)
+            x[i] = (uint32_t)(fp8kv_splitmix64(state) % 0x01000000u) |
+                   (uint32_t)(fp8kv_splitmix64(state) & 1) << 31;
+        break;
+    case 4: /* zeros of both signs, a few small values */
+        for (int i = 0; i < bs; i++) {
+            const uint64_t t = fp8kv_splitmix64(state);
+            x[i] =
+                (t & 3) == 0 ? near_bits(unit * uniform(state), 0) : (uint32_t)(t >> 2 & 1) << 31;
+        }
+        if (pick & 1)
+            memset(x, 0, (size_t)bs * sizeof *x);
+        break;
+    case 5: /* a NaN or an Inf among random values */
+        for (int i = 0; i < bs; i++)
+            x[i] = random_finite(state);
+        x[pick % (uint64_t)bs] =
+            (pick >> 8 & 1 ? 0x7FC00000u : 0x7F800000u) | (uint32_t)(pick >> 9 & 1) << 31;
+        break;
+    case 6: /* Gaussian-like (a sum of four uniforms) times the unit */
+        for (int i = 0; i < bs; i++) {
+            double g = 0;
+            for (int j = 0; j < 4; j++)
+                g += uniform(state) - 0.5;
+            x[i] = near_bits(g * 2 * max_elem * unit, 0);
+        }
+        break;
+    default: /* a few outliers 10-1000 times the rest */
+        for (int i = 0; i < bs; i++) {
+            const double g = uniform(state) - 0.5;
+            const double big = (fp8kv_splitmix64(state) % 8) == 0 ? 10 + 990 * uniform(state) : 1;
+            x[i] = near_bits(g * big * unit, 0);
+        }
+        break;
+    }
+}
+
+int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint64_t seed,
+                             size_t nblocks, struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    const size_t bs = (size_t)f->block_size;
+    const struct fp8kv_block_params p = fp8kv_block_params_of(s, G);
+    uint32_t *x = malloc(nblocks * bs * sizeof *x);
+    uint8_t *es = malloc(nblocks), *ee = malloc(nblocks * bs);
+    uint8_t *gs = malloc(nblocks), *ge = malloc(nblocks * bs);
+    if (!x || !es || !ee || !gs || !ge) {
+        free(x), free(es), free(ee), free(gs), free(ge);
+        return fp8kv_fail("out of memory");
+    }
+    uint64_t state = seed;
+    for (size_t b = 0; b < nblocks; b++)
+        fp8kv_block_fill_block(f, &state, b, x + b * bs);
+#pragma omp parallel for schedule(dynamic, 16)
+    for (size_t b = 0; b < nblocks; b++)
+        fp8kv_oracle_block_encode(f, &p, x + b * bs, es + b, ee + b * bs);
+    const int rc = s->encode(s->ctx, 0, (const float *)(const void *)x, nblocks, G, gs, ge);
+    r->ran[FP8KV_BLOCK_CHECK_BLOCKS] = 1;
+    for (size_t b = 0; rc == FP8KV_OK && b < nblocks; b++) {
+        r->checked[FP8KV_BLOCK_CHECK_BLOCKS] += 1 + bs;
+        const uint32_t *xb = x + b * bs;
+        if (gs[b] != es[b]) {
+            r->wrong[FP8KV_BLOCK_CHECK_BLOCKS]++;
+            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_BLOCKS,
+                                    "block %zu (seed %llu, G %a; inputs 0x%08x 0x%08x ..): scale "
+                                    "expected %02x got %02x",
+                                    b, (unsigned long long)seed, (double)G, xb[0], xb[1], es[b],
+                                    gs[b]);
+        }
+        for (size_t i = 0; i < bs; i++) {
+            if (ge[b * bs + i] == ee[b * bs + i])
+                continue;
+            r->wrong[FP8KV_BLOCK_CHECK_BLOCKS]++;
+            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_BLOCKS,
+                                    "block %zu (seed %llu, G %a) element %zu: input 0x%08x "
+                                    "(scale %02x): expected %02x got %02x",
+                                    b, (unsigned long long)seed, (double)G, i, xb[i], es[b],
+                                    ee[b * bs + i], ge[b * bs + i]);
+        }
+    }
+    free(x), free(es), free(ee), free(gs), free(ge);
+    return rc;
+}
