@@ -8,12 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fp8kv/block_codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/spec.h"
-
-const char *const fp8kv_block_check_names[FP8KV_BLOCK_CHECK_COUNT] = {"decode", "sweep", "blocks",
-                                                                      "vectors"};
 
 static uint32_t f32_bits(float f)
 {
@@ -26,95 +22,6 @@ static float f32_of(uint32_t b)
     float f;
     memcpy(&f, &b, sizeof f);
     return f;
-}
-
-/* ---- reports ---- */
-
-void fp8kv_block_report_fail(struct fp8kv_block_report *r, enum fp8kv_block_check_kind k,
-                             const char *fmt, ...)
-{
-    (void)k;
-#pragma omp critical(fp8kv_block_report)
-    {
-        if (r->nlines < FP8KV_BLOCK_REPORT_LINES) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(r->lines[r->nlines++], sizeof r->lines[0], fmt, ap);
-            va_end(ap);
-        } else {
-            r->dropped++;
-        }
-    }
-}
-
-void fp8kv_block_report_note(struct fp8kv_block_report *r, const char *fmt, ...)
-{
-    if (r->nnotes >= (int)(sizeof r->notes / sizeof r->notes[0]))
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->notes[r->nnotes++], sizeof r->notes[0], fmt, ap);
-    va_end(ap);
-}
-
-uint64_t fp8kv_block_report_wrong(const struct fp8kv_block_report *r)
-{
-    uint64_t n = 0;
-    for (int k = 0; k < FP8KV_BLOCK_CHECK_COUNT; k++)
-        n += r->wrong[k];
-    return n;
-}
-
-/* ---- the CPU subject: the header codec ---- */
-
-struct cpu_ctx {
-    struct fp8kv_bcodec_cfg cfg;
-};
-
-static struct fp8kv_bcodec_cfg cfg_of(const struct fp8kv_block_subject *s, float G)
-{
-    struct fp8kv_bcodec_cfg c = {(uint8_t)s->format->id, (uint8_t)s->rule, (uint8_t)s->model, G};
-    return c;
-}
-
-static int cpu_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
-                      uint8_t *scales, uint8_t *elements)
-{
-    (void)worker;
-    struct fp8kv_bcodec_cfg c = ((const struct cpu_ctx *)ctx)->cfg;
-    c.global_scale = G;
-    const size_t bs = (size_t)fp8kv_bcodec_block_size(c.format);
-    for (size_t b = 0; b < nblocks; b++)
-        fp8kv_bcodec_encode_block(c, x + b * bs, scales + b, elements + b * bs);
-    return FP8KV_OK;
-}
-
-static int cpu_decode(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
-                      size_t nblocks, float G, float *y)
-{
-    (void)worker;
-    struct fp8kv_bcodec_cfg c = ((const struct cpu_ctx *)ctx)->cfg;
-    c.global_scale = G;
-    const size_t bs = (size_t)fp8kv_bcodec_block_size(c.format);
-    for (size_t b = 0; b < nblocks; b++)
-        for (size_t i = 0; i < bs; i++)
-            y[b * bs + i] = f32_of(fp8kv_bcodec_decode_one(c, scales[b], elements[b * bs + i]));
-    return FP8KV_OK;
-}
-
-/* One context per (format, rule, model): the subject's ctx points at static storage. */
-static struct cpu_ctx cpu_contexts[FP8KV_BLOCK_FORMAT_COUNT][FP8KV_BLOCK_RULE_COUNT]
-                                  [FP8KV_BLOCK_MODEL_COUNT];
-
-struct fp8kv_block_subject fp8kv_block_subject_cpu(const struct fp8kv_block_format *f,
-                                                   enum fp8kv_block_rule rule,
-                                                   enum fp8kv_block_model model, int workers)
-{
-    struct cpu_ctx *ctx = &cpu_contexts[f->id][rule][model];
-    struct fp8kv_block_subject s = {"cpu", f,          rule,      model, workers < 1 ? 1 : workers,
-                                    ctx,   cpu_encode, cpu_decode};
-    ctx->cfg = cfg_of(&s, 1.0f);
-    return s;
 }
 
 struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G)
@@ -194,18 +101,12 @@ int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
     return 3;
 }
 
-/* A run of inputs of one sign: magnitudes from start (f32 bits, sign clear) up to the next
- * run's start all encode to code (the oracle's element code, sign included). */
-struct run {
-    uint32_t start;
-    uint8_t code;
-};
-enum { MAX_RUNS = 160 }; /* at most one per magnitude code (128) */
+#define MAX_RUNS FP8KV_BLOCK_MAX_RUNS
 
 /* The runs of the inputs sign | [0, anchor] under scale code scale: each the largest stretch
  * with one oracle code, found by binary search (the code is monotone in the magnitude). */
 static int element_runs(const struct fp8kv_block_format *f, const struct fp8kv_block_params *p,
-                        uint8_t scale, uint32_t sign, uint32_t anchor, struct run *runs)
+                        uint8_t scale, uint32_t sign, uint32_t anchor, struct fp8kv_block_run *runs)
 {
     int n = 0;
     for (uint64_t start = 0; start <= anchor && n < MAX_RUNS;) {
@@ -218,7 +119,7 @@ static int element_runs(const struct fp8kv_block_format *f, const struct fp8kv_b
             else
                 hi = mid - 1;
         }
-        runs[n++] = (struct run){(uint32_t)start, code};
+        runs[n++] = (struct fp8kv_block_run){(uint32_t)start, code};
         start = lo + 1;
     }
     return n;
@@ -245,8 +146,23 @@ static uint32_t scale_anchor(const struct fp8kv_block_format *f, const struct fp
     return (uint32_t)lo;
 }
 
+int fp8kv_block_sweep_table(const struct fp8kv_block_format *f,
+                            const struct fp8kv_block_params *params,
+                            struct fp8kv_block_sweep_point pt, struct fp8kv_block_sweep_table *t)
+{
+    int found;
+    t->anchor = scale_anchor(f, params, pt.scale, &found);
+    if (!found)
+        return 0;
+    for (int sg = 0; sg < 2; sg++)
+        t->nruns[sg] =
+            element_runs(f, params, pt.scale, (uint32_t)sg << 31, t->anchor, t->runs[sg]);
+    t->anchor_code = fp8kv_oracle_block_element(f, params, pt.scale, t->anchor);
+    return 1;
+}
+
 /* The code runs[] gives magnitude m (runs sorted by start; *cursor a hint, moved along). */
-static uint8_t run_code(const struct run *runs, int n, int *cursor, uint32_t m)
+static uint8_t run_code(const struct fp8kv_block_run *runs, int n, int *cursor, uint32_t m)
 {
     int i = *cursor < n ? *cursor : n - 1;
     if (runs[i].start > m)
@@ -254,7 +170,7 @@ static uint8_t run_code(const struct run *runs, int n, int *cursor, uint32_t m)
     while (i + 1 < n && runs[i + 1].start <= m)
         i++;
     *cursor = i;
-    return runs[i].code;
+    return (uint8_t)runs[i].code;
 }
 
 enum { SWEEP_CHUNK = 4096 }; /* blocks per subject call */
@@ -269,26 +185,33 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
         return FP8KV_OK;
     }
     const struct fp8kv_block_params p = fp8kv_block_params_of(s, pt.G);
-    int found;
-    const uint32_t anchor = scale_anchor(f, &p, pt.scale, &found);
-    if (!found) {
+    struct fp8kv_block_sweep_table table;
+    if (!fp8kv_block_sweep_table(f, &p, pt, &table)) {
         fp8kv_block_report_note(r, "sweep: no block has scale code %02x under %s %s", pt.scale,
                                 fp8kv_block_rule_names[s->rule], fp8kv_block_model_names[s->model]);
         return FP8KV_OK;
     }
-    struct run runs[2][MAX_RUNS];
-    int nruns[2];
-    for (int sg = 0; sg < 2; sg++)
-        nruns[sg] = element_runs(f, &p, pt.scale, (uint32_t)sg << 31, anchor, runs[sg]);
+    const uint32_t anchor = table.anchor;
+    const uint8_t anchor_code = table.anchor_code;
+    const int *nruns = table.nruns;
+    const struct fp8kv_block_run(*runs)[MAX_RUNS] = table.runs;
     const size_t bs = (size_t)f->block_size, per = bs - 1; /* inputs per block */
     const uint64_t ninputs = 2 * ((uint64_t)anchor + 1);
     const uint64_t nblocks = (ninputs + per - 1) / per;
     const uint64_t nchunks = (nblocks + SWEEP_CHUNK - 1) / SWEEP_CHUNK;
-    int cursor0 = 0;
-    const uint8_t anchor_code = run_code(runs[0], nruns[0], &cursor0, anchor);
     int status = FP8KV_OK;
+    char message[1024] = "";
     uint64_t checked = 0, wrong = 0;
     r->ran[FP8KV_BLOCK_CHECK_SWEEP] = 1;
+    if (s->sweep) {
+        const struct fp8kv_block_run *const tables[2] = {runs[0], runs[1]};
+        status = s->sweep(s->ctx, pt.scale, pt.G, anchor, anchor_code, tables, nruns, r);
+        if (status == FP8KV_OK)
+            fp8kv_block_report_note(r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x on %s",
+                                    pt.scale, (double)pt.G, (unsigned long long)ninputs, anchor,
+                                    s->name);
+        return status;
+    }
 #pragma omp parallel num_threads(s->workers) reduction(+ : checked, wrong)
     {
         const int worker = omp_get_thread_num();
@@ -297,7 +220,10 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
         uint8_t *expected = malloc(SWEEP_CHUNK * bs);
         if (!x || !scales || !elements || !expected) {
 #pragma omp critical(fp8kv_block_sweep_status)
-            status = fp8kv_fail("out of memory");
+            {
+                status = FP8KV_ERR;
+                snprintf(message, sizeof message, "out of memory");
+            }
         }
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t c = 0; c < nchunks; c++) {
@@ -327,7 +253,11 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
             const int rc = s->encode(s->ctx, worker, x, nb, pt.G, scales, elements);
             if (rc != FP8KV_OK) {
 #pragma omp critical(fp8kv_block_sweep_status)
-                status = rc;
+                if (status == FP8KV_OK) { /* the message is this thread's: keep it */
+                    status = rc;
+                    snprintf(message, sizeof message, "%s; the sweep's inputs 0x%08x .. 0x%08x",
+                             fp8kv_last_error(), f32_bits(x[1]), f32_bits(x[nb * bs - 1]));
+                }
                 continue;
             }
             for (size_t b = 0; b < nb; b++) {
@@ -358,6 +288,8 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
     }
     r->checked[FP8KV_BLOCK_CHECK_SWEEP] += checked;
     r->wrong[FP8KV_BLOCK_CHECK_SWEEP] += wrong;
+    if (status != FP8KV_OK)
+        fp8kv_fail("%s", message); /* on the caller's thread */
     if (status == FP8KV_OK)
         fp8kv_block_report_note(
             r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x, %d + %d runs", pt.scale,

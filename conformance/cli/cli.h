@@ -308,6 +308,10 @@ int fp8kv_cli_block_format(const char *cmd, const char *name,
 int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice *c,
                             struct fp8kv_block_subject *out, struct fp8kv_block_plugin **plugin);
 
+/* fp8kv_cli_audit_block: `fp8kv audit --block ...` (cmd_audit_block.c; argv[1] is
+ * "--block"); an exit code. */
+int fp8kv_cli_audit_block(int argc, char **argv);
+
 /* fp8kv_cli_parse_global_scale: an nvfp4 G (finite, > 0, an f32 by fp8kv_cli_parse_value):
  * 0, or FP8KV_EXIT_USAGE after a message. */
 int fp8kv_cli_parse_global_scale(const char *cmd, const char *text, float *G);

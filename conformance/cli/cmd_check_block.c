@@ -1,63 +1,14 @@
 /* cmd_check_block.c — `fp8kv check-block`: a block codec (the CPU codec, the GPU codec or a
- * block-codec plugin) judged against the exact oracle (fp8kv/block_judge.h); and the subject
- * selection `fp8kv audit --block` shares. */
+ * block-codec plugin) judged against the exact oracle (fp8kv/block_judge.h; builds with the
+ * oracle); and the subject selection `fp8kv audit --block` shares (every build). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "fp8kv/block_judge.h"
 #include "fp8kv/block_plugin_host.h"
+#include "fp8kv/block_subject.h"
 #include "fp8kv/diag.h"
-
-static const char check_block_help[] =
-    "usage: fp8kv check-block (--format F [--rule R] [--model M] [--target cpu|hip] |\n"
-    "                          --plugin LIB.so) [--global-scale G] [--blocks N] [--seed S]\n"
-    "                          [--sweep all|none|CODE[@G],...] [--threads N] [--timeout S]\n"
-    "\n"
-    "Judges a block codec (MX, NVFP4: docs/blocks.md) against the exact MPFR oracle:\n"
-    "  decode  every element code under every scale code, bit for bit (NaN matches any NaN)\n"
-    "  sweep   every f32 input a block with a fixed scale code can hold, both signs, element\n"
-    "          codes against the oracle's element boundaries (runs, as fp8kv sweep judges)\n"
-    "  blocks  N seeded random and edge blocks against the oracle's whole-block encode\n"
-    "  --format F        mxfp8_e4m3 | mxfp8_e5m2 | mxfp6_e3m2 | mxfp6_e2m3 | mxfp4 | nvfp4\n"
-    "  --rule R          floor | rceil | even (MX), rne | ceil | 4over6 (nvfp4); default the\n"
-    "                    format's (floor, rne)\n"
-    "  --model M         exact | f32 (default exact)\n"
-    "  --target T        cpu (the header codec fp8kv/block_codec.h; default) or hip (the same\n"
-    "                    codec in GPU kernels; a GPU build)\n"
-    "  --plugin LIB.so   a library exporting fp8kv_block_codec_v1 (fp8kv/block_plugin.h), run in\n"
-    "                    worker processes; its descriptor says format, rule and model\n"
-    "  --global-scale G  nvfp4's f32 decode scale for decode and blocks (default 1)\n"
-    "  --blocks N        random and edge blocks (default 20000; 0: none)\n"
-    "  --seed S          their seed (default 1)\n"
-    "  --sweep LIST      the sweep's scale codes (hex), nvfp4 with @G: 'all' (default: MX 7f,\n"
-    "                    01, c8; nvfp4 38@1, 3b@1.7), 'none', or e.g. '7f,80' or '38@0.5'\n"
-    "  --threads N       threads (plugin: worker processes); default 2\n"
-    "  --timeout S       seconds a plugin call may take (default 30)\n"
-    "Prints per check the values checked and wrong, the first failures (input bits, expected\n"
-    "and got codes), then\n"
-    "  check-block <name>: <format> <rule> <model> checked=<N> wrong=<W> verdict=...\n"
-    "exit: 0 conformant, 1 nonconformant, 2 bad arguments or plugin, 3 no GPU target,\n"
-    "      4 the plugin crashed or hung\n";
-
-enum {
-    OPT_FORMAT,
-    OPT_RULE,
-    OPT_MODEL,
-    OPT_TARGET,
-    OPT_PLUGIN,
-    OPT_G,
-    OPT_BLOCKS,
-    OPT_SEED,
-    OPT_SWEEP,
-    OPT_THREADS,
-    OPT_TIMEOUT,
-    OPT_COUNT
-};
-static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"format", 1}, {"rule", 1}, {"model", 1}, {"target", 1},  {"plugin", 1}, {"global-scale", 1},
-    {"blocks", 1}, {"seed", 1}, {"sweep", 1}, {"threads", 1}, {"timeout", 1}};
 
 /* ---- the subject, shared with audit ---- */
 
@@ -98,7 +49,8 @@ int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice
         const struct fp8kv_block_plugin_info *info = fp8kv_block_plugin_info(*plugin);
         struct fp8kv_block_subject s = {
             info->name, info->format, info->rule,    info->model,
-            c->threads, *plugin,      plugin_encode, info->has_decode ? plugin_decode : NULL};
+            c->threads, *plugin,      plugin_encode, info->has_decode ? plugin_decode : NULL,
+            NULL};
         *out = s;
         return 0;
     }
@@ -150,7 +102,62 @@ int fp8kv_cli_parse_global_scale(const char *cmd, const char *text, float *G)
     return 0;
 }
 
-/* ---- check-block ---- */
+/* ---- check-block (the oracle's judge: builds with the oracle) ---- */
+
+#ifdef FP8KV_HAVE_ORACLE
+#include "fp8kv/block_judge.h"
+
+static const char check_block_help[] =
+    "usage: fp8kv check-block (--format F [--rule R] [--model M] [--target cpu|hip] |\n"
+    "                          --plugin LIB.so) [--global-scale G] [--blocks N] [--seed S]\n"
+    "                          [--sweep all|none|CODE[@G],...] [--threads N] [--timeout S]\n"
+    "                          [--device N]\n"
+    "\n"
+    "Judges a block codec (MX, NVFP4: docs/blocks.md) against the exact MPFR oracle:\n"
+    "  decode  every element code under every scale code, bit for bit (NaN matches any NaN)\n"
+    "  sweep   every f32 input a block with a fixed scale code can hold, both signs, element\n"
+    "          codes against the oracle's element boundaries (runs, as fp8kv sweep judges)\n"
+    "  blocks  N seeded random and edge blocks against the oracle's whole-block encode\n"
+    "  --format F        mxfp8_e4m3 | mxfp8_e5m2 | mxfp6_e3m2 | mxfp6_e2m3 | mxfp4 | nvfp4\n"
+    "  --rule R          floor | rceil | even (MX), rne | ceil | 4over6 (nvfp4); default the\n"
+    "                    format's (floor, rne)\n"
+    "  --model M         exact | f32 (default exact)\n"
+    "  --target T        cpu (the header codec fp8kv/block_codec.h; default) or hip (the same\n"
+    "                    codec in GPU kernels; a GPU build)\n"
+    "  --plugin LIB.so   a library exporting fp8kv_block_codec_v1 (fp8kv/block_plugin.h), run in\n"
+    "                    worker processes; its descriptor says format, rule and model\n"
+    "  --global-scale G  nvfp4's f32 decode scale for decode and blocks (default 1)\n"
+    "  --blocks N        random and edge blocks (default 20000; 0: none)\n"
+    "  --seed S          their seed (default 1)\n"
+    "  --sweep LIST      the sweep's scale codes (hex), nvfp4 with @G: 'all' (default: MX 7f,\n"
+    "                    01, c8; nvfp4 38@1, 3b@1.7), 'none', or e.g. '7f,80' or '38@0.5'\n"
+    "  --threads N       threads (plugin: worker processes); default 2\n"
+    "  --timeout S       seconds a plugin call may take (default 30)\n"
+    "  --device N        the GPU of --target hip (default 0)\n"
+    "Prints per check the values checked and wrong, the first failures (input bits, expected\n"
+    "and got codes), then\n"
+    "  check-block <name>: <format> <rule> <model> checked=<N> wrong=<W> verdict=...\n"
+    "exit: 0 conformant, 1 nonconformant, 2 bad arguments or plugin, 3 no GPU target,\n"
+    "      4 the plugin crashed or hung\n";
+
+enum {
+    OPT_FORMAT,
+    OPT_RULE,
+    OPT_MODEL,
+    OPT_TARGET,
+    OPT_PLUGIN,
+    OPT_G,
+    OPT_BLOCKS,
+    OPT_SEED,
+    OPT_SWEEP,
+    OPT_THREADS,
+    OPT_TIMEOUT,
+    OPT_DEVICE,
+    OPT_COUNT
+};
+static const struct fp8kv_cli_option options[OPT_COUNT] = {
+    {"format", 1}, {"rule", 1}, {"model", 1}, {"target", 1},  {"plugin", 1},  {"global-scale", 1},
+    {"blocks", 1}, {"seed", 1}, {"sweep", 1}, {"threads", 1}, {"timeout", 1}, {"device", 1}};
 
 /* parse_sweep: the sweep points of --sweep text for f into pts; their count, or -1 after a
  * usage message. */
@@ -224,6 +231,8 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     if (a.value[OPT_TIMEOUT] &&
         fp8kv_cli_parse_seconds(cmd, "--timeout", a.value[OPT_TIMEOUT], &c.timeout_s))
         return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_DEVICE] && fp8kv_cli_parse_device(cmd, a.value[OPT_DEVICE], &c.device))
+        return FP8KV_EXIT_USAGE;
     float G = 1.0f;
     if (a.value[OPT_G] && fp8kv_cli_parse_global_scale(cmd, a.value[OPT_G], &G))
         return FP8KV_EXIT_USAGE;
@@ -282,3 +291,4 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     fp8kv_block_plugin_close(plugin);
     return wrong ? FP8KV_EXIT_NONCONFORMANT : FP8KV_EXIT_CONFORMANT;
 }
+#endif

@@ -11,64 +11,11 @@
 
 #include "fp8kv/block.h"
 #include "fp8kv/block_oracle.h"
+#include "fp8kv/block_subject.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A block codec under test: what it claims (format, rule, model) and how to call it. encode:
- * nblocks whole blocks of x -> scales, elements (one byte per element); decode (may be NULL):
- * codes -> y. worker: 0 .. workers - 1, one caller per worker at a time. Each returns 0, or an
- * FP8KV_ERR* status with a message (FP8KV_ERR_SUBJECT: the subject crashed or hung). */
-struct fp8kv_block_subject {
-    const char *name;
-    const struct fp8kv_block_format *format;
-    enum fp8kv_block_rule rule;
-    enum fp8kv_block_model model;
-    int workers;
-    void *ctx;
-    int (*encode)(void *ctx, int worker, const float *x, size_t nblocks, float G, uint8_t *scales,
-                  uint8_t *elements);
-    int (*decode)(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
-                  size_t nblocks, float G, float *y);
-};
-
-/* The kinds of check, each with its own counts. */
-enum fp8kv_block_check_kind {
-    FP8KV_BLOCK_CHECK_DECODE,  /* every scale code x every element code */
-    FP8KV_BLOCK_CHECK_SWEEP,   /* every f32 input under a fixed scale: element codes */
-    FP8KV_BLOCK_CHECK_BLOCKS,  /* random and edge whole blocks: scale and element codes */
-    FP8KV_BLOCK_CHECK_VECTORS, /* the golden vectors' encode cases */
-    FP8KV_BLOCK_CHECK_COUNT
-};
-extern const char *const fp8kv_block_check_names[FP8KV_BLOCK_CHECK_COUNT];
-
-enum { FP8KV_BLOCK_REPORT_LINES = 24 };
-
-/* What the checks found: per kind, how many values were checked, how many were wrong, whether
- * it ran; the first failure lines (input bits, expected and got codes) and notes. */
-struct fp8kv_block_report {
-    uint64_t checked[FP8KV_BLOCK_CHECK_COUNT], wrong[FP8KV_BLOCK_CHECK_COUNT];
-    int ran[FP8KV_BLOCK_CHECK_COUNT];
-    char lines[FP8KV_BLOCK_REPORT_LINES][200];
-    int nlines;
-    uint64_t dropped; /* failure lines past FP8KV_BLOCK_REPORT_LINES */
-    char notes[8][200];
-    int nnotes;
-};
-
-/* fp8kv_block_subject_cpu: the header codec (fp8kv/block_codec.h) as a subject claiming f,
- * rule and model, on `workers` threads. */
-struct fp8kv_block_subject fp8kv_block_subject_cpu(const struct fp8kv_block_format *f,
-                                                   enum fp8kv_block_rule rule,
-                                                   enum fp8kv_block_model model, int workers);
-
-/* fp8kv_block_subject_gpu: the same header codec in GPU kernels (kernels/hip/block.hip) on
- * device `device`, as a subject: 0 and *out, or FP8KV_ERR when this build has no GPU target
- * or the device is not there (the message says which). */
-int fp8kv_block_subject_gpu(const struct fp8kv_block_format *f, enum fp8kv_block_rule rule,
-                            enum fp8kv_block_model model, int device,
-                            struct fp8kv_block_subject *out);
 
 /* fp8kv_block_params_of: the oracle's parameters of s's claim with decode scale G. */
 struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G);
@@ -91,6 +38,22 @@ struct fp8kv_block_sweep_point {
 int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
                              struct fp8kv_block_sweep_point out[4]);
 
+/* The judging table of a sweep point: the anchor (the largest amax whose oracle scale is
+ * the point's), the anchor's element code, and the runs of each sign over [0, anchor]. */
+struct fp8kv_block_sweep_table {
+    uint32_t anchor;
+    uint8_t anchor_code;
+    int nruns[2];
+    struct fp8kv_block_run runs[2][FP8KV_BLOCK_MAX_RUNS];
+};
+
+/* fp8kv_block_sweep_table: the table of point p under f, params (from the oracle: binary
+ * searches over the f32 bits, the scale and the element code being monotone in the
+ * magnitude); 1, or 0 when no block has scale code p.scale. */
+int fp8kv_block_sweep_table(const struct fp8kv_block_format *f,
+                            const struct fp8kv_block_params *params,
+                            struct fp8kv_block_sweep_point p, struct fp8kv_block_sweep_table *t);
+
 /* fp8kv_block_judge_sweep: every f32 input x that a block with scale code p.scale can hold
  * (|x| <= anchor, the largest amax whose oracle scale is p.scale under s's rule and model),
  * both signs, encoded by s in blocks anchor, x1 .. x(block_size-1): each element code against
@@ -111,17 +74,6 @@ int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint6
  * both signs, a NaN or Inf, Gaussian-like values) into x[f->block_size] (f32 bits). */
 void fp8kv_block_fill_block(const struct fp8kv_block_format *f, uint64_t *state, size_t index,
                             uint32_t *x);
-
-/* fp8kv_block_report_fail: records one failure line of kind k (printf-style). */
-void fp8kv_block_report_fail(struct fp8kv_block_report *r, enum fp8kv_block_check_kind k,
-                             const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* fp8kv_block_report_note: records a note (a check skipped, and why). */
-void fp8kv_block_report_note(struct fp8kv_block_report *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* fp8kv_block_report_wrong: the total of wrong values over every kind. */
-uint64_t fp8kv_block_report_wrong(const struct fp8kv_block_report *r);
 
 #ifdef __cplusplus
 }
