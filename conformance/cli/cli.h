@@ -28,6 +28,8 @@ struct fp8kv_cli_command {
 
 int fp8kv_cmd_encode(int argc, char **argv);
 int fp8kv_cmd_decode(int argc, char **argv);
+int fp8kv_cmd_encode_block(int argc, char **argv);
+int fp8kv_cmd_decode_block(int argc, char **argv);
 int fp8kv_cmd_gen(int argc, char **argv);
 int fp8kv_cmd_verify(int argc, char **argv);
 int fp8kv_cmd_sweep(int argc, char **argv);

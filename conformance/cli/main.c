@@ -38,6 +38,8 @@ static int cmd_no_oracle(int argc, char **argv)
 }
 #define fp8kv_cmd_encode cmd_no_oracle
 #define fp8kv_cmd_decode cmd_no_oracle
+#define fp8kv_cmd_encode_block cmd_no_oracle
+#define fp8kv_cmd_decode_block cmd_no_oracle
 #define fp8kv_cmd_gen cmd_no_oracle
 #define fp8kv_cmd_ver cmd_no_oracle
 #define fp8kv_cmd_check_block cmd_no_oracle
@@ -47,6 +49,10 @@ static const struct fp8kv_cli_command commands[] = {
     {"encode", "the oracle's code for f32/f16/bf16 inputs (TestFloat-style filter)",
      fp8kv_cmd_encode},
     {"decode", "the oracle's read value for fp8 codes", fp8kv_cmd_decode},
+    {"encode-block", "the oracle's codes of MX / NVFP4 blocks of f32 values, one block a line",
+     fp8kv_cmd_encode_block},
+    {"decode-block", "the oracle's f32 values of MX / NVFP4 encoded blocks",
+     fp8kv_cmd_decode_block},
     {"gen", "generate the golden vectors (--check: compare with a regeneration)", fp8kv_cmd_gen},
     {"verify", "check a vector directory against MANIFEST.json and SHA256SUMS", fp8kv_cmd_verify},
     {"sweep", "exhaustive sweep of a built-in codec or a codec plugin", fp8kv_cmd_sweep},

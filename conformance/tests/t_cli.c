@@ -95,9 +95,10 @@ Test(cli, bad_input_exit_2_with_message)
 
 Test(cli, help_everywhere)
 {
-    static const char *const commands[] = {
-        "encode",        "decode", "gen",      "verify",   "sweep",  "run", "bench",
-        "verify-stream", "audit",  "judge-kv", "check-kv", "report", "ver", "version"};
+    static const char *const commands[] = {"encode", "decode",   "gen",          "verify",
+                                           "sweep",  "run",      "bench",        "verify-stream",
+                                           "audit",  "judge-kv", "check-kv",     "report",
+                                           "ver",    "version",  "encode-block", "decode-block"};
     char cmd[256], out[8192];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         for (int h = 0; h < 2; h++) {

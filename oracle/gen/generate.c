@@ -11,6 +11,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/gen.h"
 #include "fp8kv/oracle.h"
+#include "blocks.h"
 #include "kv_cases.h"
 #include "fp8kv/fileio.h"
 #include "manifest.h"
@@ -243,6 +244,8 @@ int fp8kv_generate(const char *dir, FILE *log)
         if (rc == 0 && log)
             fprintf(log, "gen: %s done (%.1f s)\n", p->name, seconds_since(&t0));
     }
+    if (rc == 0)
+        rc = fp8kv_gen_blocks(&m, log);
     if (rc == 0)
         rc = fp8kv_manifest_finish(&m, FP8KV_VERSION);
     if (rc == 0 && log)

@@ -1,0 +1,311 @@
+/* cmd_block.c — `fp8kv encode-block` and `fp8kv decode-block`: the block oracle
+ * (fp8kv/block_oracle.h) as a filter, one block per line, for the MX and NVFP4 formats. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fp8kv/block_oracle.h"
+#include "fp8kv/diag.h"
+
+static const char encode_block_help[] =
+    "usage: fp8kv encode-block --format F [options]\n"
+    "\n"
+    "The exact codes of each block of f32 values, computed with MPFR (docs/DESIGN.md §10).\n"
+    "Reads one block per line from stdin (or --input FILE): exactly 32 values for the MX\n"
+    "formats, 16 for nvfp4, whitespace-separated, each hex f32 bits (0x3f800000) or a decimal\n"
+    "(1.5, -0, inf, nan; rounded once to f32); blank lines and '#' comments are skipped.\n"
+    "Prints one line per block: the scale code, then the element codes, in hex:\n"
+    "  7f 1 2 f ...\n"
+    "\n"
+    "options:\n"
+    "  --format F         mxfp8_e4m3|mxfp8_e5m2|mxfp6_e3m2|mxfp6_e2m3|mxfp4|nvfp4\n"
+    "  --rule R           MX: floor (default, OCP), rceil, even;\n"
+    "                     nvfp4: rne (default), ceil, 4over6\n"
+    "  --model M          exact (default): one rounding per stored byte; f32: the scale's\n"
+    "                     steps in f32 as an engine computes them\n"
+    "  --global-scale G   nvfp4's f32 per-tensor decode scale, finite > 0 (default 1)\n"
+    "  --input FILE       read FILE instead of stdin\n"
+    "  -h, --help         this text\n"
+    "exit: 0 ok, 2 bad arguments or input (the line and the problem named)\n";
+
+static const char decode_block_help[] =
+    "usage: fp8kv decode-block --format F [options]\n"
+    "\n"
+    "The f32 values of each encoded block, computed with MPFR: RN32(element * scale) (MX),\n"
+    "RN32(element * s * G) (nvfp4). Reads one block per line from stdin (or --input FILE):\n"
+    "the scale code then the element codes, in hex (`fp8kv encode-block` output); prints one\n"
+    "line per block: the decoded values, as the shortest decimals that read back to the same\n"
+    "f32 (integers below 2^24 in full; inf, -inf, nan, -nan), or with --hex their f32 bits.\n"
+    "\n"
+    "options:\n"
+    "  --format F         mxfp8_e4m3|mxfp8_e5m2|mxfp6_e3m2|mxfp6_e2m3|mxfp4|nvfp4\n"
+    "  --global-scale G   nvfp4's f32 per-tensor decode scale, finite > 0 (default 1)\n"
+    "  --hex              print f32 bits instead of decimals\n"
+    "  --input FILE       read FILE instead of stdin\n"
+    "  -h, --help         this text\n"
+    "exit: 0 ok, 2 bad arguments or input (the line and the problem named)\n";
+
+enum { OPT_FORMAT, OPT_RULE, OPT_MODEL, OPT_GLOBAL_SCALE, OPT_INPUT, OPT_HEX, OPT_COUNT };
+static const struct fp8kv_cli_option block_options[OPT_COUNT] = {
+    [OPT_FORMAT] = {"format", 1}, [OPT_RULE] = {"rule", 1},
+    [OPT_MODEL] = {"model", 1},   [OPT_GLOBAL_SCALE] = {"global-scale", 1},
+    [OPT_INPUT] = {"input", 1},   [OPT_HEX] = {"hex", 0},
+};
+
+/* What a block command was asked. */
+struct block_job {
+    const struct fp8kv_block_format *format;
+    struct fp8kv_block_params params;
+    int hex;
+    FILE *input;
+    const char *input_name;
+};
+
+/* Parses the command line of cmd (its options: bit k for option k): 0 to go on, or 1 when the
+ * command is done (--help, or a usage error) with its exit code in *exit_code. */
+static int parse_job(const char *cmd, const char *help, unsigned takes, int argc, char **argv,
+                     struct block_job *job, int *exit_code)
+{
+    struct fp8kv_cli_args a;
+    if (fp8kv_cli_begin(cmd, help, argc, argv, block_options, OPT_COUNT, &a, exit_code))
+        return 1;
+    *exit_code = FP8KV_EXIT_USAGE;
+    for (int k = 0; k < OPT_COUNT; k++)
+        if (a.value[k] && !(takes & 1u << k)) {
+            fp8kv_cli_usage_error(cmd, "option --%s does not apply to %s", block_options[k].name,
+                                  cmd);
+            return 1;
+        }
+    if (!a.value[OPT_FORMAT]) {
+        fp8kv_cli_usage_error(cmd, "--format is required (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, "
+                                   "mxfp6_e2m3, mxfp4, nvfp4)");
+        return 1;
+    }
+    const char *names[FP8KV_BLOCK_FORMAT_COUNT];
+    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
+        names[i] = fp8kv_block_formats[i].name;
+    const int f =
+        fp8kv_cli_parse_choice(cmd, "format", a.value[OPT_FORMAT], names, FP8KV_BLOCK_FORMAT_COUNT);
+    if (f < 0)
+        return 1;
+    *job = (struct block_job){.format = &fp8kv_block_formats[f], .hex = a.value[OPT_HEX] != NULL};
+    job->params = (struct fp8kv_block_params){job->format->default_rule, FP8KV_BLOCK_MODEL_EXACT,
+                                              0x3F800000u};
+    if (a.value[OPT_RULE]) {
+        const int r = fp8kv_cli_parse_choice(cmd, "rule", a.value[OPT_RULE], fp8kv_block_rule_names,
+                                             FP8KV_BLOCK_RULE_COUNT);
+        if (r < 0)
+            return 1;
+        if (!fp8kv_block_takes_rule(job->format, (enum fp8kv_block_rule)r)) {
+            fp8kv_cli_usage_error(cmd, "--rule %s is not a rule of %s (its rules: %s)",
+                                  a.value[OPT_RULE], job->format->name,
+                                  job->format->scale_kind == FP8KV_SCALE_E8M0
+                                      ? "floor, rceil, even"
+                                      : "rne, ceil, 4over6");
+            return 1;
+        }
+        job->params.rule = (enum fp8kv_block_rule)r;
+    }
+    if (a.value[OPT_MODEL]) {
+        const int m = fp8kv_cli_parse_choice(cmd, "model", a.value[OPT_MODEL],
+                                             fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
+        if (m < 0)
+            return 1;
+        job->params.model = (enum fp8kv_block_model)m;
+    }
+    if (a.value[OPT_GLOBAL_SCALE]) {
+        if (job->format->scale_kind != FP8KV_SCALE_UE4M3) {
+            fp8kv_cli_usage_error(cmd, "--global-scale applies to nvfp4 only (%s has none)",
+                                  job->format->name);
+            return 1;
+        }
+        uint32_t g;
+        if (fp8kv_cli_parse_value(FP8KV_DTYPE_F32, a.value[OPT_GLOBAL_SCALE], &g) != 0) {
+            fp8kv_cli_usage_error(cmd, "--global-scale: %s", fp8kv_last_error());
+            return 1;
+        }
+        if ((g & 0x80000000u) || (g & 0x7F800000u) == 0x7F800000u || g == 0) {
+            fp8kv_cli_usage_error(cmd, "--global-scale %s: G must be a finite f32 > 0",
+                                  a.value[OPT_GLOBAL_SCALE]);
+            return 1;
+        }
+        job->params.global_scale_bits = g;
+    }
+    job->input = stdin;
+    job->input_name = "stdin";
+    if (a.value[OPT_INPUT] && strcmp(a.value[OPT_INPUT], "-") != 0) {
+        job->input = fopen(a.value[OPT_INPUT], "r");
+        job->input_name = a.value[OPT_INPUT];
+        if (!job->input) {
+            fp8kv_cli_usage_error(cmd, "--input %s: cannot open: %s", a.value[OPT_INPUT],
+                                  strerror(errno));
+            return 1;
+        }
+    }
+    *exit_code = 0;
+    return 0;
+}
+
+/* split: the whitespace-separated words of line into words[0 .. max); their count, or max + 1
+ * when there are more. */
+static int split(char *line, char **words, int max)
+{
+    int n = 0;
+    for (char *w = strtok(line, " \t"); w; w = strtok(NULL, " \t")) {
+        if (n == max)
+            return max + 1;
+        words[n++] = w;
+    }
+    return n;
+}
+
+/* parse_hex_code: a code of hex digits (optionally 0x) below limit: 0, or FP8KV_ERR. */
+static int parse_hex_code(const char *text, unsigned limit, const char *what, uint8_t *code)
+{
+    const char *d = text;
+    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+        d += 2;
+    const size_t n = strlen(d);
+    int ok = n >= 1 && n <= 2;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isxdigit((unsigned char)d[i]) != 0;
+    if (!ok)
+        return fp8kv_fail("%s '%s' is not a code: give hex digits (e.g. 7f)", what, text);
+    const unsigned v = (unsigned)strtoul(d, NULL, 16);
+    if (v >= limit)
+        return fp8kv_fail("%s 0x%x is out of range (codes 0..0x%x)", what, v, limit - 1);
+    *code = (uint8_t)v;
+    return FP8KV_OK;
+}
+
+/* The block of one line (words) in f32 bits, or FP8KV_ERR naming the problem. */
+static int parse_block(const struct fp8kv_block_format *f, char *line, uint32_t *x)
+{
+    char *words[FP8KV_BLOCK_MAX];
+    const int n = split(line, words, f->block_size);
+    if (n != f->block_size)
+        return fp8kv_fail("%s%d values, %s takes exactly %d per line",
+                          n > f->block_size ? "more than " : "",
+                          n > f->block_size ? f->block_size : n, f->name, f->block_size);
+    for (int i = 0; i < n; i++)
+        if (fp8kv_cli_parse_value(FP8KV_DTYPE_F32, words[i], &x[i]) != 0)
+            return fp8kv_fail("value %d: %s", i + 1, fp8kv_last_error());
+    return FP8KV_OK;
+}
+
+/* The codes of one line (scale then elements), or FP8KV_ERR naming the problem. */
+static int parse_codes(const struct fp8kv_block_format *f, char *line, uint8_t *scale,
+                       uint8_t *elements)
+{
+    char *words[1 + FP8KV_BLOCK_MAX];
+    const int want = 1 + f->block_size, n = split(line, words, want);
+    if (n != want)
+        return fp8kv_fail("%s%d codes, %s takes exactly %d per line (the scale and %d elements)",
+                          n > want ? "more than " : "", n > want ? want : n, f->name, want,
+                          f->block_size);
+    if (parse_hex_code(words[0], (unsigned)fp8kv_block_scale_code_count(f), "the scale", scale) !=
+        0)
+        return FP8KV_ERR;
+    for (int i = 0; i < f->block_size; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "element %d", i + 1);
+        if (parse_hex_code(words[1 + i], (unsigned)fp8kv_element_code_count(f->element), what,
+                           &elements[i]) != 0)
+            return FP8KV_ERR;
+    }
+    return FP8KV_OK;
+}
+
+/* print_f32: an integer below 2^24 as such (480, -0), else the shortest %g decimal that reads
+ * back (strtof) to the f32 with these bits. */
+static void print_f32(uint32_t bits)
+{
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    if (isnan(v)) {
+        fputs(bits >> 31 ? "-nan" : "nan", stdout);
+        return;
+    }
+    char buf[48];
+    if (v == truncf(v) && fabsf(v) < 0x1p24f) {
+        printf("%.0f", (double)v);
+        return;
+    }
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)v);
+        if (strtof(buf, NULL) == v && signbit(strtof(buf, NULL)) == signbit(v))
+            break;
+    }
+    fputs(buf, stdout);
+}
+
+/* run_lines: each input line of job through one (encode: 1, decode: 0); an exit code. */
+static int run_lines(const char *cmd, struct block_job *job, int encode)
+{
+    const struct fp8kv_block_format *f = job->format;
+    struct fp8kv_cli_inputs in;
+    fp8kv_cli_inputs_open(&in, 0, NULL, 0);
+    fp8kv_cli_inputs_from(&in, job->input, job->input_name);
+    int rc = FP8KV_EXIT_CONFORMANT;
+    char *line;
+    while ((line = (char *)fp8kv_cli_inputs_next(&in))) {
+        uint32_t x[FP8KV_BLOCK_MAX];
+        uint8_t scale, e[FP8KV_BLOCK_MAX];
+        if (in.invalid || (encode ? parse_block(f, line, x) : parse_codes(f, line, &scale, e))) {
+            fflush(stdout);
+            fprintf(stderr, "fp8kv %s: %s: %s\n", cmd, in.where, fp8kv_last_error());
+            rc = FP8KV_EXIT_USAGE;
+            break;
+        }
+        if (encode) {
+            fp8kv_oracle_block_encode(f, &job->params, x, &scale, e);
+            printf("%x", scale);
+            for (int i = 0; i < f->block_size; i++)
+                printf(" %x", e[i]);
+        } else {
+            for (int i = 0; i < f->block_size; i++) {
+                const uint32_t y =
+                    fp8kv_oracle_block_decode_one(f, job->params.global_scale_bits, scale, e[i]);
+                if (i)
+                    putchar(' ');
+                if (job->hex)
+                    printf("0x%08x", y);
+                else
+                    print_f32(y);
+            }
+        }
+        putchar('\n');
+    }
+    fp8kv_cli_inputs_close(&in);
+    if (job->input != stdin)
+        fclose(job->input);
+    return rc;
+}
+
+int fp8kv_cmd_encode_block(int argc, char **argv)
+{
+    static const char cmd[] = "encode-block";
+    const unsigned takes = 1u << OPT_FORMAT | 1u << OPT_RULE | 1u << OPT_MODEL |
+                           1u << OPT_GLOBAL_SCALE | 1u << OPT_INPUT;
+    struct block_job job;
+    int rc;
+    if (parse_job(cmd, encode_block_help, takes, argc, argv, &job, &rc))
+        return rc;
+    return run_lines(cmd, &job, 1);
+}
+
+int fp8kv_cmd_decode_block(int argc, char **argv)
+{
+    static const char cmd[] = "decode-block";
+    const unsigned takes =
+        1u << OPT_FORMAT | 1u << OPT_GLOBAL_SCALE | 1u << OPT_INPUT | 1u << OPT_HEX;
+    struct block_job job;
+    int rc;
+    if (parse_job(cmd, decode_block_help, takes, argc, argv, &job, &rc))
+        return rc;
+    return run_lines(cmd, &job, 0);
+}
