@@ -111,9 +111,10 @@ static const char check_block_help[] =
     "usage: fp8kv check-block (--format F [--rule R] [--model M] [--target cpu|hip] |\n"
     "                          --plugin LIB.so) [--global-scale G] [--blocks N] [--seed S]\n"
     "                          [--sweep all|none|CODE[@G],...] [--threads N] [--timeout S]\n"
-    "                          [--device N]\n"
+    "                          [--device N] [--vectors DIR]\n"
     "\n"
     "Judges a block codec (MX, NVFP4: docs/blocks.md) against the exact MPFR oracle:\n"
+    "  vectors the golden vectors vectors/blocks/<format>/: every encode case, the decode tables\n"
     "  decode  every element code under every scale code, bit for bit (NaN matches any NaN)\n"
     "  sweep   every f32 input a block with a fixed scale code can hold, both signs, element\n"
     "          codes against the oracle's element boundaries (runs, as fp8kv sweep judges)\n"
@@ -134,6 +135,7 @@ static const char check_block_help[] =
     "  --threads N       threads (plugin: worker processes); default 2\n"
     "  --timeout S       seconds a plugin call may take (default 30)\n"
     "  --device N        the GPU of --target hip (default 0)\n"
+    "  --vectors DIR     the vector directory (default: $FP8KV_VECTORS, ./vectors, installed)\n"
     "Prints per check the values checked and wrong, the first failures (input bits, expected\n"
     "and got codes), then\n"
     "  check-block <name>: <format> <rule> <model> checked=<N> wrong=<W> verdict=...\n"
@@ -153,6 +155,7 @@ enum {
     OPT_THREADS,
     OPT_TIMEOUT,
     OPT_DEVICE,
+    OPT_VECTORS,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
@@ -266,7 +269,9 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     }
     printf("check-block %s: %s rule %s model %s (G %.9g)\n", s.name, s.format->name,
            fp8kv_block_rule_names[s.rule], fp8kv_block_model_names[s.model], (double)G);
-    int status = fp8kv_block_judge_decode(&s, G, r);
+    int status = fp8kv_block_judge_vectors(&s, fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]), r);
+    if (status == FP8KV_OK)
+        status = fp8kv_block_judge_decode(&s, G, r);
     for (int i = 0; status == FP8KV_OK && i < npts; i++)
         status = fp8kv_block_judge_sweep(&s, pts[i], r);
     if (status == FP8KV_OK && nblocks)

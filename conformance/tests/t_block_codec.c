@@ -44,6 +44,9 @@ Test(block_codec, every_format_rule_model_against_the_oracle, .timeout = 600)
                 char what[96];
                 snprintf(what, sizeof what, "%s %s %s", f->name, fp8kv_block_rule_names[rule],
                          fp8kv_block_model_names[model]);
+                cr_assert_eq(fp8kv_block_judge_vectors(&s, FP8KV_SOURCE_DIR "/vectors", &r),
+                             FP8KV_OK, "%s", fp8kv_last_error());
+                cr_expect(r.ran[FP8KV_BLOCK_CHECK_VECTORS], "%s: no golden vectors", what);
                 const int nG = f->scale_kind == FP8KV_SCALE_UE4M3 ? 4 : 1;
                 for (int g = 0; g < nG; g++) {
                     cr_assert_eq(fp8kv_block_judge_decode(&s, Gs[g], &r), FP8KV_OK);
@@ -198,6 +201,9 @@ Test(check_block_cli, planted_faults_are_found)
         /* 2^-127 * 1.25 * 2^0 .. : mxfp4 ties away: 0x00a00000 is 1.25 at X = -126 */
         {"mxfp4_ties_away", "--sweep 01 --blocks 0",
          "input 0x00a00000: element expected 02 got 03"},
+        /* the golden vectors' grid ties at scale 1: 0.25 (0x3e800000) is the tie 0 | 0.5 */
+        {"mxfp4_ties_away", "--sweep none --blocks 0",
+         "input 0x3e800000 (scale 7f): expected 00 got 01"},
         {"nvfp4_nv_pow2", "--sweep none --blocks 4000", "scale expected"},
         {"nvfp4_nv_unsaturated", "--sweep none --blocks 4000", "scale expected 7e got 7f"},
         {"mxfp4_rceil_rceil_as_floor", "--sweep none --blocks 4000", "scale expected"},

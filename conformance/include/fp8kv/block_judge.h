@@ -68,6 +68,13 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
 int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint64_t seed,
                              size_t nblocks, struct fp8kv_block_report *r);
 
+/* fp8kv_block_judge_vectors: the golden vectors under root (root/blocks/<format>/, written by
+ * the oracle: docs vectors/README.md): s's encode of every case (input.npy, nvfp4 at each case's
+ * G) against <rule>_<model>_*.npy (or <rule>_*.npy where the models agree), and s's decode
+ * against decode.npy (and nvfp4's decode_g.npy at G = RN32(1/3)). No directory: a note, 0. */
+int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *root,
+                              struct fp8kv_block_report *r);
+
 /* fp8kv_block_fill_block: block number index of the seeded edge/random mix for f (kinds cycle:
  * random magnitudes over the whole f32 range, amax at and around max_elem 2^k, element-grid
  * ties and their neighbours under the block's scale, tiny and subnormal inputs, zeros of
