@@ -24,10 +24,11 @@ static float f32_of(uint32_t b)
 void fp8kv_block_report_fail(struct fp8kv_block_report *r, enum fp8kv_block_check_kind k,
                              const char *fmt, ...)
 {
-    (void)k;
 #pragma omp critical(fp8kv_block_report)
     {
-        if (r->nlines < FP8KV_BLOCK_REPORT_LINES) {
+        if (r->nlines < FP8KV_BLOCK_REPORT_LINES &&
+            r->nlines_of[k] < FP8KV_BLOCK_REPORT_LINES_PER_KIND) {
+            r->nlines_of[k]++;
             va_list ap;
             va_start(ap, fmt);
             vsnprintf(r->lines[r->nlines++], sizeof r->lines[0], fmt, ap);

@@ -159,8 +159,9 @@ enum {
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"format", 1}, {"rule", 1}, {"model", 1}, {"target", 1},  {"plugin", 1},  {"global-scale", 1},
-    {"blocks", 1}, {"seed", 1}, {"sweep", 1}, {"threads", 1}, {"timeout", 1}, {"device", 1}};
+    {"format", 1},       {"rule", 1},   {"model", 1},  {"target", 1}, {"plugin", 1},
+    {"global-scale", 1}, {"blocks", 1}, {"seed", 1},   {"sweep", 1},  {"threads", 1},
+    {"timeout", 1},      {"device", 1}, {"vectors", 1}};
 
 /* parse_sweep: the sweep points of --sweep text for f into pts; their count, or -1 after a
  * usage message. */

@@ -170,7 +170,8 @@ Test(block_gpu, the_device_sweep_names_a_planted_fault)
 static int check_block(const char *args, char *out, size_t size)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s check-block %s 2>&1", FP8KV_EXE, args);
+    snprintf(cmd, sizeof cmd, "%s check-block --vectors %s/vectors %s 2>&1", FP8KV_EXE,
+             FP8KV_SOURCE_DIR, args);
     return test_run(cmd, out, size);
 }
 

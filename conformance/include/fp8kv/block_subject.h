@@ -57,16 +57,16 @@ enum fp8kv_block_check_kind {
 };
 extern const char *const fp8kv_block_check_names[FP8KV_BLOCK_CHECK_COUNT];
 
-enum { FP8KV_BLOCK_REPORT_LINES = 24 };
+enum { FP8KV_BLOCK_REPORT_LINES = 32, FP8KV_BLOCK_REPORT_LINES_PER_KIND = 8 };
 
 /* What the checks found: per kind, how many values were checked, how many were wrong, whether
- * it ran; the first failure lines (input bits, expected and got codes) and notes. */
+ * it ran; the first failure lines of each kind (input bits, expected and got codes) and notes. */
 struct fp8kv_block_report {
     uint64_t checked[FP8KV_BLOCK_CHECK_COUNT], wrong[FP8KV_BLOCK_CHECK_COUNT];
     int ran[FP8KV_BLOCK_CHECK_COUNT];
     char lines[FP8KV_BLOCK_REPORT_LINES][200];
-    int nlines;
-    uint64_t dropped; /* failure lines past FP8KV_BLOCK_REPORT_LINES */
+    int nlines, nlines_of[FP8KV_BLOCK_CHECK_COUNT];
+    uint64_t dropped; /* failure lines past FP8KV_BLOCK_REPORT_LINES_PER_KIND of their kind */
     char notes[8][200];
     int nnotes;
 };
