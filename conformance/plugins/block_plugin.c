@@ -8,6 +8,8 @@
  *   nv_unsaturated  nvfp4's block scale past 448 not clamped (480: the NaN code 0x7F)
  *   rceil_as_floor  claims rceil, computes floor
  *   crash           dereferences NULL on meeting the input 1.0
+ *   bad_rule        says rule "rne", which mxfp4 does not take
+ *   abi2            says block-codec ABI version 2
  * The fault is the only difference: the hooks are the example's own macros. */
 #include <stdint.h>
 
@@ -17,6 +19,8 @@
 #define BLOCK_FAULT_NV_UNSATURATED 3
 #define BLOCK_FAULT_RCEIL_AS_FLOOR 4
 #define BLOCK_FAULT_CRASH 5
+#define BLOCK_FAULT_BAD_RULE 6
+#define BLOCK_FAULT_ABI2 7
 #ifndef BLOCK_FAULT
 #define BLOCK_FAULT BLOCK_FAULT_NONE
 #endif
@@ -48,5 +52,9 @@ ENGINE_EXPORT const struct fp8kv_block_codec_v1 *fp8kv_block_codec_v1(void)
 {
     wrapped = *engine_block_codec_v1();
     wrapped.encode = encode_or_crash;
+    if (BLOCK_FAULT == BLOCK_FAULT_BAD_RULE)
+        wrapped.rule = "rne";
+    if (BLOCK_FAULT == BLOCK_FAULT_ABI2)
+        wrapped.abi_version = 2;
     return &wrapped;
 }

@@ -250,6 +250,10 @@ Test(check_block_cli, bad_arguments_exit_2)
         cr_expect(strstr(out, cases[i].message), "%s: no '%s' in\n%s", cases[i].args,
                   cases[i].message, out);
     }
+    cr_expect_eq(check_plugin("mxfp4_bad_rule", "", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "rule \"rne\" is not one mxfp4 takes"), "%s", out);
+    cr_expect_eq(check_plugin("mxfp4_abi2", "", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "block-codec ABI version 2, this fp8kv reads version 1"), "%s", out);
     cr_expect_eq(check_block("--help", out, sizeof out), 0);
     cr_expect(strstr(out, "usage: fp8kv check-block"), "%s", out);
 }
