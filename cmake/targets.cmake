@@ -1,7 +1,7 @@
 # cmake/targets.cmake — the names an engine links, the same through add_subdirectory() and
 # find_package(fp8kv):
-#   fp8kv::plugin       the plugin ABI headers, fp8kv/plugin.h and fp8kv/kv_plugin.h (all a codec or
-#                       KV-kernel plugin needs)
+#   fp8kv::plugin       the plugin ABI headers, fp8kv/plugin.h, fp8kv/kv_plugin.h and
+#                       fp8kv/block_plugin.h (all a codec, KV-kernel or block-codec plugin needs)
 #   fp8kv::conformance  the judge library (sweeps, vector checks, reports) and its dependencies
 #   fp8kv::core         the semantic tables, .npy files and digests (no MPFR)
 #   fp8kv::kernels_cpu  the built-in host codecs and CPU KV-cache reference paths

@@ -284,4 +284,38 @@ int fp8kv_cli_on_every_device(const char *cmd, const struct fp8kv_cli_args *a,
 int fp8kv_cli_sweep_merge(json_t *const *docs, char *const *paths, int n, const char *json_path);
 int fp8kv_cli_audit_merge(json_t *const *docs, char *const *paths, int n, const char *json_path);
 
+/* ---- block codecs (cmd_check_block.c; shared with audit --block) ---- */
+
+struct fp8kv_block_format;
+struct fp8kv_block_subject;
+struct fp8kv_block_plugin;
+int fp8kv_cmd_check_block(int argc, char **argv);
+
+/* What the command line says of a block codec: --format/--rule/--model/--target, or --plugin
+ * (each NULL when absent); threads (plugin worker processes), timeout, GPU device. */
+struct fp8kv_cli_block_choice {
+    const char *format, *rule, *model, *target, *plugin;
+    int threads;
+    double timeout_s;
+    int device;
+};
+
+/* fp8kv_cli_block_format: the block format called name in *out: 0, or FP8KV_EXIT_USAGE after a
+ * message naming the formats. */
+int fp8kv_cli_block_format(const char *cmd, const char *name,
+                           const struct fp8kv_block_format **out);
+
+/* fp8kv_cli_block_subject: the subject c names (a plugin opened into *plugin, to close with
+ * fp8kv_block_plugin_close; else NULL): 0, or an exit code after a message. */
+int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice *c,
+                            struct fp8kv_block_subject *out, struct fp8kv_block_plugin **plugin);
+
+/* fp8kv_cli_audit_block: `fp8kv audit --block ...` (cmd_audit_block.c; argv[1] is
+ * "--block"); an exit code. */
+int fp8kv_cli_audit_block(int argc, char **argv);
+
+/* fp8kv_cli_parse_global_scale: an nvfp4 G (finite, > 0, an f32 by fp8kv_cli_parse_value):
+ * 0, or FP8KV_EXIT_USAGE after a message. */
+int fp8kv_cli_parse_global_scale(const char *cmd, const char *text, float *G);
+
 #endif

@@ -40,6 +40,7 @@ static const char audit_help[] =
     "                  installed set)\n"
     "  --json FILE     also write the verdict as JSON (docs/json.md: one check per set, its\n"
     "                  mismatches the changed inputs); '-': the JSON to stdout, text to stderr\n"
+    "Block codecs (MX, NVFP4): fp8kv audit --block --help.\n"
     "exit: 0 identical or improved (the candidate is right wherever a byte changed),\n"
     "      1 regressed, 2 bad arguments, vectors or plugin, 3 no GPU (--target hip), 4 a plugin\n"
     "      (or the GPU) failed\n";
@@ -250,6 +251,8 @@ static int present_audit(const struct audit_outcome *o, const char *json, struct
 
 int fp8kv_cmd_audit(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--block") == 0) /* block codecs: cmd_audit_block.c */
+        return fp8kv_cli_audit_block(argc, argv);
     struct fp8kv_cli_args a;
     int rc;
     if (fp8kv_cli_begin("audit", audit_help, argc, argv, options, OPT_COUNT, &a, &rc))

@@ -42,6 +42,7 @@ static int cmd_no_oracle(int argc, char **argv)
 #define fp8kv_cmd_decode_block cmd_no_oracle
 #define fp8kv_cmd_gen cmd_no_oracle
 #define fp8kv_cmd_ver cmd_no_oracle
+#define fp8kv_cmd_check_block cmd_no_oracle
 #endif
 
 static const struct fp8kv_cli_command commands[] = {
@@ -66,6 +67,8 @@ static const struct fp8kv_cli_command commands[] = {
     {"check-kv",
      "every golden KV case through KV kernels: a plugin (fp8kv_kv_kernels_v1) or fp8kv's own",
      fp8kv_cmd_check_kv},
+    {"check-block", "judge a block codec (MX, NVFP4: CPU, GPU or a plugin) against the oracle",
+     fp8kv_cmd_check_block},
     {"run", "a conformance run of a target, with its report", fp8kv_cmd_run},
     {"bench", "the performance figures: sweep speed, memory, a whole run", fp8kv_cmd_bench},
     {"report", "write a report for a GPU target compiled but not run, or not compiled",

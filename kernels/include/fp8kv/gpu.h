@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fp8kv/block_codec.h"
 #include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/kv_cache.h"
@@ -152,6 +153,45 @@ int fp8kv_gpu_decode(int decoder, struct fp8kv_codec_cfg cfg, const uint8_t *q, 
 int fp8kv_gpu_sweep(int codec, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
                     const struct fp8kv_sweep_run *runs, size_t nruns, uint64_t lo, uint64_t hi,
                     struct fp8kv_sweep_result *out);
+
+/* ---- block codecs (block.hip) ---------------------------------------------------------------- */
+
+/* fp8kv_gpu_block_encode: the header block codec (fp8kv/block_codec.h) under cfg on the device,
+ * one thread per block: scales[nblocks], elements[nblocks * block_size] of x. */
+int fp8kv_gpu_block_encode(struct fp8kv_bcodec_cfg cfg, const float *x, size_t nblocks,
+                           uint8_t *scales, uint8_t *elements);
+
+/* fp8kv_gpu_block_decode: y[nblocks * block_size], element codes under their block's scale. */
+int fp8kv_gpu_block_decode(struct fp8kv_bcodec_cfg cfg, const uint8_t *scales,
+                           const uint8_t *elements, size_t nblocks, float *y);
+
+/* A run of the element sweep's judging table: magnitudes (f32 bits, sign clear) from start up
+ * to the next run's start encode to code (sign included); the judge computes it (the oracle). */
+struct fp8kv_gpu_block_run {
+    uint32_t start;
+    uint32_t code;
+};
+enum { FP8KV_GPU_BLOCK_MAX_RUNS = 160, FP8KV_GPU_BLOCK_FAILURES = 16 };
+
+/* One wrong code: the input (for a scale: the block's first input), expected and got. */
+struct fp8kv_gpu_block_failure {
+    uint32_t input;
+    uint8_t expected, got, is_scale, pad;
+};
+struct fp8kv_gpu_block_sweep_result {
+    uint64_t checked, wrong;
+    struct fp8kv_gpu_block_failure first[FP8KV_GPU_BLOCK_FAILURES]; /* some of the wrong ones */
+    int nfirst;
+    double ms; /* the kernel's time */
+};
+
+/* fp8kv_gpu_block_sweep: the element sweep on the device: every input sign | m, m in
+ * [0, anchor], both signs, in blocks anchor, x1 .. x(block_size - 1) encoded by the header
+ * codec under cfg, each block's scale against scale, its elements against runs[sign] (nruns
+ * each, starts increasing from 0), the anchor's against anchor_code. */
+int fp8kv_gpu_block_sweep(struct fp8kv_bcodec_cfg cfg, uint8_t scale, uint32_t anchor,
+                          uint8_t anchor_code, const struct fp8kv_gpu_block_run *const runs[2],
+                          const int nruns[2], struct fp8kv_gpu_block_sweep_result *out);
 
 /* ---- the device as subjects ------------------------------------------------------------------ */
 

@@ -1,0 +1,588 @@
+/* block_judge.c — block codecs judged against the exact oracle (fp8kv/block_judge.h). */
+#include "fp8kv/block_judge.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8kv/diag.h"
+#include "fp8kv/spec.h"
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+static float f32_of(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G)
+{
+    struct fp8kv_block_params p = {s->rule, s->model, f32_bits(G)};
+    return p;
+}
+
+/* ---- decode: every (scale, element) pair ---- */
+
+static int same_f32(uint32_t expected, uint32_t got)
+{
+    const int nan_e = (expected & 0x7FFFFFFFu) > 0x7F800000u;
+    const int nan_g = (got & 0x7FFFFFFFu) > 0x7F800000u;
+    return nan_e ? nan_g : expected == got;
+}
+
+int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
+                             struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    if (!s->decode) {
+        fp8kv_block_report_note(r, "decode: %s has no decode, not checked", s->name);
+        return FP8KV_OK;
+    }
+    const int bs = f->block_size, nscales = fp8kv_block_scale_code_count(f);
+    const int ncodes = fp8kv_element_code_count(f->element);
+    const int per_scale = (ncodes + bs - 1) / bs; /* blocks per scale code */
+    const size_t nblocks = (size_t)nscales * (size_t)per_scale;
+    uint8_t *scales = malloc(nblocks), *elements = malloc(nblocks * (size_t)bs);
+    float *y = malloc(nblocks * (size_t)bs * sizeof *y);
+    uint32_t *expected = malloc(nblocks * (size_t)bs * sizeof *expected);
+    if (!scales || !elements || !y || !expected) {
+        free(scales), free(elements), free(y), free(expected);
+        return fp8kv_fail("out of memory");
+    }
+    const uint32_t gbits = f32_bits(G);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (size_t b = 0; b < nblocks; b++) {
+        scales[b] = (uint8_t)(b / (size_t)per_scale);
+        for (int i = 0; i < bs; i++) {
+            const size_t k = b * (size_t)bs + (size_t)i;
+            elements[k] =
+                (uint8_t)(((b % (size_t)per_scale) * (size_t)bs + (size_t)i) % (size_t)ncodes);
+            expected[k] = fp8kv_oracle_block_decode_one(f, gbits, scales[b], elements[k]);
+        }
+    }
+    int rc = s->decode(s->ctx, 0, scales, elements, nblocks, G, y);
+    r->ran[FP8KV_BLOCK_CHECK_DECODE] = 1;
+    for (size_t k = 0; rc == FP8KV_OK && k < nblocks * (size_t)bs; k++) {
+        r->checked[FP8KV_BLOCK_CHECK_DECODE]++;
+        const uint32_t got = f32_bits(y[k]);
+        if (same_f32(expected[k], got))
+            continue;
+        r->wrong[FP8KV_BLOCK_CHECK_DECODE]++;
+        fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_DECODE,
+                                "decode scale %02x element %02x (G %a): expected 0x%08x got 0x%08x",
+                                scales[k / (size_t)bs], elements[k], (double)G, expected[k], got);
+    }
+    free(scales), free(elements), free(y), free(expected);
+    return rc;
+}
+
+/* ---- the element sweep under a fixed scale ---- */
+
+int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
+                             struct fp8kv_block_sweep_point out[4])
+{
+    if (f->scale_kind == FP8KV_SCALE_UE4M3) {
+        out[0] = (struct fp8kv_block_sweep_point){0x38, 1.0f};
+        out[1] = (struct fp8kv_block_sweep_point){0x3B, 1.7f};
+        return 2;
+    }
+    out[0] = (struct fp8kv_block_sweep_point){127, 1.0f};
+    out[1] = (struct fp8kv_block_sweep_point){1, 1.0f};
+    out[2] = (struct fp8kv_block_sweep_point){200, 1.0f};
+    return 3;
+}
+
+#define MAX_RUNS FP8KV_BLOCK_MAX_RUNS
+
+/* The runs of the inputs sign | [0, anchor] under scale code scale: each the largest stretch
+ * with one oracle code, found by binary search (the code is monotone in the magnitude). */
+static int element_runs(const struct fp8kv_block_format *f, const struct fp8kv_block_params *p,
+                        uint8_t scale, uint32_t sign, uint32_t anchor, struct fp8kv_block_run *runs)
+{
+    int n = 0;
+    for (uint64_t start = 0; start <= anchor && n < MAX_RUNS;) {
+        const uint8_t code = fp8kv_oracle_block_element(f, p, scale, sign | (uint32_t)start);
+        uint64_t lo = start, hi = anchor; /* the run's last magnitude lies in [lo, hi] */
+        while (lo < hi) {
+            const uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (fp8kv_oracle_block_element(f, p, scale, sign | (uint32_t)mid) == code)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        runs[n++] = (struct fp8kv_block_run){(uint32_t)start, code};
+        start = lo + 1;
+    }
+    return n;
+}
+
+/* The largest amax (f32 bits) whose oracle scale code is at most scale; 0 with *found 0 when
+ * no amax has exactly that scale. */
+static uint32_t scale_anchor(const struct fp8kv_block_format *f, const struct fp8kv_block_params *p,
+                             uint8_t scale, int *found)
+{
+    uint64_t lo = 0, hi = 0x7F7FFFFFu;
+    if (fp8kv_oracle_block_scale(f, p, 0) > scale) {
+        *found = 0;
+        return 0;
+    }
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (fp8kv_oracle_block_scale(f, p, (uint32_t)mid) <= scale)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *found = fp8kv_oracle_block_scale(f, p, (uint32_t)lo) == scale;
+    return (uint32_t)lo;
+}
+
+int fp8kv_block_sweep_table(const struct fp8kv_block_format *f,
+                            const struct fp8kv_block_params *params,
+                            struct fp8kv_block_sweep_point pt, struct fp8kv_block_sweep_table *t)
+{
+    int found;
+    t->anchor = scale_anchor(f, params, pt.scale, &found);
+    if (!found)
+        return 0;
+    for (int sg = 0; sg < 2; sg++)
+        t->nruns[sg] =
+            element_runs(f, params, pt.scale, (uint32_t)sg << 31, t->anchor, t->runs[sg]);
+    t->anchor_code = fp8kv_oracle_block_element(f, params, pt.scale, t->anchor);
+    return 1;
+}
+
+/* The code runs[] gives magnitude m (runs sorted by start; *cursor a hint, moved along). */
+static uint8_t run_code(const struct fp8kv_block_run *runs, int n, int *cursor, uint32_t m)
+{
+    int i = *cursor < n ? *cursor : n - 1;
+    if (runs[i].start > m)
+        i = 0;
+    while (i + 1 < n && runs[i + 1].start <= m)
+        i++;
+    *cursor = i;
+    return (uint8_t)runs[i].code;
+}
+
+enum { SWEEP_CHUNK = 4096 }; /* blocks per subject call */
+
+int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_block_sweep_point pt,
+                            struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    if (s->rule == FP8KV_RULE_4OVER6) {
+        fp8kv_block_report_note(r, "sweep: not for 4over6 (the scale is chosen per block by its "
+                                   "squared errors): the blocks check covers it");
+        return FP8KV_OK;
+    }
+    const struct fp8kv_block_params p = fp8kv_block_params_of(s, pt.G);
+    struct fp8kv_block_sweep_table table;
+    if (!fp8kv_block_sweep_table(f, &p, pt, &table)) {
+        fp8kv_block_report_note(r, "sweep: no block has scale code %02x under %s %s", pt.scale,
+                                fp8kv_block_rule_names[s->rule], fp8kv_block_model_names[s->model]);
+        return FP8KV_OK;
+    }
+    const uint32_t anchor = table.anchor;
+    const uint8_t anchor_code = table.anchor_code;
+    const int *nruns = table.nruns;
+    const struct fp8kv_block_run(*runs)[MAX_RUNS] = table.runs;
+    const size_t bs = (size_t)f->block_size, per = bs - 1; /* inputs per block */
+    const uint64_t ninputs = 2 * ((uint64_t)anchor + 1);
+    const uint64_t nblocks = (ninputs + per - 1) / per;
+    const uint64_t nchunks = (nblocks + SWEEP_CHUNK - 1) / SWEEP_CHUNK;
+    int status = FP8KV_OK;
+    char message[1024] = "";
+    uint64_t checked = 0, wrong = 0;
+    r->ran[FP8KV_BLOCK_CHECK_SWEEP] = 1;
+    if (s->sweep) {
+        const struct fp8kv_block_run *const tables[2] = {runs[0], runs[1]};
+        status = s->sweep(s->ctx, pt.scale, pt.G, anchor, anchor_code, tables, nruns, r);
+        if (status == FP8KV_OK)
+            fp8kv_block_report_note(r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x on %s",
+                                    pt.scale, (double)pt.G, (unsigned long long)ninputs, anchor,
+                                    s->name);
+        return status;
+    }
+#pragma omp parallel num_threads(s->workers) reduction(+ : checked, wrong)
+    {
+        const int worker = omp_get_thread_num();
+        float *x = malloc(SWEEP_CHUNK * bs * sizeof *x);
+        uint8_t *scales = malloc(SWEEP_CHUNK), *elements = malloc(SWEEP_CHUNK * bs);
+        uint8_t *expected = malloc(SWEEP_CHUNK * bs);
+        if (!x || !scales || !elements || !expected) {
+#pragma omp critical(fp8kv_block_sweep_status)
+            {
+                status = FP8KV_ERR;
+                snprintf(message, sizeof message, "out of memory");
+            }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t c = 0; c < nchunks; c++) {
+            int stop;
+#pragma omp atomic read
+            stop = status;
+            if (stop != FP8KV_OK)
+                continue;
+            const uint64_t b0 = c * SWEEP_CHUNK;
+            const size_t nb = (size_t)(nblocks - b0 < SWEEP_CHUNK ? nblocks - b0 : SWEEP_CHUNK);
+            int cursor[2] = {0, 0};
+            for (size_t b = 0; b < nb; b++) {
+                x[b * bs] = f32_of(anchor);
+                expected[b * bs] = anchor_code;
+                for (size_t i = 0; i < per; i++) {
+                    const uint64_t k = (b0 + b) * per + i; /* the input's number */
+                    uint32_t bits = 0;                     /* padding past the last input */
+                    if (k < ninputs)
+                        bits = (uint32_t)(k / ((uint64_t)anchor + 1)) << 31 |
+                               (uint32_t)(k % ((uint64_t)anchor + 1));
+                    const int sg = (int)(bits >> 31);
+                    x[b * bs + 1 + i] = f32_of(bits);
+                    expected[b * bs + 1 + i] =
+                        run_code(runs[sg], nruns[sg], &cursor[sg], bits & 0x7FFFFFFFu);
+                }
+            }
+            const int rc = s->encode(s->ctx, worker, x, nb, pt.G, scales, elements);
+            if (rc != FP8KV_OK) {
+#pragma omp critical(fp8kv_block_sweep_status)
+                if (status == FP8KV_OK) { /* the message is this thread's: keep it */
+                    status = rc;
+                    snprintf(message, sizeof message, "%s; the sweep's inputs 0x%08x .. 0x%08x",
+                             fp8kv_last_error(), f32_bits(x[1]), f32_bits(x[nb * bs - 1]));
+                }
+                continue;
+            }
+            for (size_t b = 0; b < nb; b++) {
+                checked += bs;
+                if (scales[b] != pt.scale) {
+                    wrong++;
+                    fp8kv_block_report_fail(
+                        r, FP8KV_BLOCK_CHECK_SWEEP,
+                        "sweep scale %02x (G %a): block of inputs 0x%08x .. 0x%08x: scale "
+                        "expected %02x got %02x",
+                        pt.scale, (double)pt.G, f32_bits(x[b * bs + 1]),
+                        f32_bits(x[b * bs + bs - 1]), pt.scale, scales[b]);
+                }
+                for (size_t i = 0; i < bs; i++) {
+                    const size_t k = b * bs + i;
+                    if (elements[k] == expected[k] || (i > 0 && (b0 + b) * per + i - 1 >= ninputs))
+                        continue;
+                    wrong++;
+                    fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_SWEEP,
+                                            "sweep scale %02x (G %a): input 0x%08x: element "
+                                            "expected %02x got %02x",
+                                            pt.scale, (double)pt.G, f32_bits(x[k]), expected[k],
+                                            elements[k]);
+                }
+            }
+        }
+        free(x), free(scales), free(elements), free(expected);
+    }
+    r->checked[FP8KV_BLOCK_CHECK_SWEEP] += checked;
+    r->wrong[FP8KV_BLOCK_CHECK_SWEEP] += wrong;
+    if (status != FP8KV_OK)
+        fp8kv_fail("%s", message); /* on the caller's thread */
+    if (status == FP8KV_OK)
+        fp8kv_block_report_note(
+            r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x, %d + %d runs", pt.scale,
+            (double)pt.G, (unsigned long long)ninputs, anchor, nruns[0], nruns[1]);
+    return status;
+}
+
+/* ---- random and edge blocks ---- */
+
+/* A uniform double in [0, 1). */
+static double uniform(uint64_t *state)
+{
+    return (double)(fp8kv_splitmix64(state) >> 11) * 0x1p-53;
+}
+
+/* A finite f32 with random bits (an all-ones exponent field loses its top bit). */
+static uint32_t random_finite(uint64_t *state)
+{
+    uint32_t b = (uint32_t)fp8kv_splitmix64(state);
+    return (b & 0x7F800000u) == 0x7F800000u ? b & ~0x40000000u : b;
+}
+
+/* The f32 bits of v (a double in the f32 range) moved by d ulps (within the finite range). */
+static uint32_t near_bits(double v, int d)
+{
+    const uint32_t b = f32_bits((float)v), sign = b & 0x80000000u, mag = b & 0x7FFFFFFFu;
+    const int64_t m = (int64_t)mag + d;
+    return sign | (uint32_t)(m < 0 ? 0 : m > 0x7F7FFFFF ? 0x7F7FFFFF : m);
+}
+
+void fp8kv_block_fill_block(const struct fp8kv_block_format *f, uint64_t *state, size_t index,
+                            uint32_t *x)
+{
+    const int bs = f->block_size, nv = f->scale_kind == FP8KV_SCALE_UE4M3;
+    const double max_elem = f->element->max_value;
+    /* a block scale unit: 2^k (MX) or s G-like (NVFP4: a random e4m3-ish s times G) */
+    const int k = (int)(fp8kv_splitmix64(state) % 60) - 30;
+    const double unit = ldexp(nv ? 1.0 + (double)(fp8kv_splitmix64(state) % 8) / 8 : 1.0, k);
+    const uint64_t pick = fp8kv_splitmix64(state);
+    switch (index % 8) {
+    case 0: /* random bits over the whole finite range */
+        for (int i = 0; i < bs; i++)
+            x[i] = random_finite(state);
+        break;
+    case 1: /* amax at and around max_elem 2^k (and 6 G, 4 G-like quotients), smaller others */
+    {
+        const double amax = max_elem * ldexp(1.0, (int)(pick % 250) - 130) *
+                            (nv ? 1.0 + (double)(pick >> 40 & 7) / 8 : 1.0);
+        for (int i = 0; i < bs; i++)
+            x[i] = near_bits(amax * uniform(state), 0) ^ ((uint32_t)(pick >> (i & 31)) << 31);
+        x[pick % (uint64_t)bs] = near_bits(amax, (int)(pick >> 8 & 7) - 3);
+        break;
+    }
+    case 2: /* element-grid midpoints and their neighbours under the block's unit */
+    {
+        const int m = f->element->man_bits;
+        for (int i = 0; i < bs; i++) {
+            const uint64_t t = fp8kv_splitmix64(state);
+            /* an odd multiple of half a step in a binade of the element grid */
+            const int e =
+                (int)(t % (uint64_t)(f->element->emax + f->element->bias)) + 1 - f->element->bias;
+            const double step = ldexp(1.0, e - m);
+            const double mid = ldexp(1.0, e) + step * ((double)((t >> 8) % (1u << m)) + 0.5);
+            x[i] = near_bits(mid * unit * ((t >> 20) & 1 ? -1 : 1), (int)(t >> 24 & 3) - 1);
+        }
+        x[pick % (uint64_t)bs] = near_bits(max_elem * unit, 0);
+        break;
+    }
+    case 3: /* tiny: f32 subnormals and the smallest normals */
+        for (int i = 0; i < bs; i++)
+            x[i] = (uint32_t)(fp8kv_splitmix64(state) % 0x01000000u) |
+                   (uint32_t)(fp8kv_splitmix64(state) & 1) << 31;
+        break;
+    case 4: /* zeros of both signs, a few small values */
+        for (int i = 0; i < bs; i++) {
+            const uint64_t t = fp8kv_splitmix64(state);
+            x[i] =
+                (t & 3) == 0 ? near_bits(unit * uniform(state), 0) : (uint32_t)(t >> 2 & 1) << 31;
+        }
+        if (pick & 1)
+            memset(x, 0, (size_t)bs * sizeof *x);
+        break;
+    case 5: /* a NaN or an Inf among random values */
+        for (int i = 0; i < bs; i++)
+            x[i] = random_finite(state);
+        x[pick % (uint64_t)bs] =
+            (pick >> 8 & 1 ? 0x7FC00000u : 0x7F800000u) | (uint32_t)(pick >> 9 & 1) << 31;
+        break;
+    case 6: /* Gaussian-like (a sum of four uniforms) times the unit */
+        for (int i = 0; i < bs; i++) {
+            double g = 0;
+            for (int j = 0; j < 4; j++)
+                g += uniform(state) - 0.5;
+            x[i] = near_bits(g * 2 * max_elem * unit, 0);
+        }
+        break;
+    default: /* a few outliers 10-1000 times the rest */
+        for (int i = 0; i < bs; i++) {
+            const double g = uniform(state) - 0.5;
+            const double big = (fp8kv_splitmix64(state) % 8) == 0 ? 10 + 990 * uniform(state) : 1;
+            x[i] = near_bits(g * big * unit, 0);
+        }
+        break;
+    }
+}
+
+int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint64_t seed,
+                             size_t nblocks, struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    const size_t bs = (size_t)f->block_size;
+    const struct fp8kv_block_params p = fp8kv_block_params_of(s, G);
+    uint32_t *x = malloc(nblocks * bs * sizeof *x);
+    uint8_t *es = malloc(nblocks), *ee = malloc(nblocks * bs);
+    uint8_t *gs = malloc(nblocks), *ge = malloc(nblocks * bs);
+    if (!x || !es || !ee || !gs || !ge) {
+        free(x), free(es), free(ee), free(gs), free(ge);
+        return fp8kv_fail("out of memory");
+    }
+    uint64_t state = seed;
+    for (size_t b = 0; b < nblocks; b++)
+        fp8kv_block_fill_block(f, &state, b, x + b * bs);
+#pragma omp parallel for schedule(dynamic, 16)
+    for (size_t b = 0; b < nblocks; b++)
+        fp8kv_oracle_block_encode(f, &p, x + b * bs, es + b, ee + b * bs);
+    const int rc = s->encode(s->ctx, 0, (const float *)(const void *)x, nblocks, G, gs, ge);
+    r->ran[FP8KV_BLOCK_CHECK_BLOCKS] = 1;
+    for (size_t b = 0; rc == FP8KV_OK && b < nblocks; b++) {
+        r->checked[FP8KV_BLOCK_CHECK_BLOCKS] += 1 + bs;
+        const uint32_t *xb = x + b * bs;
+        if (gs[b] != es[b]) {
+            r->wrong[FP8KV_BLOCK_CHECK_BLOCKS]++;
+            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_BLOCKS,
+                                    "block %zu (seed %llu, G %a; inputs 0x%08x 0x%08x ..): scale "
+                                    "expected %02x got %02x",
+                                    b, (unsigned long long)seed, (double)G, xb[0], xb[1], es[b],
+                                    gs[b]);
+        }
+        for (size_t i = 0; i < bs; i++) {
+            if (ge[b * bs + i] == ee[b * bs + i])
+                continue;
+            r->wrong[FP8KV_BLOCK_CHECK_BLOCKS]++;
+            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_BLOCKS,
+                                    "block %zu (seed %llu, G %a) element %zu: input 0x%08x "
+                                    "(scale %02x): expected %02x got %02x",
+                                    b, (unsigned long long)seed, (double)G, i, xb[i], es[b],
+                                    ee[b * bs + i], ge[b * bs + i]);
+        }
+    }
+    free(x), free(es), free(ee), free(gs), free(ge);
+    return rc;
+}
+
+/* ---- golden vectors ---- */
+
+#include "fp8kv/npy.h"
+
+/* Reads dir/name into *out with dtype and ndim; 1, 0 when the file is not there, -1 (a message)
+ * when it is there but unreadable or of the wrong type. */
+static int read_vector(const char *dir, const char *name, enum fp8kv_npy_dtype dtype, int ndim,
+                       struct fp8kv_npy *out)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *probe = fopen(path, "rb");
+    if (!probe)
+        return 0;
+    fclose(probe);
+    return fp8kv_npy_read_expect(path, dtype, ndim, 0, out) == 0 ? 1 : -1;
+}
+
+/* The decode table file name at G (decode.npy at 1; nvfp4's decode_g.npy at its G). */
+static int judge_decode_table(const struct fp8kv_block_subject *s, const char *dir,
+                              const char *name, float G, struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    struct fp8kv_npy t = {0};
+    const int got = read_vector(dir, name, FP8KV_NPY_U32, 2, &t);
+    if (got <= 0)
+        return got < 0 ? FP8KV_ERR : FP8KV_OK;
+    const size_t ns = t.shape[0], nc = t.shape[1], bs = (size_t)f->block_size;
+    if (ns != (size_t)fp8kv_block_scale_code_count(f) ||
+        nc != (size_t)fp8kv_element_code_count(f->element)) {
+        fp8kv_npy_free(&t);
+        return fp8kv_fail("%s/%s: shape [%zu, %zu], not [scale codes, element codes]", dir, name,
+                          ns, nc);
+    }
+    const size_t per = (nc + bs - 1) / bs, nblocks = ns * per;
+    uint8_t *scales = malloc(nblocks), *elements = calloc(nblocks * bs, 1);
+    float *y = malloc(nblocks * bs * sizeof *y);
+    int rc = scales && elements && y ? FP8KV_OK : fp8kv_fail("out of memory");
+    for (size_t b = 0; rc == FP8KV_OK && b < nblocks; b++) {
+        scales[b] = (uint8_t)(b / per);
+        for (size_t i = 0; i < bs; i++)
+            elements[b * bs + i] = (uint8_t)(((b % per) * bs + i) % nc);
+    }
+    if (rc == FP8KV_OK)
+        rc = s->decode(s->ctx, 0, scales, elements, nblocks, G, y);
+    const uint32_t *want = t.data;
+    for (size_t k = 0; rc == FP8KV_OK && k < nblocks * bs; k++) {
+        const uint32_t e = want[scales[k / bs] * nc + elements[k]], g = f32_bits(y[k]);
+        r->checked[FP8KV_BLOCK_CHECK_VECTORS]++;
+        if (same_f32(e, g))
+            continue;
+        r->wrong[FP8KV_BLOCK_CHECK_VECTORS]++;
+        fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_VECTORS,
+                                "vectors %s: scale %02x element %02x: expected 0x%08x got 0x%08x",
+                                name, scales[k / bs], elements[k], e, g);
+    }
+    free(scales), free(elements), free(y);
+    fp8kv_npy_free(&t);
+    return rc;
+}
+
+int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *root,
+                              struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_format *f = s->format;
+    const size_t bs = (size_t)f->block_size;
+    const int nv = f->scale_kind == FP8KV_SCALE_UE4M3;
+    char dir[1100], name[64];
+    snprintf(dir, sizeof dir, "%s/blocks/%s", root, f->name);
+    struct fp8kv_npy in = {0}, gs = {0}, es = {0}, ee = {0};
+    int got = read_vector(dir, "input.npy", FP8KV_NPY_U32, 2, &in);
+    if (got == 0) {
+        fp8kv_block_report_note(r, "vectors: no %s/input.npy, not checked", dir);
+        return FP8KV_OK;
+    }
+    const char *rule = fp8kv_block_rule_names[s->rule], *model = fp8kv_block_model_names[s->model];
+    int rc = got < 0 ? FP8KV_ERR : FP8KV_OK;
+    if (rc == FP8KV_OK && in.shape[1] != bs)
+        rc = fp8kv_fail("%s/input.npy: %zu values a row, not %zu", dir, in.shape[1], bs);
+    if (rc == FP8KV_OK && nv && read_vector(dir, "global_scale.npy", FP8KV_NPY_U32, 1, &gs) != 1)
+        rc = fp8kv_fail("%s: no readable global_scale.npy", dir);
+    /* <rule>_<model>_*.npy where the models differ, else <rule>_*.npy */
+    snprintf(name, sizeof name, "%s_%s_scale.npy", rule, model);
+    if (rc == FP8KV_OK && (got = read_vector(dir, name, FP8KV_NPY_U8, 1, &es)) == 1)
+        snprintf(name, sizeof name, "%s_%s_elements.npy", rule, model);
+    else if (rc == FP8KV_OK && got == 0 &&
+             (got = read_vector(dir, (snprintf(name, sizeof name, "%s_scale.npy", rule), name),
+                                FP8KV_NPY_U8, 1, &es)) == 1)
+        snprintf(name, sizeof name, "%s_elements.npy", rule);
+    if (rc == FP8KV_OK && got != 1)
+        rc = fp8kv_fail("%s: no readable expected scales for %s %s", dir, rule, model);
+    if (rc == FP8KV_OK && read_vector(dir, name, FP8KV_NPY_U8, 2, &ee) != 1)
+        rc = fp8kv_fail("%s: no readable %s", dir, name);
+    const size_t n = in.shape[0];
+    if (rc == FP8KV_OK &&
+        (es.shape[0] != n || ee.shape[0] != n || ee.shape[1] != bs || (nv && gs.shape[0] != n)))
+        rc = fp8kv_fail("%s: the files of %s %s disagree on the case count", dir, rule, model);
+    uint8_t *scales = malloc(n ? n : 1), *elements = malloc(n * bs + 1);
+    if (rc == FP8KV_OK && (!scales || !elements))
+        rc = fp8kv_fail("out of memory");
+    r->ran[FP8KV_BLOCK_CHECK_VECTORS] = rc == FP8KV_OK;
+    /* runs of cases with one G, encoded together */
+    for (size_t b = 0; rc == FP8KV_OK && b < n;) {
+        const uint32_t g = nv ? ((const uint32_t *)gs.data)[b] : 0x3F800000u;
+        size_t e = b + 1;
+        while (e < n && nv && ((const uint32_t *)gs.data)[e] == g)
+            e++;
+        rc = s->encode(s->ctx, 0, (const float *)in.data + b * bs, e - b, f32_of(g), scales + b,
+                       elements + b * bs);
+        b = e;
+    }
+    const uint8_t *want_s = es.data, *want_e = ee.data;
+    const uint32_t *x = in.data;
+    for (size_t b = 0; rc == FP8KV_OK && b < n; b++) {
+        r->checked[FP8KV_BLOCK_CHECK_VECTORS] += 1 + bs;
+        if (scales[b] != want_s[b]) {
+            r->wrong[FP8KV_BLOCK_CHECK_VECTORS]++;
+            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_VECTORS,
+                                    "vectors case %zu (inputs 0x%08x 0x%08x ..): scale expected "
+                                    "%02x got %02x",
+                                    b, x[b * bs], x[b * bs + 1], want_s[b], scales[b]);
+        }
+        for (size_t i = 0; i < bs; i++)
+            if (elements[b * bs + i] != want_e[b * bs + i]) {
+                r->wrong[FP8KV_BLOCK_CHECK_VECTORS]++;
+                fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_VECTORS,
+                                        "vectors case %zu element %zu: input 0x%08x (scale %02x): "
+                                        "expected %02x got %02x",
+                                        b, i, x[b * bs + i], want_s[b], want_e[b * bs + i],
+                                        elements[b * bs + i]);
+            }
+    }
+    free(scales), free(elements);
+    fp8kv_npy_free(&in), fp8kv_npy_free(&gs), fp8kv_npy_free(&es), fp8kv_npy_free(&ee);
+    if (rc == FP8KV_OK && s->decode) {
+        rc = judge_decode_table(s, dir, "decode.npy", 1.0f, r);
+        if (rc == FP8KV_OK && nv)
+            rc = judge_decode_table(s, dir, "decode_g.npy", f32_of(0x3EAAAAABu), r);
+    }
+    if (rc == FP8KV_OK)
+        fp8kv_block_report_note(r, "vectors: %zu cases of %s (%s %s)", n, dir, rule, model);
+    return rc;
+}

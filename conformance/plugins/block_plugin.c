@@ -1,0 +1,60 @@
+/* block_plugin.c — examples/engine_block (an engine-style MXFP4 / NVFP4 block-codec plugin) as
+ * it is and with planted faults, for the tests of `fp8kv check-block --plugin` and
+ * `fp8kv audit --block`. ENGINE_BLOCK_VARIANT picks the example's claim (mxfp4 floor, mxfp4
+ * rceil f32, nvfp4 rne f32); BLOCK_FAULT the fault:
+ *   none            the example as it is
+ *   ties_away       e2m1 rounds every tie away from zero (0.25 -> 0.5, 2.5 -> 3 ...)
+ *   nv_pow2         nvfp4's block scale a power of two (2^ceil(log2 q)), MX-style
+ *   nv_unsaturated  nvfp4's block scale past 448 not clamped (480: the NaN code 0x7F)
+ *   rceil_as_floor  claims rceil, computes floor
+ *   crash           dereferences NULL on meeting the input 1.0
+ *   bad_rule        says rule "rne", which mxfp4 does not take
+ *   abi2            says block-codec ABI version 2
+ * The fault is the only difference: the hooks are the example's own macros. */
+#include <stdint.h>
+
+#define BLOCK_FAULT_NONE 0
+#define BLOCK_FAULT_TIES_AWAY 1
+#define BLOCK_FAULT_NV_POW2 2
+#define BLOCK_FAULT_NV_UNSATURATED 3
+#define BLOCK_FAULT_RCEIL_AS_FLOOR 4
+#define BLOCK_FAULT_CRASH 5
+#define BLOCK_FAULT_BAD_RULE 6
+#define BLOCK_FAULT_ABI2 7
+#ifndef BLOCK_FAULT
+#define BLOCK_FAULT BLOCK_FAULT_NONE
+#endif
+#define ENGINE_E2M1_TIES_AWAY (BLOCK_FAULT == BLOCK_FAULT_TIES_AWAY)
+#define ENGINE_NV_POW2_SCALE (BLOCK_FAULT == BLOCK_FAULT_NV_POW2)
+#define ENGINE_NV_SCALE_UNSATURATED (BLOCK_FAULT == BLOCK_FAULT_NV_UNSATURATED)
+#define ENGINE_RCEIL_AS_FLOOR (BLOCK_FAULT == BLOCK_FAULT_RCEIL_AS_FLOOR)
+
+/* the example's export, renamed (a function-like macro leaves the struct tag alone) */
+#include "fp8kv/block_plugin.h"
+const struct fp8kv_block_codec_v1 *engine_block_codec_v1(void);
+#define fp8kv_block_codec_v1(v) engine_block_codec_v1(v)
+#include "../../examples/engine_block/engine_block.c"
+#undef fp8kv_block_codec_v1
+
+static struct fp8kv_block_codec_v1 wrapped;
+
+/* crash: the example's encode, but a NULL store on meeting the input 1.0 */
+static void encode_or_crash(const float *x, size_t nblocks, float G, uint8_t *scales,
+                            uint8_t *elements)
+{
+    for (size_t i = 0; BLOCK_FAULT == BLOCK_FAULT_CRASH && i < nblocks * BLOCK; i++)
+        if (x[i] == 1.0f)
+            *(volatile int *)(uintptr_t)(nblocks - nblocks) = 1;
+    engine_block_codec_v1()->encode(x, nblocks, G, scales, elements);
+}
+
+ENGINE_EXPORT const struct fp8kv_block_codec_v1 *fp8kv_block_codec_v1(void)
+{
+    wrapped = *engine_block_codec_v1();
+    wrapped.encode = encode_or_crash;
+    if (BLOCK_FAULT == BLOCK_FAULT_BAD_RULE)
+        wrapped.rule = "rne";
+    if (BLOCK_FAULT == BLOCK_FAULT_ABI2)
+        wrapped.abi_version = 2;
+    return &wrapped;
+}

@@ -1,0 +1,343 @@
+/* t_block_codec.c — the block codec of fp8kv/block_codec.h judged against the oracle by the
+ * block judge (fp8kv/block_judge.h): every format, rule and model (decode of every code pair,
+ * seeded whole blocks, a small exhaustive element sweep); the judge catching a planted fault
+ * at exactly the inputs it was planted on; and `fp8kv check-block` end to end on the example
+ * plugin (examples/engine_block) clean and with planted faults. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fp8kv/block_audit.h"
+#include "fp8kv/block_codec.h"
+#include "fp8kv/block_judge.h"
+#include "fp8kv/diag.h"
+#include "testutil.h"
+
+/* A small sweep point: MX X = -126 (the f32 subnormals reach the element grid: 2^26 inputs
+ * per sign); NVFP4 s = 1 at G = 2^-120 (inputs below 2^-117). */
+static struct fp8kv_block_sweep_point small_point(const struct fp8kv_block_format *f)
+{
+    if (f->scale_kind == FP8KV_SCALE_UE4M3)
+        return (struct fp8kv_block_sweep_point){0x38, 0x1p-120f};
+    return (struct fp8kv_block_sweep_point){1, 1.0f};
+}
+
+static void expect_clean(const struct fp8kv_block_report *r, const char *what)
+{
+    cr_expect_eq(fp8kv_block_report_wrong(r), 0, "%s: %llu wrong, first: %s", what,
+                 (unsigned long long)fp8kv_block_report_wrong(r), r->nlines ? r->lines[0] : "");
+}
+
+Test(block_codec, every_format_rule_model_against_the_oracle, .timeout = 600)
+{
+    static const float Gs[] = {1.0f, 0.7f, 0x1.8p-140f, 3e37f};
+    for (int fi = 0; fi < FP8KV_BLOCK_FORMAT_COUNT; fi++) {
+        const struct fp8kv_block_format *f = &fp8kv_block_formats[fi];
+        for (int rule = 0; rule < FP8KV_BLOCK_RULE_COUNT; rule++) {
+            if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)rule))
+                continue;
+            for (int model = 0; model < FP8KV_BLOCK_MODEL_COUNT; model++) {
+                struct fp8kv_block_subject s = fp8kv_block_subject_cpu(
+                    f, (enum fp8kv_block_rule)rule, (enum fp8kv_block_model)model, 2);
+                struct fp8kv_block_report r;
+                memset(&r, 0, sizeof r);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s %s", f->name, fp8kv_block_rule_names[rule],
+                         fp8kv_block_model_names[model]);
+                cr_assert_eq(fp8kv_block_judge_vectors(&s, FP8KV_SOURCE_DIR "/vectors", &r),
+                             FP8KV_OK, "%s", fp8kv_last_error());
+                cr_expect(r.ran[FP8KV_BLOCK_CHECK_VECTORS], "%s: no golden vectors", what);
+                const int nG = f->scale_kind == FP8KV_SCALE_UE4M3 ? 4 : 1;
+                for (int g = 0; g < nG; g++) {
+                    cr_assert_eq(fp8kv_block_judge_decode(&s, Gs[g], &r), FP8KV_OK);
+                    cr_assert_eq(fp8kv_block_judge_blocks(&s, Gs[g], 7 + (uint64_t)g, 3000, &r),
+                                 FP8KV_OK);
+                }
+                if (model == FP8KV_BLOCK_MODEL_EXACT || rule == FP8KV_RULE_RCEIL || nG > 1)
+                    cr_assert_eq(fp8kv_block_judge_sweep(&s, small_point(f), &r), FP8KV_OK);
+                expect_clean(&r, what);
+                cr_expect(r.checked[FP8KV_BLOCK_CHECK_BLOCKS] > 0, "%s: no blocks checked", what);
+            }
+        }
+    }
+}
+
+/* A subject that is the CPU codec but for one input: 0x00A00000 (in mxfp4 under X = -126,
+ * 0x00A00000 * 2^126 = 1.25, the tie 1 | 1.5 whose even neighbour is 1.0, code 02) encodes to
+ * the next code. The sweep must name exactly that input. */
+static int planted_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
+                          uint8_t *scales, uint8_t *elements)
+{
+    const struct fp8kv_block_subject *cpu = ctx;
+    int rc = cpu->encode(cpu->ctx, worker, x, nblocks, G, scales, elements);
+    for (size_t i = 0; i < nblocks * 32; i++)
+        if (fp8kv_f32_bits(x[i]) == 0x00A00000u)
+            elements[i]++;
+    return rc;
+}
+
+Test(block_codec, the_sweep_names_a_planted_fault)
+{
+    const struct fp8kv_block_format *f = fp8kv_block_format_by_name("mxfp4");
+    struct fp8kv_block_subject cpu =
+        fp8kv_block_subject_cpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
+    struct fp8kv_block_subject s = cpu;
+    s.ctx = &cpu;
+    s.encode = planted_encode;
+    s.workers = 1;
+    struct fp8kv_block_report r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(fp8kv_block_judge_sweep(&s, (struct fp8kv_block_sweep_point){1, 1.0f}, &r),
+                 FP8KV_OK);
+    cr_assert_eq(r.wrong[FP8KV_BLOCK_CHECK_SWEEP], 1);
+    cr_assert_str_eq(r.lines[0],
+                     "sweep scale 01 (G 0x1p+0): input 0x00a00000: element expected 02 got 03");
+}
+
+/* ---- the device codec (a GPU build with a GPU; skipped otherwise) ---- */
+
+#ifdef FP8KV_HAVE_GPU
+#include "fp8kv/gpu.h"
+
+Test(block_gpu, the_device_codec_against_the_oracle, .timeout = 1200)
+{
+    if (fp8kv_gpu_device_count() <= 0)
+        cr_skip_test("no usable GPU: %s", fp8kv_last_error());
+    for (int fi = 0; fi < FP8KV_BLOCK_FORMAT_COUNT; fi++) {
+        const struct fp8kv_block_format *f = &fp8kv_block_formats[fi];
+        for (int rule = 0; rule < FP8KV_BLOCK_RULE_COUNT; rule++) {
+            if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)rule))
+                continue;
+            for (int model = 0; model < FP8KV_BLOCK_MODEL_COUNT; model++) {
+                struct fp8kv_block_subject s;
+                cr_assert_eq(fp8kv_block_subject_gpu(f, (enum fp8kv_block_rule)rule,
+                                                     (enum fp8kv_block_model)model, 0, &s),
+                             FP8KV_OK, "%s", fp8kv_last_error());
+                struct fp8kv_block_report r;
+                memset(&r, 0, sizeof r);
+                const float G = f->scale_kind == FP8KV_SCALE_UE4M3 ? 0.7f : 1.0f;
+                cr_assert_eq(fp8kv_block_judge_decode(&s, G, &r), FP8KV_OK);
+                cr_assert_eq(fp8kv_block_judge_blocks(&s, G, 11, 20000, &r), FP8KV_OK);
+                struct fp8kv_block_sweep_point pts[4];
+                const int n = fp8kv_block_sweep_points(f, pts);
+                for (int i = 0; i < n; i++)
+                    cr_assert_eq(fp8kv_block_judge_sweep(&s, pts[i], &r), FP8KV_OK, "%s",
+                                 fp8kv_last_error());
+                expect_clean(&r, f->name);
+            }
+        }
+    }
+}
+
+/* The device sweep judges by the runs it is handed: runs with one code moved must give
+ * exactly the inputs of that stretch as wrong. */
+Test(block_gpu, the_device_sweep_names_a_planted_fault)
+{
+    if (fp8kv_gpu_device_count() <= 0)
+        cr_skip_test("no usable GPU: %s", fp8kv_last_error());
+    const struct fp8kv_block_format *f = fp8kv_block_format_by_name("mxfp4");
+    struct fp8kv_block_subject s;
+    cr_assert_eq(fp8kv_block_subject_gpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 0, &s),
+                 FP8KV_OK);
+    /* the oracle's table at X = -126, handed to the device as it is: nothing wrong; then with
+     * the run of code 03 (1.5) starting one input late: exactly its first input is wrong */
+    static struct fp8kv_block_sweep_table t;
+    const struct fp8kv_block_sweep_point pt = {1, 1.0f};
+    const struct fp8kv_block_params p = fp8kv_block_params_of(&s, 1.0f);
+    cr_assert(fp8kv_block_sweep_table(f, &p, pt, &t));
+    const struct fp8kv_block_run *const runs[2] = {t.runs[0], t.runs[1]};
+    struct fp8kv_block_report r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(s.sweep(s.ctx, 1, 1.0f, t.anchor, t.anchor_code, runs, t.nruns, &r), FP8KV_OK);
+    cr_expect_eq(r.wrong[FP8KV_BLOCK_CHECK_SWEEP], 0, "%s", r.nlines ? r.lines[0] : "");
+    int k = 0;
+    while (k < t.nruns[0] && t.runs[0][k].code != 0x03)
+        k++;
+    cr_assert(k > 0 && k < t.nruns[0]);
+    const uint32_t first = t.runs[0][k].start;
+    t.runs[0][k].start++;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(s.sweep(s.ctx, 1, 1.0f, t.anchor, t.anchor_code, runs, t.nruns, &r), FP8KV_OK);
+    cr_expect_eq(r.wrong[FP8KV_BLOCK_CHECK_SWEEP], 1);
+    char line[128];
+    snprintf(line, sizeof line, "input 0x%08x: element expected 02 got 03", first);
+    cr_expect(r.nlines == 1 && strstr(r.lines[0], line), "%s", r.nlines ? r.lines[0] : "");
+}
+#endif
+
+/* ---- fp8kv check-block end to end ---- */
+
+static int check_block(const char *args, char *out, size_t size)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s check-block --vectors %s/vectors %s 2>&1", FP8KV_EXE,
+             FP8KV_SOURCE_DIR, args);
+    return test_run(cmd, out, size);
+}
+
+static int check_plugin(const char *name, const char *args, char *out, size_t size)
+{
+    char a[1024];
+    snprintf(a, sizeof a, "--plugin %s/fp8kv_block_plugin_%s.so %s", FP8KV_PLUGIN_DIR, name, args);
+    return check_block(a, out, size);
+}
+
+Test(check_block_cli, the_example_plugin_is_conformant)
+{
+    static char out[1 << 16];
+    static const char *const clean[] = {"mxfp4_none", "mxfp4_rceil_none", "nvfp4_none"};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(check_plugin(clean[i], "--sweep none --blocks 4000", out, sizeof out), 0,
+                     "%s: %s", clean[i], out);
+        cr_expect(strstr(out, "verdict=conformant"), "%s", out);
+    }
+}
+
+Test(check_block_cli, planted_faults_are_found)
+{
+    static char out[1 << 16];
+    static const struct {
+        const char *plugin, *args, *line;
+    } cases[] = {
+        /* 2^-127 * 1.25 * 2^0 .. : mxfp4 ties away: 0x00a00000 is 1.25 at X = -126 */
+        {"mxfp4_ties_away", "--sweep 01 --blocks 0",
+         "input 0x00a00000: element expected 02 got 03"},
+        /* the golden vectors' grid ties at scale 1: 0.25 (0x3e800000) is the tie 0 | 0.5 */
+        {"mxfp4_ties_away", "--sweep none --blocks 0",
+         "input 0x3e800000 (scale 7f): expected 00 got 01"},
+        {"nvfp4_nv_pow2", "--sweep none --blocks 4000", "scale expected"},
+        {"nvfp4_nv_unsaturated", "--sweep none --blocks 4000", "scale expected 7e got 7f"},
+        {"mxfp4_rceil_rceil_as_floor", "--sweep none --blocks 4000", "scale expected"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_expect_eq(check_plugin(cases[i].plugin, cases[i].args, out, sizeof out), 1, "%s: %s",
+                     cases[i].plugin, out);
+        cr_expect(strstr(out, cases[i].line), "%s: no '%s' in\n%s", cases[i].plugin, cases[i].line,
+                  out);
+        cr_expect(strstr(out, "verdict=nonconformant"), "%s", out);
+    }
+}
+
+Test(check_block_cli, a_crashing_plugin_is_named_not_fatal)
+{
+    static char out[1 << 16];
+    cr_expect_eq(check_plugin("mxfp4_crash", "--sweep 7f --blocks 0", out, sizeof out), 4, "%s",
+                 out);
+    cr_expect(strstr(out, "crashed (signal 11"), "%s", out);
+    cr_expect(strstr(out, "the harness is intact"), "%s", out);
+}
+
+Test(check_block_cli, bad_arguments_exit_2)
+{
+    static char out[1 << 14];
+    static const struct {
+        const char *args, *message;
+    } cases[] = {
+        {"--format mxfp5", "unknown block format 'mxfp5'; did you mean 'mxfp4'?"},
+        {"--format mxfp4 --rule rne", "--rule rne: mxfp4 takes floor, rceil or even"},
+        {"--format nvfp4 --model f64", "--model"},
+        {"--format nvfp4 --global-scale 0", "G must be finite and > 0"},
+        {"--format nvfp4 --global-scale inf", "G must be finite and > 0"},
+        {"--format mxfp4 --global-scale 2", "--global-scale is for nvfp4"},
+        {"--format mxfp4 --sweep ff", "'ff' is not a scale code of mxfp4"},
+        {"--format mxfp4 --sweep 7f@2", "@G is for nvfp4"},
+        {"--format mxfp4 --blocks x", "--blocks x"},
+        {"", "say which codec"},
+        {"--plugin /nonexistent.so", "/nonexistent.so"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_expect_eq(check_block(cases[i].args, out, sizeof out), 2, "%s: %s", cases[i].args, out);
+        cr_expect(strstr(out, cases[i].message), "%s: no '%s' in\n%s", cases[i].args,
+                  cases[i].message, out);
+    }
+    cr_expect_eq(check_plugin("mxfp4_bad_rule", "", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "rule \"rne\" is not one mxfp4 takes"), "%s", out);
+    cr_expect_eq(check_plugin("mxfp4_abi2", "", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "block-codec ABI version 2, this fp8kv reads version 1"), "%s", out);
+    cr_expect_eq(check_block("--help", out, sizeof out), 0);
+    cr_expect(strstr(out, "usage: fp8kv check-block"), "%s", out);
+}
+
+/* ---- fp8kv audit --block ---- */
+
+/* rceil's X is the smallest with amax <= max_elem 2^X: under the exact model it never clips, so
+ * its clipped count is 0 on every data set; floor clips (amax in (7, 8) 2^X for mxfp4 and
+ * Gaussian blocks of 32 have such amax often); a side against itself differs nowhere. */
+Test(audit_block, floor_against_rceil_and_itself)
+{
+    const struct fp8kv_block_format *f = fp8kv_block_format_by_name("mxfp4");
+    struct fp8kv_block_subject floor_s =
+        fp8kv_block_subject_cpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
+    struct fp8kv_block_subject rceil_s =
+        fp8kv_block_subject_cpu(f, FP8KV_RULE_RCEIL, FP8KV_BLOCK_MODEL_EXACT, 1);
+    const struct fp8kv_block_subject *pair[2] = {&floor_s, &rceil_s};
+    const struct fp8kv_block_subject *same[2] = {&floor_s, &floor_s};
+    for (int d = 0; d < FP8KV_DATA_COUNT; d++) {
+        struct fp8kv_block_audit_row row;
+        cr_assert_eq(fp8kv_block_audit_run(pair, (enum fp8kv_block_dataset)d, 3, 2048, &row),
+                     FP8KV_OK);
+        cr_expect_eq(row.clipped[1], 0, "%s: rceil clipped %llu", fp8kv_block_dataset_names[d],
+                     (unsigned long long)row.clipped[1]);
+        cr_expect(row.clipped[0] > 0, "%s: floor clipped none", fp8kv_block_dataset_names[d]);
+        cr_expect(row.blocks_differ > 0 && row.elements_differ > 0);
+        cr_expect(row.nmse[0] > 0 && row.nmse[0] < 0.1 && row.nmse[1] > 0 && row.nmse[1] < 0.1);
+        cr_assert_eq(fp8kv_block_audit_run(same, (enum fp8kv_block_dataset)d, 3, 2048, &row),
+                     FP8KV_OK);
+        cr_expect_eq(row.blocks_differ, 0);
+        cr_expect_eq(row.nmse[0], row.nmse[1]);
+    }
+}
+
+/* The data sets are what the seed makes: the same seed the same values, another seed others;
+ * the kv set's loud channels are 10-100x the others' (per-channel RMS over many rows). */
+Test(audit_block, data_sets_are_seeded_and_kv_has_loud_channels)
+{
+    enum { ROWS = 2048, C = 128 };
+    static float a[ROWS * C], b[ROWS * C];
+    fp8kv_block_dataset_fill(FP8KV_DATA_KV, 5, ROWS * C, a);
+    fp8kv_block_dataset_fill(FP8KV_DATA_KV, 5, ROWS * C, b);
+    cr_expect(memcmp(a, b, sizeof a) == 0);
+    fp8kv_block_dataset_fill(FP8KV_DATA_KV, 6, ROWS * C, b);
+    cr_expect(memcmp(a, b, sizeof a) != 0);
+    /* a quiet channel's mean square is E[z^2] E[row^2] (about 2: the t_4 tail); a loud one's
+     * 100 .. 10,000 times that */
+    double ms[C] = {0}, quiet = 0;
+    for (int i = 0; i < ROWS * C; i++)
+        ms[i % C] += (double)a[i] * a[i] / ROWS;
+    int loud = 0, nquiet = 0;
+    for (int c = 0; c < C; c++)
+        if (ms[c] < 20)
+            quiet += ms[c], nquiet++;
+    quiet /= nquiet;
+    for (int c = 0; c < C; c++)
+        loud += ms[c] > 50 * quiet;
+    cr_expect(loud >= 1 && loud <= 4, "%d loud channels", loud);
+}
+
+Test(check_block_cli, audit_block_end_to_end)
+{
+    static char out[1 << 16];
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s audit --block --format mxfp4 --baseline floor --candidate rceil --blocks 512 "
+             "2>&1",
+             FP8KV_EXE);
+    cr_expect_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "audit --block mxfp4: floor (cpu floor exact) -> rceil"), "%s", out);
+    cr_expect(strstr(out, "\nkv "), "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "%s audit --block --baseline %s/fp8kv_block_plugin_nvfp4_none.so --candidate "
+             "%s/fp8kv_block_plugin_nvfp4_nv_pow2.so --blocks 512 --json - 2>/dev/null",
+             FP8KV_EXE, FP8KV_PLUGIN_DIR, FP8KV_PLUGIN_DIR);
+    cr_expect_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "\"data\": \"kv\""), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s audit --block --baseline floor --candidate rne 2>&1", FP8KV_EXE);
+    cr_expect_eq(test_run(cmd, out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "--format is needed"), "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "%s audit --block --format mxfp4 --baseline floor --candidate %s/"
+             "fp8kv_block_plugin_nvfp4_none.so 2>&1",
+             FP8KV_EXE, FP8KV_PLUGIN_DIR);
+    cr_expect_eq(test_run(cmd, out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "is nvfp4, not --format mxfp4"), "%s", out);
+}
