@@ -29,8 +29,16 @@
 #endif
 
 /* The figures, bits of the mask parse_only returns. */
-enum { FIG_COPY = 1, FIG_STORE = 2, FIG_GATHER = 4, FIG_ATTENTION = 8, FIG_SWEEP = 16 };
-static const char *const figure_names[] = {"copy", "store", "gather", "attention", "sweep"};
+enum {
+    FIG_COPY = 1,
+    FIG_STORE = 2,
+    FIG_GATHER = 4,
+    FIG_ATTENTION = 8,
+    FIG_SWEEP = 16,
+    FIG_BLOCK = 32
+};
+static const char *const figure_names[] = {"copy",      "store", "gather",
+                                           "attention", "sweep", "block"};
 #define FIGURE_COUNT ((int)(sizeof figure_names / sizeof figure_names[0]))
 
 /* parse_only: the mask of the figures a comma list names (NULL: all of them); -1 after a usage
@@ -49,7 +57,7 @@ static int parse_only(const char *only)
         if (found < 0) {
             fp8kv_cli_usage_error("bench",
                                   "--only: no figure '%.*s' (a comma list of copy, store, "
-                                  "gather, attention, sweep)",
+                                  "gather, attention, sweep, block)",
                                   (int)n, p);
             return -1;
         }
@@ -215,6 +223,32 @@ static int bench_attention(int quick, int iterations)
     return 0;
 }
 
+/* The block codec's encode rate on the device (fp8kv/block_codec.h): every block format under
+ * every rule it takes, model f32, 2^26 random values (2^20 with quick). */
+static int bench_blocks(int quick, int iterations)
+{
+    const size_t values = quick ? (size_t)1 << 20 : (size_t)1 << 26;
+    for (int f = 0; f < FP8KV_BLOCK_FORMAT_COUNT; f++) {
+        const struct fp8kv_block_format *bf = &fp8kv_block_formats[f];
+        for (int r = 0; r < FP8KV_BLOCK_RULE_COUNT; r++) {
+            if (!fp8kv_block_takes_rule(bf, (enum fp8kv_block_rule)r))
+                continue;
+            const struct fp8kv_bcodec_cfg cfg = {(uint8_t)f, (uint8_t)r,
+                                                 (uint8_t)FP8KV_BLOCK_MODEL_F32, 1.0f};
+            struct fp8kv_gpu_timing t;
+            if (fp8kv_gpu_bench_block(cfg, values, iterations, &t) != 0)
+                return FP8KV_ERR;
+            const double rate = (double)values / (t.ms * 1e-3);
+            printf("block encode %-11s %-7s f32: %.3f ms for 2^%d values = %.2f G values/s "
+                   "(%.0f GB/s)\n",
+                   bf->name, fp8kv_block_rule_names[r], t.ms, quick ? 20 : 26, rate / 1e9, t.gbps);
+            printf("bench: block_%s_%s_gvals=%.3f\n", bf->name, fp8kv_block_rule_names[r],
+                   rate / 1e9);
+        }
+    }
+    return FP8KV_OK;
+}
+
 /* The 2^32 f32 sweep of device codec c under profile p (NaN check strict for the configurable
  * codecs, class for the vendor ones: the timing is the point here, the run judges both). The
  * figure's key is sweep_<codec>_ms for the codec's first format, sweep_<codec>_<format>_ms for
@@ -301,11 +335,14 @@ gather:
 
 attention:;
     if (!(figures & FIG_ATTENTION))
-        goto sweeps;
+        goto blocks;
     if (bench_attention(quick, iterations) != 0)
         return gpu_failed("attention");
 
-sweeps:;
+blocks:;
+    if ((figures & FIG_BLOCK) && bench_blocks(quick, iterations) != 0)
+        return gpu_failed("block encode");
+
     /* the 2^32 device sweeps */
     int clean = 1;
     if (!(figures & FIG_SWEEP))

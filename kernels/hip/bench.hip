@@ -370,3 +370,28 @@ extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs
     FP8KV_GPU_CHECK_LAUNCH();
     return d_sum.download(out_checksum, sizeof(double));
 }
+
+extern "C" int fp8kv_gpu_bench_block(struct fp8kv_bcodec_cfg cfg, size_t values, int iterations,
+                                     struct fp8kv_gpu_timing *t)
+{
+    int rc = bench_setup("fp8kv_gpu_bench_block", iterations, t);
+    if (rc != 0)
+        return rc;
+    const size_t bs = (size_t)fp8kv_bcodec_block_size(cfg.format), nblocks = values / bs;
+    buffer x, scales, elements;
+    if ((rc = x.alloc(nblocks * bs * sizeof(float))) != 0 || (rc = scales.alloc(nblocks)) != 0 ||
+        (rc = elements.alloc(nblocks * bs)) != 0)
+        return rc;
+    fill_f32<<<FILL_BLOCKS, FILL_THREADS>>>(x.as<float>(), nblocks * bs, 11, 4.0f);
+    FP8KV_GPU_CHECK_LAUNCH();
+    t->bytes = (double)nblocks * (double)bs * (sizeof(float) + 1) + (double)nblocks;
+    snprintf(t->what, sizeof t->what, "block encode of %zu random f32 values (%zu blocks)",
+             nblocks * bs, nblocks);
+    return time_median(
+        iterations,
+        [&]() -> int {
+            return launch_block_encode(cfg, x.as<float>(), nblocks, scales.as<uint8_t>(),
+                                       elements.as<uint8_t>());
+        },
+        t);
+}

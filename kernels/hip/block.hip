@@ -15,6 +15,15 @@ __global__ void block_encode_kernel(struct fp8kv_bcodec_cfg cfg, const float *x,
         fp8kv_bcodec_encode_block(cfg, x + b * bs, scales + b, elements + b * bs);
 }
 
+int fp8kv_gpu::launch_block_encode(struct fp8kv_bcodec_cfg cfg, const float *x, size_t nblocks,
+                                   uint8_t *scales, uint8_t *elements)
+{
+    const unsigned threads = 128, blocks = blocks_for(nblocks, threads, 65535);
+    block_encode_kernel<<<blocks, threads>>>(cfg, x, nblocks, scales, elements);
+    FP8KV_GPU_CHECK_LAUNCH();
+    return FP8KV_OK;
+}
+
 extern "C" int fp8kv_gpu_block_encode(struct fp8kv_bcodec_cfg cfg, const float *x, size_t nblocks,
                                       uint8_t *scales, uint8_t *elements)
 {
@@ -26,11 +35,9 @@ extern "C" int fp8kv_gpu_block_encode(struct fp8kv_bcodec_cfg cfg, const float *
     if ((rc = d_x.upload(x, n * sizeof *x)) != 0 || (rc = d_s.alloc(nblocks)) != 0 ||
         (rc = d_e.alloc(n)) != 0)
         return rc;
-    const unsigned threads = 128, blocks = blocks_for(nblocks, threads, 65535);
-    block_encode_kernel<<<blocks, threads>>>(cfg, d_x.as<float>(), nblocks, d_s.as<uint8_t>(),
-                                             d_e.as<uint8_t>());
-    FP8KV_GPU_CHECK_LAUNCH();
-    if ((rc = d_s.download(scales, nblocks)) != 0)
+    if ((rc = launch_block_encode(cfg, d_x.as<float>(), nblocks, d_s.as<uint8_t>(),
+                                  d_e.as<uint8_t>())) != 0 ||
+        (rc = d_s.download(scales, nblocks)) != 0)
         return rc;
     return d_e.download(elements, n);
 }

@@ -173,6 +173,11 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
                      int max_seq_len, float k_scale, float v_scale, float softmax_scale,
                      int partition, int kernel, float *d_out, buffer &scratch);
 
+/* launch_block_encode: the encode kernel of block.hip over nblocks blocks of device memory x
+ * into device scales and elements (no synchronization). */
+int launch_block_encode(struct fp8kv_bcodec_cfg cfg, const float *x, size_t nblocks,
+                        uint8_t *scales, uint8_t *elements);
+
 } // namespace fp8kv_gpu
 
 #endif

@@ -286,6 +286,11 @@ int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs, int seq_l
                               int num_kv_heads, int num_q_heads, int head_size, int block_size,
                               int iterations, struct fp8kv_gpu_timing *t, double *out_checksum);
 
+/* The block codec's encode (fp8kv/block_codec.h, one thread per block) of `values` random f32
+ * values (uniform in [-4, 4), generated on the device) under cfg; bytes: f32 in, codes out. */
+int fp8kv_gpu_bench_block(struct fp8kv_bcodec_cfg cfg, size_t values, int iterations,
+                          struct fp8kv_gpu_timing *t);
+
 /* ---- the attention plan -------------------------------------------------------------------- */
 
 /* fp8kv_gpu_attention_plan: the name of the configuration fp8kv_gpu_paged_attention (cache_fp8
