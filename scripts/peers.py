@@ -33,6 +33,8 @@ import threading
 import time
 import traceback
 
+import peers_elements
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = ("torch-cpu", "torch-cuda", "ml_dtypes", "jax")
 FORMATS = ("e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz")
@@ -541,7 +543,7 @@ def findings(runs, not_run, errors):
     return L
 
 
-def write_reports(args, states, started, seconds):
+def write_reports(args, states, started, seconds, elements=([], {})):
     runs, not_run, errors = [], [], []
     for p in args.only:
         st = states.get(p, {"status": "error", "error": "no result"})
@@ -560,6 +562,7 @@ def write_reports(args, states, started, seconds):
     doc = {"generated": started, "seconds": round(seconds, 1), "tools": meta,
            "domains": args.domains, "formats": args.formats, "profiles": PROFILE,
            "runs": runs, "not_run": not_run, "errors": errors}
+    doc.update(elements[1])
     with open(os.path.join(args.out, "report.json"), "w") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -652,6 +655,7 @@ def write_reports(args, states, started, seconds):
         if clean:
             L.append("- nothing: every run conformant under strict and class.")
         L.append("")
+    L += elements[0]
     L.append("Logs: `logs/<peer>.log` (each worker's progress and errors), "
              "`logs/<peer>_<format>_<domain>_<check>.{log,json}` (each verify-stream's output "
              "and JSON, with its first 20 failures).")
@@ -703,6 +707,10 @@ def main():
                          "timed out, and the report is written (default: none)")
     ap.add_argument("--chunk-log2", type=int, default=26,
                     help="inputs per conversion call, as a power of two (default 26)")
+    ap.add_argument("--element-f32", type=int, default=2_000_000,
+                    help="f32 inputs per element format in the element-cast audit of "
+                         "ml_dtypes and torch (scripts/peers_elements.py: fp4, fp6, fp8 as MX "
+                         "elements, and E8M0); 0 skips that audit (default 2000000)")
     ap.add_argument("--worker", choices=PEERS, help=argparse.SUPPRESS)
     try:
         args = ap.parse_args()
@@ -738,7 +746,13 @@ def main():
     progress(f"peers {','.join(args.only)}; formats {','.join(args.formats)}; domains "
              f"{','.join(args.domains)}; {args.jobs} at a time; out {args.out}")
     states = run_workers(args, logs)
-    runs, not_run, errors = write_reports(args, states, started, time.monotonic() - t0)
+    elements, element_errors = ([], {}), []
+    if args.element_f32 > 0:
+        est = peers_elements.run(args, logs, progress)
+        elements = peers_elements.report_lines(est)
+        element_errors = elements[1]["element_casts"]["errors"]
+    runs, not_run, errors = write_reports(args, states, started, time.monotonic() - t0, elements)
+    errors = errors + element_errors
     finished = [r for r in runs if r["status"] == "finished"]
     failed = [r for r in runs if r["status"] != "finished"]
     for r in runs:
