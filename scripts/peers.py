@@ -711,6 +711,10 @@ def main():
                     help="f32 inputs per element format in the element-cast audit of "
                          "ml_dtypes and torch (scripts/peers_elements.py: fp4, fp6, fp8 as MX "
                          "elements, and E8M0); 0 skips that audit (default 2000000)")
+    ap.add_argument("--element-oracle", default=None,
+                    help="the fp8kv whose `encode-block --scale-code` gives the element casts' "
+                         "expected codes (default --fp8kv; a build without MPFR has none: "
+                         "give a CPU build, else those runs are reported not run)")
     ap.add_argument("--worker", choices=PEERS, help=argparse.SUPPRESS)
     try:
         args = ap.parse_args()
@@ -732,6 +736,8 @@ def main():
     args.fp8kv = os.path.abspath(fp8kv)
     if args.vectors:
         args.vectors = os.path.abspath(args.vectors)
+    if args.element_oracle:
+        args.element_oracle = os.path.abspath(args.element_oracle)
     r = subprocess.run([args.fp8kv, "verify-stream", "--help"], capture_output=True, text=True)
     if r.returncode != 0 or "verify-stream" not in r.stdout + r.stderr:
         print(f"scripts/peers: {args.fp8kv} has no verify-stream command", file=sys.stderr)

@@ -397,10 +397,22 @@ def worker(peer_name, out, fp8kv, f32_count):
 def run(args, logs, progress):
     """Runs each peer's element audit in a child process; returns {peer: state}."""
     states = {}
+    fp8kv = args.element_oracle or args.fp8kv
+    try:
+        r = subprocess.run([fp8kv, "encode-block", "--help"], capture_output=True, text=True)
+        oracle = r.returncode == 0 and "--scale-code" in r.stdout
+    except OSError:
+        oracle = False
     for p in PEERS:
         if p not in args.only:
             continue
-        cmd = [sys.executable, os.path.abspath(__file__), p, args.out, args.fp8kv,
+        if not oracle:  # a build without the MPFR oracle (the GPU build), or an older fp8kv
+            states[p] = {"peer": p, "status": "not installed", "runs": [], "error":
+                         f"no oracle: {fp8kv} has no `encode-block --scale-code` (a build "
+                         "without MPFR; give --element-oracle, a CPU build)"}
+            progress(f"{p}: element casts not run: {states[p]['error']}")
+            continue
+        cmd = [sys.executable, os.path.abspath(__file__), p, args.out, fp8kv,
                str(args.element_f32)]
         progress(f"{p}: element casts (fp4/fp6/fp8 under scale 1) and E8M0")
         with open(os.path.join(logs, f"elements_{p}.log"), "wb") as log:
@@ -459,7 +471,9 @@ def report_lines(states):
     runs, not_run, errors, notes = [], [], [], []
     for p, st in states.items():
         if st["status"] == "not installed":
-            not_run.append({"peer": p, "reason": "not installed", "detail": st.get("error")})
+            reason = "no oracle" if st.get("error", "").startswith("no oracle") else \
+                "not installed"
+            not_run.append({"peer": p, "reason": reason, "detail": st.get("error")})
             continue
         if st["status"] == "error":
             errors.append({"peer": p, "error": st.get("error")})
@@ -484,7 +498,7 @@ def report_lines(states):
         L.append("- no element-cast run finished.")
     L += notes
     for n in not_run:
-        L.append(f"- {n['peer']}: not run ({n['reason']}).")
+        L.append(f"- {n['peer']}: not run ({n['detail'] or n['reason']}).")
     for e in errors:
         L.append(f"- {e['peer']}: **error**: {e['error']}.")
     L += ["", "| peer | version | dtype | oracle | domain | inputs | NaN inputs | mismatches "
