@@ -178,6 +178,20 @@ class MlDtypes:
         return x.astype(self.dtype(name)).view("u1")
 
 
+class PlantedTiesAway(MlDtypes):
+    """A planted defect for scripts/test (never among PEERS): ml_dtypes's cast of each value
+    nudged one f32 ulp away from zero, so grid midpoints round away from zero. The audit must
+    report its tie mismatches."""
+
+    name = "planted-ties-away"
+
+    def cast(self, x, name):
+        np = np_()
+        y = np.abs(x.astype(np.float32))
+        y = np.where(np.isfinite(y), np.nextafter(y, np.float32(np.inf)), y)
+        return super().cast(np.copysign(y, x.astype(np.float32)).astype(np.float32), name)
+
+
 class Torch:
     # torch's dtype for an element where its name differs from ml_dtypes's
     NAMES = {"float4_e2m1fn": "float4_e2m1fn_x2"}
@@ -211,6 +225,8 @@ class Torch:
 
 
 def make_peer(name):
+    if name == PlantedTiesAway.name:
+        return PlantedTiesAway()
     return MlDtypes() if name == "ml_dtypes" else Torch(name.split("-")[1])
 
 
