@@ -15,6 +15,10 @@ conformance). The same bytes feed both; the peer converts each input once.
 Each peer runs in a child process of its own (a peer that crashes or hangs is recorded with
 its error and the others go on). Writes OUT/report.md, OUT/report.json, and OUT/logs/ (each
 peer's log, each verify-stream's output and JSON).
+Then scripts/peers_elements.py audits ml_dtypes's and torch's element casts (fp4, fp6, fp8 as MX
+elements) against `fp8kv encode-block --scale-code 7f`, and reports their E8M0 casts; its
+section and JSON ("element_casts", "e8m0") join the report.
+
 Exit: 0 every run that was started finished (disagreements are findings, not failures),
 1 some run failed (an error, a crash, a timeout), 2 usage error, 3 no peer could run at all.
 """
