@@ -36,6 +36,8 @@ PEERS = ("ml_dtypes", "torch-cpu", "torch-cuda")
 DOMAINS = ("f32", "f16", "bf16")
 SCALE_ONE = "7f"  # E8M0 code of 2^0
 EXAMPLES = 4  # first examples per mismatch kind
+NO_ORACLE = ("no oracle: the fp8kv given has no `encode-block --scale-code` (a build without "
+             "MPFR, as on the GPU machine; give --element-oracle, a CPU build)")
 
 
 def np_():
@@ -377,7 +379,11 @@ def worker(peer_name, out, fp8kv, f32_count):
         save()
         return 0
     state.update(status="running", version=peer.version, device=peer.device)
+    if fp8kv == "-":  # no oracle (run() says why): the E8M0 table only
+        state["no_oracle"] = NO_ORACLE
     for element, (fmt, _, _, dname) in ELEMENTS.items():
+        if fp8kv == "-":
+            break
         why = offered(peer, dname)
         if why:
             state["not_offered"][dname] = why
@@ -423,12 +429,8 @@ def run(args, logs, progress):
         if p not in args.only:
             continue
         if not oracle:  # a build without the MPFR oracle (the GPU build), or an older fp8kv
-            states[p] = {"peer": p, "status": "not installed", "runs": [], "error":
-                         f"no oracle: {fp8kv} has no `encode-block --scale-code` (a build "
-                         "without MPFR; give --element-oracle, a CPU build)"}
-            progress(f"{p}: element casts not run: {states[p]['error']}")
-            continue
-        cmd = [sys.executable, os.path.abspath(__file__), p, args.out, fp8kv,
+            progress(f"{p}: element casts not run: {fp8kv}: {NO_ORACLE}")
+        cmd = [sys.executable, os.path.abspath(__file__), p, args.out, fp8kv if oracle else "-",
                str(args.element_f32)]
         progress(f"{p}: element casts (fp4/fp6/fp8 under scale 1) and E8M0")
         with open(os.path.join(logs, f"elements_{p}.log"), "wb") as log:
@@ -487,10 +489,10 @@ def report_lines(states):
     runs, not_run, errors, notes = [], [], [], []
     for p, st in states.items():
         if st["status"] == "not installed":
-            reason = "no oracle" if st.get("error", "").startswith("no oracle") else \
-                "not installed"
-            not_run.append({"peer": p, "reason": reason, "detail": st.get("error")})
+            not_run.append({"peer": p, "reason": "not installed", "detail": st.get("error")})
             continue
+        if st.get("no_oracle"):
+            not_run.append({"peer": p, "reason": "no oracle", "detail": st["no_oracle"]})
         if st["status"] == "error":
             errors.append({"peer": p, "error": st.get("error")})
         for d, why in sorted(st.get("not_offered", {}).items()):
