@@ -15,6 +15,10 @@ conformance). The same bytes feed both; the peer converts each input once.
 Each peer runs in a child process of its own (a peer that crashes or hangs is recorded with
 its error and the others go on). Writes OUT/report.md, OUT/report.json, and OUT/logs/ (each
 peer's log, each verify-stream's output and JSON).
+Then scripts/peers_elements.py audits ml_dtypes's and torch's element casts (fp4, fp6, fp8 as MX
+elements) against `fp8kv encode-block --scale-code 7f`, and reports their E8M0 casts; its
+section and JSON ("element_casts", "e8m0") join the report.
+
 Exit: 0 every run that was started finished (disagreements are findings, not failures),
 1 some run failed (an error, a crash, a timeout), 2 usage error, 3 no peer could run at all.
 """
@@ -32,6 +36,8 @@ import sys
 import threading
 import time
 import traceback
+
+import peers_elements
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = ("torch-cpu", "torch-cuda", "ml_dtypes", "jax")
@@ -541,7 +547,7 @@ def findings(runs, not_run, errors):
     return L
 
 
-def write_reports(args, states, started, seconds):
+def write_reports(args, states, started, seconds, elements=([], {})):
     runs, not_run, errors = [], [], []
     for p in args.only:
         st = states.get(p, {"status": "error", "error": "no result"})
@@ -560,6 +566,7 @@ def write_reports(args, states, started, seconds):
     doc = {"generated": started, "seconds": round(seconds, 1), "tools": meta,
            "domains": args.domains, "formats": args.formats, "profiles": PROFILE,
            "runs": runs, "not_run": not_run, "errors": errors}
+    doc.update(elements[1])
     with open(os.path.join(args.out, "report.json"), "w") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -652,6 +659,7 @@ def write_reports(args, states, started, seconds):
         if clean:
             L.append("- nothing: every run conformant under strict and class.")
         L.append("")
+    L += elements[0]
     L.append("Logs: `logs/<peer>.log` (each worker's progress and errors), "
              "`logs/<peer>_<format>_<domain>_<check>.{log,json}` (each verify-stream's output "
              "and JSON, with its first 20 failures).")
@@ -703,6 +711,14 @@ def main():
                          "timed out, and the report is written (default: none)")
     ap.add_argument("--chunk-log2", type=int, default=26,
                     help="inputs per conversion call, as a power of two (default 26)")
+    ap.add_argument("--element-f32", type=int, default=2_000_000,
+                    help="f32 inputs per element format in the element-cast audit of "
+                         "ml_dtypes and torch (scripts/peers_elements.py: fp4, fp6, fp8 as MX "
+                         "elements, and E8M0); 0 skips that audit (default 2000000)")
+    ap.add_argument("--element-oracle", default=None,
+                    help="the fp8kv whose `encode-block --scale-code` gives the element casts' "
+                         "expected codes (default --fp8kv; a build without MPFR has none: "
+                         "give a CPU build, else those runs are reported not run)")
     ap.add_argument("--worker", choices=PEERS, help=argparse.SUPPRESS)
     try:
         args = ap.parse_args()
@@ -724,6 +740,8 @@ def main():
     args.fp8kv = os.path.abspath(fp8kv)
     if args.vectors:
         args.vectors = os.path.abspath(args.vectors)
+    if args.element_oracle:
+        args.element_oracle = os.path.abspath(args.element_oracle)
     r = subprocess.run([args.fp8kv, "verify-stream", "--help"], capture_output=True, text=True)
     if r.returncode != 0 or "verify-stream" not in r.stdout + r.stderr:
         print(f"scripts/peers: {args.fp8kv} has no verify-stream command", file=sys.stderr)
@@ -738,7 +756,13 @@ def main():
     progress(f"peers {','.join(args.only)}; formats {','.join(args.formats)}; domains "
              f"{','.join(args.domains)}; {args.jobs} at a time; out {args.out}")
     states = run_workers(args, logs)
-    runs, not_run, errors = write_reports(args, states, started, time.monotonic() - t0)
+    elements, element_errors = ([], {}), []
+    if args.element_f32 > 0:
+        est = peers_elements.run(args, logs, progress)
+        elements = peers_elements.report_lines(est)
+        element_errors = elements[1]["element_casts"]["errors"]
+    runs, not_run, errors = write_reports(args, states, started, time.monotonic() - t0, elements)
+    errors = errors + element_errors
     finished = [r for r in runs if r["status"] == "finished"]
     failed = [r for r in runs if r["status"] != "finished"]
     for r in runs:

@@ -28,6 +28,11 @@ static const char encode_block_help[] =
     "  --model M          exact (default): one rounding per stored byte; f32: the scale's\n"
     "                     steps in f32 as an engine computes them\n"
     "  --global-scale G   nvfp4's f32 per-tensor decode scale, finite > 0 (default 1)\n"
+    "  --scale-code C     no rule: every block takes the scale code C (hex, not the NaN\n"
+    "                     code): the element cast x / scale (MX: 7f is scale 1; nvfp4:\n"
+    "                     x / (s G)), e.g. to judge a library's fp4/fp6 casts. Inf\n"
+    "                     saturates like any overflow; a NaN input has no element code\n"
+    "                     (an error). The printed scale column is C.\n"
     "  --input FILE       read FILE instead of stdin\n"
     "  -h, --help         this text\n"
     "exit: 0 ok, 2 bad arguments or input (the line and the problem named)\n";
@@ -49,11 +54,21 @@ static const char decode_block_help[] =
     "  -h, --help         this text\n"
     "exit: 0 ok, 2 bad arguments or input (the line and the problem named)\n";
 
-enum { OPT_FORMAT, OPT_RULE, OPT_MODEL, OPT_GLOBAL_SCALE, OPT_INPUT, OPT_HEX, OPT_COUNT };
+enum {
+    OPT_FORMAT,
+    OPT_RULE,
+    OPT_MODEL,
+    OPT_GLOBAL_SCALE,
+    OPT_INPUT,
+    OPT_HEX,
+    OPT_SCALE_CODE,
+    OPT_COUNT
+};
 static const struct fp8kv_cli_option block_options[OPT_COUNT] = {
-    [OPT_FORMAT] = {"format", 1}, [OPT_RULE] = {"rule", 1},
-    [OPT_MODEL] = {"model", 1},   [OPT_GLOBAL_SCALE] = {"global-scale", 1},
-    [OPT_INPUT] = {"input", 1},   [OPT_HEX] = {"hex", 0},
+    [OPT_FORMAT] = {"format", 1},         [OPT_RULE] = {"rule", 1},
+    [OPT_MODEL] = {"model", 1},           [OPT_GLOBAL_SCALE] = {"global-scale", 1},
+    [OPT_INPUT] = {"input", 1},           [OPT_HEX] = {"hex", 0},
+    [OPT_SCALE_CODE] = {"scale-code", 1},
 };
 
 /* What a block command was asked. */
@@ -61,9 +76,13 @@ struct block_job {
     const struct fp8kv_block_format *format;
     struct fp8kv_block_params params;
     int hex;
+    int fixed_scale; /* --scale-code: every block takes scale code scale_code */
+    uint8_t scale_code;
     FILE *input;
     const char *input_name;
 };
+
+static int parse_hex_code(const char *text, unsigned limit, const char *what, uint8_t *code);
 
 /* Parses the command line of cmd (its options: bit k for option k): 0 to go on, or 1 when the
  * command is done (--help, or a usage error) with its exit code in *exit_code. */
@@ -135,6 +154,26 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
         }
         job->params.global_scale_bits = g;
     }
+    if (a.value[OPT_SCALE_CODE]) {
+        if (a.value[OPT_RULE]) {
+            fp8kv_cli_usage_error(cmd, "--scale-code fixes the scale: no --rule applies");
+            return 1;
+        }
+        if (parse_hex_code(a.value[OPT_SCALE_CODE],
+                           (unsigned)fp8kv_block_scale_code_count(job->format), "--scale-code",
+                           &job->scale_code) != 0) {
+            fp8kv_cli_usage_error(cmd, "%s", fp8kv_last_error());
+            return 1;
+        }
+        if (job->scale_code == fp8kv_block_scale_nan_code(job->format)) {
+            fp8kv_cli_usage_error(cmd,
+                                  "--scale-code %s is the NaN code of %s's scale: give a "
+                                  "finite scale",
+                                  a.value[OPT_SCALE_CODE], job->format->name);
+            return 1;
+        }
+        job->fixed_scale = 1;
+    }
     job->input = stdin;
     job->input_name = "stdin";
     if (a.value[OPT_INPUT] && strcmp(a.value[OPT_INPUT], "-") != 0) {
@@ -182,8 +221,9 @@ static int parse_hex_code(const char *text, unsigned limit, const char *what, ui
     return FP8KV_OK;
 }
 
-/* The block of one line (words) in f32 bits, or FP8KV_ERR naming the problem. */
-static int parse_block(const struct fp8kv_block_format *f, char *line, uint32_t *x)
+/* The block of one line (words) in f32 bits, or FP8KV_ERR naming the problem; no NaN when
+ * fixed_scale (an element cast of NaN has no code). */
+static int parse_block(const struct fp8kv_block_format *f, int fixed_scale, char *line, uint32_t *x)
 {
     char *words[FP8KV_BLOCK_MAX];
     const int n = split(line, words, f->block_size);
@@ -191,9 +231,14 @@ static int parse_block(const struct fp8kv_block_format *f, char *line, uint32_t 
         return fp8kv_fail("%s%d values, %s takes exactly %d per line",
                           n > f->block_size ? "more than " : "",
                           n > f->block_size ? f->block_size : n, f->name, f->block_size);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (fp8kv_cli_parse_value(FP8KV_DTYPE_F32, words[i], &x[i]) != 0)
             return fp8kv_fail("value %d: %s", i + 1, fp8kv_last_error());
+        if (fixed_scale && (x[i] & 0x7FFFFFFFu) > 0x7F800000u)
+            return fp8kv_fail("value %d (%s) is NaN: under --scale-code an element has no NaN "
+                              "code to give it",
+                              i + 1, words[i]);
+    }
     return FP8KV_OK;
 }
 
@@ -255,14 +300,21 @@ static int run_lines(const char *cmd, struct block_job *job, int encode)
     while ((line = (char *)fp8kv_cli_inputs_next(&in))) {
         uint32_t x[FP8KV_BLOCK_MAX];
         uint8_t scale, e[FP8KV_BLOCK_MAX];
-        if (in.invalid || (encode ? parse_block(f, line, x) : parse_codes(f, line, &scale, e))) {
+        if (in.invalid || (encode ? parse_block(f, job->fixed_scale, line, x)
+                                  : parse_codes(f, line, &scale, e))) {
             fflush(stdout);
             fprintf(stderr, "fp8kv %s: %s: %s\n", cmd, in.where, fp8kv_last_error());
             rc = FP8KV_EXIT_USAGE;
             break;
         }
-        if (encode) {
+        if (encode && job->fixed_scale) {
+            scale = job->scale_code;
+            for (int i = 0; i < f->block_size; i++)
+                e[i] = fp8kv_oracle_block_element(f, &job->params, scale, x[i]);
+        } else if (encode) {
             fp8kv_oracle_block_encode(f, &job->params, x, &scale, e);
+        }
+        if (encode) {
             printf("%x", scale);
             for (int i = 0; i < f->block_size; i++)
                 printf(" %x", e[i]);
@@ -290,7 +342,7 @@ int fp8kv_cmd_encode_block(int argc, char **argv)
 {
     static const char cmd[] = "encode-block";
     const unsigned takes = 1u << OPT_FORMAT | 1u << OPT_RULE | 1u << OPT_MODEL |
-                           1u << OPT_GLOBAL_SCALE | 1u << OPT_INPUT;
+                           1u << OPT_GLOBAL_SCALE | 1u << OPT_INPUT | 1u << OPT_SCALE_CODE;
     struct block_job job;
     int rc;
     if (parse_job(cmd, encode_block_help, takes, argc, argv, &job, &rc))

@@ -93,6 +93,70 @@ Test(block_cli, encode_block_lines_are_the_oracle_codes)
     remove(path);
 }
 
+/* The scale codes --scale-code is run with for f: the ends, scale 1 and a seeded one, never
+ * the NaN code. */
+static void fixed_scale_codes(const struct fp8kv_block_format *f, uint64_t *seed, uint8_t *codes)
+{
+    const unsigned nan = fp8kv_block_scale_nan_code(f);
+    const unsigned count = (unsigned)fp8kv_block_scale_code_count(f);
+    const unsigned one = f->scale_kind == FP8KV_SCALE_E8M0 ? 0x7F : 0x38;
+    const unsigned top = nan == count - 1 ? count - 2 : count - 1;
+    codes[0] = 0x00;
+    codes[1] = (uint8_t)one;
+    codes[2] = (uint8_t)top;
+    unsigned r;
+    do
+        r = (unsigned)(fp8kv_splitmix64(seed) % count);
+    while (r == nan);
+    codes[3] = (uint8_t)r;
+}
+
+Test(block_cli, encode_block_scale_code_is_the_oracle_element_cast)
+{
+    static char out[1 << 16], want[1 << 16], cmd[1024];
+    const char *path = FP8KV_TEST_TMP "/t_block_cli_scale_code.txt";
+    uint64_t seed = 0x5CA1EC0Du;
+    for (int id = 0; id < FP8KV_BLOCK_FORMAT_COUNT; id++) {
+        const struct fp8kv_block_format *f = &fp8kv_block_formats[id];
+        uint8_t codes[4];
+        fixed_scale_codes(f, &seed, codes);
+        for (int k = 0; k < 4; k++)
+            for (int m = 0; m < FP8KV_BLOCK_MODEL_COUNT; m++) {
+                const float g = f->scale_kind == FP8KV_SCALE_UE4M3 ? 0.3f : 1.0f;
+                const struct fp8kv_block_params p = {f->default_rule, (enum fp8kv_block_model)m,
+                                                     bits_of(g)};
+                FILE *in = fopen(path, "w");
+                cr_assert_not_null(in);
+                size_t w = 0;
+                for (int b = 0; b < BLOCKS; b++) {
+                    uint32_t x[FP8KV_BLOCK_MAX];
+                    random_block(x, f->block_size, &seed);
+                    if (b == 0) { /* Inf (saturates), the smallest subnormal, -0 */
+                        x[0] = 0x7F800000u, x[1] = 0xFF800000u, x[2] = 0x00000001u;
+                        x[3] = 0x80000000u;
+                    }
+                    w += (size_t)snprintf(want + w, sizeof want - w, "%x", codes[k]);
+                    for (int i = 0; i < f->block_size; i++) {
+                        fprintf(in, " 0x%08x", x[i]);
+                        w += (size_t)snprintf(want + w, sizeof want - w, " %x",
+                                              fp8kv_oracle_block_element(f, &p, codes[k], x[i]));
+                    }
+                    fputc('\n', in);
+                    w += (size_t)snprintf(want + w, sizeof want - w, "\n");
+                }
+                fclose(in);
+                snprintf(cmd, sizeof cmd,
+                         FP8KV " encode-block --format %s --scale-code %02x --model %s%s "
+                               "--input %s",
+                         f->name, codes[k], fp8kv_block_model_names[m],
+                         f->scale_kind == FP8KV_SCALE_UE4M3 ? " --global-scale 0.3" : "", path);
+                run_ok(cmd, out, sizeof out);
+                cr_expect_str_eq(out, want, "%s", cmd);
+            }
+    }
+    remove(path);
+}
+
 Test(block_cli, decode_block_lines_are_the_oracle_values)
 {
     static char out[1 << 16], want[1 << 16], line[512], cmd[1024];
@@ -237,6 +301,21 @@ Test(block_cli, errors_exit_2_naming_the_problem)
     expect_usage("printf '7f 40 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 " ROW16 "\\n' | " FP8KV
                  " decode-block --format mxfp6_e3m2",
                  "element 1 0x40 is out of range (codes 0..0x3f)", NULL);
+    expect_usage(FP8KV " encode-block --format mxfp4 --scale-code ff < /dev/null",
+                 "--scale-code ff is the NaN code of mxfp4's scale", NULL);
+    expect_usage(FP8KV " encode-block --format nvfp4 --scale-code 0x7f < /dev/null",
+                 "NaN code of nvfp4's scale", NULL);
+    expect_usage(FP8KV " encode-block --format nvfp4 --scale-code 80 < /dev/null",
+                 "--scale-code 0x80 is out of range (codes 0..0x7f)", NULL);
+    expect_usage(FP8KV " encode-block --format mxfp4 --scale-code 100 < /dev/null",
+                 "--scale-code '100' is not a code", NULL);
+    expect_usage(FP8KV " encode-block --format mxfp4 --scale-code 7f --rule rceil < /dev/null",
+                 "no --rule applies", NULL);
+    expect_usage(FP8KV " decode-block --format mxfp4 --scale-code 7f < /dev/null", "does not apply",
+                 NULL);
+    expect_usage("printf '" ROW16 " 1 2 3 nan 0 0 0 0 0 0 0 0 0 0 0 0\\n' | " FP8KV
+                 " encode-block --format mxfp6_e3m2 --scale-code 7f",
+                 "stdin line 1", "value 20 (nan) is NaN", NULL);
     expect_usage("printf '7f xyz\\n' | " FP8KV " decode-block --format mxfp4", "2 codes", NULL);
     expect_usage("printf '7g " ROW16 "\\n' | " FP8KV " decode-block --format nvfp4",
                  "the scale '7g' is not a code", NULL);

@@ -37,8 +37,8 @@ uint8_t fp8kv_oracle_element_encode(const struct fp8kv_element_format *e, mpfr_s
 uint8_t fp8kv_oracle_block_scale(const struct fp8kv_block_format *f,
                                  const struct fp8kv_block_params *params, uint32_t amax_bits);
 
-/* fp8kv_oracle_block_element: the element code of input x (f32 bits, finite) under scale code
- * scale (not NaN) of f and params' model (and G). */
+/* fp8kv_oracle_block_element: the element code of input x (f32 bits, not NaN; +-Inf saturates
+ * like any overflow) under scale code scale (not NaN) of f and params' model (and G). */
 uint8_t fp8kv_oracle_block_element(const struct fp8kv_block_format *f,
                                    const struct fp8kv_block_params *params, uint8_t scale,
                                    uint32_t x_bits);
