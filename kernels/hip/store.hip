@@ -24,50 +24,37 @@ namespace
 
 constexpr unsigned THREADS = 128;
 
-/* Bytes of VEC inputs of dtype IN: what one work item loads, kept raw so that the next item's
- * loads can be issued before this one is encoded (16-byte loads when a run is that long). */
-template <int IN, int VEC> struct raw_run {
-    static constexpr int ESIZE = IN == FP8KV_KV_F32 ? 4 : 2;
-    static constexpr bool VECTOR = VEC * ESIZE >= 16;
-    uint8_t bytes[VECTOR ? VEC * ESIZE : 1];
-    float scalar[VECTOR ? 1 : VEC];
-
-    /* Issues the loads of src[i .. i + VEC). */
-    __device__ __forceinline__ void fetch(const void *src, size_t i)
-    {
-        if constexpr (VECTOR) {
-            const uint8_t *p = static_cast<const uint8_t *>(src) + i * ESIZE;
+/* The VEC inputs src[i .. i + VEC) of dtype IN, widened exactly to f32 (16-byte loads when a
+ * run is at least that long). */
+template <int IN, int VEC>
+__device__ __forceinline__ void load_run(const void *src, size_t i, float *x)
+{
+    constexpr int ESIZE = IN == FP8KV_KV_F32 ? 4 : 2;
+    if constexpr (VEC * ESIZE >= 16) {
+        uint8_t raw[VEC * ESIZE];
+        const uint8_t *p = static_cast<const uint8_t *>(src) + i * ESIZE;
 #pragma unroll
-            for (int b = 0; b < VEC * ESIZE; b += 16)
-                load_bytes<16>(p + b, bytes + b);
-        } else {
-#pragma unroll
-            for (int k = 0; k < VEC; k++)
-                scalar[k] = widen<IN>(src, i + (size_t)k);
-        }
-    }
-    /* The inputs widened exactly to f32. */
-    __device__ __forceinline__ void widen_to(float *x) const
-    {
-        if constexpr (!VECTOR) {
-#pragma unroll
-            for (int k = 0; k < VEC; k++)
-                x[k] = scalar[k];
-        } else if constexpr (IN == FP8KV_KV_BF16) { /* two values a word: one operation each */
+        for (int b = 0; b < VEC * ESIZE; b += 16)
+            load_bytes<16>(p + b, raw + b);
+        if constexpr (IN == FP8KV_KV_BF16) { /* two values a word: one operation each */
 #pragma unroll
             for (int k = 0; k < VEC; k += 2) {
                 uint32_t w;
-                memcpy(&w, bytes + 2 * k, 4);
+                memcpy(&w, raw + 2 * k, 4);
                 x[k] = __uint_as_float(w << 16);
                 x[k + 1] = __uint_as_float(w & 0xFFFF0000u);
             }
         } else {
 #pragma unroll
             for (int k = 0; k < VEC; k++)
-                x[k] = widen_raw<IN>(bytes + k * ESIZE);
+                x[k] = widen_raw<IN>(raw + k * ESIZE);
         }
+    } else {
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+            x[k] = widen<IN>(src, i + (size_t)k);
     }
-};
+}
 
 /* The codes of x[0 .. VEC) stored at scale s: the scale model, then the codec, in pairs. */
 template <int VEC, typename CODEC>
@@ -228,8 +215,8 @@ __device__ __forceinline__ bool encode_run_fast(const fast_store &f, const float
 
 /* One kernel per input dtype, vector width, codec kind and scale model. A thread takes item g:
  * VEC dimensions of one head of one token, key and value; then the item a grid's width
- * further, (token, item) advancing with a carry (no division per item). The next item's three
- * loads (key, value, slot) are issued before the current item is encoded and stored. */
+ * further, (token, item) advancing with a carry (no division per item). The inputs are loaded
+ * before the slot is looked at, so that the three loads are in flight together. */
 template <int IN, int VEC, typename CODEC, int MODEL>
 __global__ void __launch_bounds__(THREADS)
     store_kernel(int codec, struct fp8kv_codec_cfg cfg, struct fp8kv_cache_shape shape,
@@ -246,35 +233,13 @@ __global__ void __launch_bounds__(THREADS)
     const int step_token = (int)(stride / (uint32_t)items);
     const int step_item = (int)(stride % (uint32_t)items);
     int token = (int)(g / (uint32_t)items), item = (int)(g % (uint32_t)items);
-    /* software pipelined: the next item's inputs and slot are loaded before this item is
-     * encoded, so that the loads stay in flight while the codec computes */
-    raw_run<IN, VEC> rk, rv;
-    int64_t slot = 0;
-    if (token < num_tokens) {
-        const size_t i = (size_t)token * row + (size_t)item * VEC; /* [token][head][dim] */
-        rk.fetch(key, i);
-        rv.fetch(value, i);
-        slot = slot_mapping[token];
-    }
     while (token < num_tokens) {
+        const size_t i = (size_t)token * row + (size_t)item * VEC; /* [token][head][dim] */
         float xk[VEC], xv[VEC];
-        rk.widen_to(xk);
-        rv.widen_to(xv);
-        const int64_t this_slot = slot;
-        const int this_item = item;
-        token += step_token;
-        item += step_item;
-        if (item >= items) {
-            item -= items;
-            token++;
-        }
-        if (token < num_tokens) {
-            const size_t i = (size_t)token * row + (size_t)item * VEC;
-            rk.fetch(key, i);
-            rv.fetch(value, i);
-            slot = slot_mapping[token];
-        }
-        if (this_slot >= 0) { /* -1: padding, the cache is left untouched */
+        const int64_t slot = slot_mapping[token];
+        load_run<IN, VEC>(key, i, xk);
+        load_run<IN, VEC>(value, i, xv);
+        if (slot >= 0) { /* -1: padding, the cache is left untouched */
             uint8_t qk[VEC], qv[VEC];
             bool done = false;
             if constexpr (FAST) {
@@ -291,16 +256,22 @@ __global__ void __launch_bounds__(THREADS)
                 encode_run<VEC>(encode, cfg, xv, v_scale, qv);
             }
             if (shape.layout == FP8KV_LAYOUT_NHD) { /* a slot's row is [head][dim] */
-                const size_t at = (size_t)this_slot * row + (size_t)this_item * VEC;
+                const size_t at = (size_t)slot * row + (size_t)item * VEC;
                 store_bytes<VEC>(key_cache + at, qk);
                 store_bytes<VEC>(value_cache + at, qv);
             } else {
-                const int h = this_item * VEC / hs, d = this_item * VEC % hs;
-                store_bytes<VEC>(key_cache + key_offset(shape, this_slot, h, d), qk);
+                const int h = item * VEC / hs, d = item * VEC % hs;
+                store_bytes<VEC>(key_cache + key_offset(shape, slot, h, d), qk);
 #pragma unroll
                 for (int k = 0; k < VEC; k++)
-                    value_cache[value_offset(shape, this_slot, h, d + k)] = qv[k];
+                    value_cache[value_offset(shape, slot, h, d + k)] = qv[k];
             }
+        }
+        token += step_token;
+        item += step_item;
+        if (item >= items) {
+            item -= items;
+            token++;
         }
     }
 }
