@@ -32,13 +32,6 @@ struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject
 
 /* ---- decode: every (scale, element) pair ---- */
 
-static int same_f32(uint32_t expected, uint32_t got)
-{
-    const int nan_e = (expected & 0x7FFFFFFFu) > 0x7F800000u;
-    const int nan_g = (got & 0x7FFFFFFFu) > 0x7F800000u;
-    return nan_e ? nan_g : expected == got;
-}
-
 int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
                              struct fp8kv_block_report *r)
 {
@@ -74,7 +67,7 @@ int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
     for (size_t k = 0; rc == FP8KV_OK && k < nblocks * (size_t)bs; k++) {
         r->checked[FP8KV_BLOCK_CHECK_DECODE]++;
         const uint32_t got = f32_bits(y[k]);
-        if (same_f32(expected[k], got))
+        if (fp8kv_block_same_value(expected[k], got))
             continue;
         r->wrong[FP8KV_BLOCK_CHECK_DECODE]++;
         fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_DECODE,
@@ -86,20 +79,6 @@ int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
 }
 
 /* ---- the element sweep under a fixed scale ---- */
-
-int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
-                             struct fp8kv_block_sweep_point out[4])
-{
-    if (f->scale_kind == FP8KV_SCALE_UE4M3) {
-        out[0] = (struct fp8kv_block_sweep_point){0x38, 1.0f};
-        out[1] = (struct fp8kv_block_sweep_point){0x3B, 1.7f};
-        return 2;
-    }
-    out[0] = (struct fp8kv_block_sweep_point){127, 1.0f};
-    out[1] = (struct fp8kv_block_sweep_point){1, 1.0f};
-    out[2] = (struct fp8kv_block_sweep_point){200, 1.0f};
-    return 3;
-}
 
 #define MAX_RUNS FP8KV_BLOCK_MAX_RUNS
 
@@ -443,146 +422,5 @@ int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint6
     return rc;
 }
 
-/* ---- golden vectors ---- */
-
-#include "fp8kv/npy.h"
-
-/* Reads dir/name into *out with dtype and ndim; 1, 0 when the file is not there, -1 (a message)
- * when it is there but unreadable or of the wrong type. */
-static int read_vector(const char *dir, const char *name, enum fp8kv_npy_dtype dtype, int ndim,
-                       struct fp8kv_npy *out)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *probe = fopen(path, "rb");
-    if (!probe)
-        return 0;
-    fclose(probe);
-    return fp8kv_npy_read_expect(path, dtype, ndim, 0, out) == 0 ? 1 : -1;
-}
-
-/* The decode table file name at G (decode.npy at 1; nvfp4's decode_g.npy at its G). */
-static int judge_decode_table(const struct fp8kv_block_subject *s, const char *dir,
-                              const char *name, float G, struct fp8kv_block_report *r)
-{
-    const struct fp8kv_block_format *f = s->format;
-    struct fp8kv_npy t = {0};
-    const int got = read_vector(dir, name, FP8KV_NPY_U32, 2, &t);
-    if (got <= 0)
-        return got < 0 ? FP8KV_ERR : FP8KV_OK;
-    const size_t ns = t.shape[0], nc = t.shape[1], bs = (size_t)f->block_size;
-    if (ns != (size_t)fp8kv_block_scale_code_count(f) ||
-        nc != (size_t)fp8kv_element_code_count(f->element)) {
-        fp8kv_npy_free(&t);
-        return fp8kv_fail("%s/%s: shape [%zu, %zu], not [scale codes, element codes]", dir, name,
-                          ns, nc);
-    }
-    const size_t per = (nc + bs - 1) / bs, nblocks = ns * per;
-    uint8_t *scales = malloc(nblocks), *elements = calloc(nblocks * bs, 1);
-    float *y = malloc(nblocks * bs * sizeof *y);
-    int rc = scales && elements && y ? FP8KV_OK : fp8kv_fail("out of memory");
-    for (size_t b = 0; rc == FP8KV_OK && b < nblocks; b++) {
-        scales[b] = (uint8_t)(b / per);
-        for (size_t i = 0; i < bs; i++)
-            elements[b * bs + i] = (uint8_t)(((b % per) * bs + i) % nc);
-    }
-    if (rc == FP8KV_OK)
-        rc = s->decode(s->ctx, 0, scales, elements, nblocks, G, y);
-    const uint32_t *want = t.data;
-    for (size_t k = 0; rc == FP8KV_OK && k < nblocks * bs; k++) {
-        const uint32_t e = want[scales[k / bs] * nc + elements[k]], g = f32_bits(y[k]);
-        r->checked[FP8KV_BLOCK_CHECK_VECTORS]++;
-        if (same_f32(e, g))
-            continue;
-        r->wrong[FP8KV_BLOCK_CHECK_VECTORS]++;
-        fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_VECTORS,
-                                "vectors %s: scale %02x element %02x: expected 0x%08x got 0x%08x",
-                                name, scales[k / bs], elements[k], e, g);
-    }
-    free(scales), free(elements), free(y);
-    fp8kv_npy_free(&t);
-    return rc;
-}
-
-int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *root,
-                              struct fp8kv_block_report *r)
-{
-    const struct fp8kv_block_format *f = s->format;
-    const size_t bs = (size_t)f->block_size;
-    const int nv = f->scale_kind == FP8KV_SCALE_UE4M3;
-    char dir[1100], name[64];
-    snprintf(dir, sizeof dir, "%s/blocks/%s", root, f->name);
-    struct fp8kv_npy in = {0}, gs = {0}, es = {0}, ee = {0};
-    int got = read_vector(dir, "input.npy", FP8KV_NPY_U32, 2, &in);
-    if (got == 0) {
-        fp8kv_block_report_note(r, "vectors: no %s/input.npy, not checked", dir);
-        return FP8KV_OK;
-    }
-    const char *rule = fp8kv_block_rule_names[s->rule], *model = fp8kv_block_model_names[s->model];
-    int rc = got < 0 ? FP8KV_ERR : FP8KV_OK;
-    if (rc == FP8KV_OK && in.shape[1] != bs)
-        rc = fp8kv_fail("%s/input.npy: %zu values a row, not %zu", dir, in.shape[1], bs);
-    if (rc == FP8KV_OK && nv && read_vector(dir, "global_scale.npy", FP8KV_NPY_U32, 1, &gs) != 1)
-        rc = fp8kv_fail("%s: no readable global_scale.npy", dir);
-    /* <rule>_<model>_*.npy where the models differ, else <rule>_*.npy */
-    snprintf(name, sizeof name, "%s_%s_scale.npy", rule, model);
-    if (rc == FP8KV_OK && (got = read_vector(dir, name, FP8KV_NPY_U8, 1, &es)) == 1)
-        snprintf(name, sizeof name, "%s_%s_elements.npy", rule, model);
-    else if (rc == FP8KV_OK && got == 0 &&
-             (got = read_vector(dir, (snprintf(name, sizeof name, "%s_scale.npy", rule), name),
-                                FP8KV_NPY_U8, 1, &es)) == 1)
-        snprintf(name, sizeof name, "%s_elements.npy", rule);
-    if (rc == FP8KV_OK && got != 1)
-        rc = fp8kv_fail("%s: no readable expected scales for %s %s", dir, rule, model);
-    if (rc == FP8KV_OK && read_vector(dir, name, FP8KV_NPY_U8, 2, &ee) != 1)
-        rc = fp8kv_fail("%s: no readable %s", dir, name);
-    const size_t n = in.shape[0];
-    if (rc == FP8KV_OK &&
-        (es.shape[0] != n || ee.shape[0] != n || ee.shape[1] != bs || (nv && gs.shape[0] != n)))
-        rc = fp8kv_fail("%s: the files of %s %s disagree on the case count", dir, rule, model);
-    uint8_t *scales = malloc(n ? n : 1), *elements = malloc(n * bs + 1);
-    if (rc == FP8KV_OK && (!scales || !elements))
-        rc = fp8kv_fail("out of memory");
-    r->ran[FP8KV_BLOCK_CHECK_VECTORS] = rc == FP8KV_OK;
-    /* runs of cases with one G, encoded together */
-    for (size_t b = 0; rc == FP8KV_OK && b < n;) {
-        const uint32_t g = nv ? ((const uint32_t *)gs.data)[b] : 0x3F800000u;
-        size_t e = b + 1;
-        while (e < n && nv && ((const uint32_t *)gs.data)[e] == g)
-            e++;
-        rc = s->encode(s->ctx, 0, (const float *)in.data + b * bs, e - b, f32_of(g), scales + b,
-                       elements + b * bs);
-        b = e;
-    }
-    const uint8_t *want_s = es.data, *want_e = ee.data;
-    const uint32_t *x = in.data;
-    for (size_t b = 0; rc == FP8KV_OK && b < n; b++) {
-        r->checked[FP8KV_BLOCK_CHECK_VECTORS] += 1 + bs;
-        if (scales[b] != want_s[b]) {
-            r->wrong[FP8KV_BLOCK_CHECK_VECTORS]++;
-            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_VECTORS,
-                                    "vectors case %zu (inputs 0x%08x 0x%08x ..): scale expected "
-                                    "%02x got %02x",
-                                    b, x[b * bs], x[b * bs + 1], want_s[b], scales[b]);
-        }
-        for (size_t i = 0; i < bs; i++)
-            if (elements[b * bs + i] != want_e[b * bs + i]) {
-                r->wrong[FP8KV_BLOCK_CHECK_VECTORS]++;
-                fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_VECTORS,
-                                        "vectors case %zu element %zu: input 0x%08x (scale %02x): "
-                                        "expected %02x got %02x",
-                                        b, i, x[b * bs + i], want_s[b], want_e[b * bs + i],
-                                        elements[b * bs + i]);
-            }
-    }
-    free(scales), free(elements);
-    fp8kv_npy_free(&in), fp8kv_npy_free(&gs), fp8kv_npy_free(&es), fp8kv_npy_free(&ee);
-    if (rc == FP8KV_OK && s->decode) {
-        rc = judge_decode_table(s, dir, "decode.npy", 1.0f, r);
-        if (rc == FP8KV_OK && nv)
-            rc = judge_decode_table(s, dir, "decode_g.npy", f32_of(0x3EAAAAABu), r);
-    }
-    if (rc == FP8KV_OK)
-        fp8kv_block_report_note(r, "vectors: %zu cases of %s (%s %s)", n, dir, rule, model);
-    return rc;
-}
+const struct fp8kv_block_oracle_judges fp8kv_block_oracle_judges = {
+    fp8kv_block_judge_decode, fp8kv_block_judge_sweep, fp8kv_block_judge_blocks};

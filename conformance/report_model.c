@@ -389,13 +389,24 @@ static int ends_with(const char *s, const char *suffix)
 static const struct {
     const char *prefix, *family;
 } families[] = {
-    {"edges", "encode"},      {"all-f16", "encode"},
-    {"all-bf16", "encode"},   {"scale-", "encode"},
-    {"sweep-", "sweep"},      {"decode", "decode"},
-    {"read-", "decode"},      {"kv-store", "kv-store"},
-    {"kv-read-", "kv-read"},  {"kv-attention", "kv-attention"},
-    {"kv-case", "kv-case"},   {"quant-nmse-", "quant-nmse"},
-    {"gpu-errors", "device"}, {"subject-failed", "subject"},
+    {"edges", "encode"},
+    {"all-f16", "encode"},
+    {"all-bf16", "encode"},
+    {"scale-", "encode"},
+    {"sweep-", "sweep"},
+    {"decode", "decode"},
+    {"read-", "decode"},
+    {"kv-store", "kv-store"},
+    {"kv-read-", "kv-read"},
+    {"kv-attention", "kv-attention"},
+    {"kv-case", "kv-case"},
+    {"quant-nmse-", "quant-nmse"},
+    {"gpu-errors", "device"},
+    {"subject-failed", "subject"},
+    {"block-vectors", "block-vectors"},
+    {"block-decode", "block-decode"},
+    {"block-sweep", "block-sweep"},
+    {"block-blocks", "block-blocks"},
 };
 
 void fp8kv_check_base_name(const struct fp8kv_check *c, char *buf, size_t size)
@@ -480,6 +491,16 @@ static const struct {
      "the values gathered and dequantized differ from the oracle's read model bit for bit"},
     {FP8KV_STATE_FAIL, "read-", "", WHEN_ALWAYS,
      "the values read back differ from the oracle's read model bit for bit"},
+    {FP8KV_STATE_FAIL, "block-vectors", "", WHEN_ALWAYS,
+     "the block codec's scale or element codes (or decoded values) differ from the golden "
+     "block vectors the oracle wrote"},
+    {FP8KV_STATE_FAIL, "block-decode", "", WHEN_ALWAYS,
+     "(scale, element) code pairs decode to values other than the oracle's"},
+    {FP8KV_STATE_FAIL, "block-sweep", "", WHEN_ALWAYS,
+     "inputs under a fixed block scale encode to element codes (or a block scale) other than "
+     "the oracle's"},
+    {FP8KV_STATE_FAIL, "block-blocks", "", WHEN_ALWAYS,
+     "whole blocks encode to scale or element codes other than the oracle's"},
     {FP8KV_STATE_FAIL, "decode", "", WHEN_ALWAYS,
      "codes decode to values other than the oracle's decode table"},
     {FP8KV_STATE_FAIL, "", "", WHEN_ALWAYS,

@@ -72,12 +72,21 @@ int fp8kv_target_open(enum fp8kv_target_kind kind, int device, struct fp8kv_targ
     memset(t, 0, sizeof *t);
     if (kind != FP8KV_TARGET_CPU) {
         const int rc = fp8kv_gpu_target_open(device, t);
+        if (rc == 0) {
+            t->block_subject = fp8kv_block_target_gpu;
+            t->block_subject_name = "gpu-block-codec";
+            t->block_full = 1;
+            t->device = device;
+        }
         if (rc == 0 || kind == FP8KV_TARGET_HIP)
             return rc;
+        memset(t, 0, sizeof *t);
     }
     fp8kv_cpu_target_info(&t->info);
     t->subjects = fp8kv_cpu_subjects;
     t->subject_count = fp8kv_cpu_subject_count;
+    t->block_subject = fp8kv_block_target_cpu;
+    t->block_subject_name = "block-codec";
     return FP8KV_OK;
 }
 
@@ -278,7 +287,9 @@ int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
         rc = run_profile(&quiet, t, p, r, &g);
     }
     progress_clear(&g);
+    if (rc == 0 && !o->no_blocks && !(o->profile && fp8kv_profile_by_name(o->profile)))
+        rc = fp8kv_run_blocks(o, t, r);
     if (rc == 0 && r->count == before)
-        rc = fp8kv_fail("no profile named '%s'", o->profile ? o->profile : "");
+        rc = fp8kv_fail("no profile or block format named '%s'", o->profile ? o->profile : "");
     return rc;
 }

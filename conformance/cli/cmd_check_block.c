@@ -270,13 +270,14 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     }
     printf("check-block %s: %s rule %s model %s (G %.9g)\n", s.name, s.format->name,
            fp8kv_block_rule_names[s.rule], fp8kv_block_model_names[s.model], (double)G);
-    int status = fp8kv_block_judge_vectors(&s, fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]), r);
-    if (status == FP8KV_OK)
-        status = fp8kv_block_judge_decode(&s, G, r);
-    for (int i = 0; status == FP8KV_OK && i < npts; i++)
-        status = fp8kv_block_judge_sweep(&s, pts[i], r);
-    if (status == FP8KV_OK && nblocks)
-        status = fp8kv_block_judge_blocks(&s, G, seed, (size_t)nblocks, r);
+    const struct fp8kv_block_plan plan = {fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]),
+                                          G,
+                                          pts,
+                                          npts,
+                                          seed,
+                                          (size_t)nblocks,
+                                          &fp8kv_block_oracle_judges};
+    int status = fp8kv_block_check(&s, &plan, r);
     if (status != FP8KV_OK) {
         print_report(r);
         free(r);

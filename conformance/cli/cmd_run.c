@@ -6,10 +6,13 @@
 #include "cli.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/run.h"
+#ifdef FP8KV_HAVE_ORACLE
+#include "fp8kv/block_judge.h"
+#endif
 
 static const char run_help[] =
     "usage: fp8kv run [--target auto|cpu|hip] [--device N] [--out DIR] [--vectors DIR]\n"
-    "                 [--profile P] [--threads N] [--junit DIR] [--json FILE]\n"
+    "                 [--profile P] [--threads N] [--junit DIR] [--json FILE] [--no-blocks]\n"
     "\n"
     "Runs every check of a target against the golden vectors and writes\n"
     "DIR/<target>/report.json, then report.md, report.html and junit.xml rendered from it\n"
@@ -21,17 +24,25 @@ static const char run_help[] =
     "vendor conversions under NaN check strict and class, for the profiles they claim) in\n"
     "exhaustive device sweeps, and a long-context attention case. The report goes to\n"
     "DIR/sm_90/ or DIR/gfx942/ (the device's target name).\n"
+    "Block checks (MX, NVFP4: docs/blocks.md), after the profiles, subject block-codec (CPU)\n"
+    "or gpu-block-codec (hip), one column per block format, for every format, rule and model:\n"
+    "block-vectors (the golden vectors), and with the oracle in this build block-decode,\n"
+    "block-sweep and block-blocks (else \"not run\"). The CPU sweeps one point per format (MX\n"
+    "scale code 01, nvfp4 38 at G 2^-126, default rule, exact model) and judges 2,000 blocks;\n"
+    "a GPU takes check-block's defaults (every combination swept, 20,000 blocks).\n"
     "\n"
     "  --target T      auto (the GPU when this build has GPU kernels and a device answers,\n"
     "                  else the CPU), cpu, or hip (a GPU through the HIP or CUDA runtime)\n"
     "  --device N      the GPU to use (default 0)\n"
     "  --out DIR       reports root (default reports)\n"
     "  --vectors DIR   golden vectors (default: $FP8KV_VECTORS, ./vectors, or the installed set)\n"
-    "  --profile P     one profile instead of all\n"
+    "  --profile P     one profile instead of all (no block checks), or one block format\n"
+    "                  (only its block checks)\n"
     "  --threads N     threads for the sweeps (default: all cores)\n"
     "  --junit DIR     the unit tests' JUnit XML files to copy into DIR/<target>/junit/\n"
     "  --json FILE     also write the verdict as JSON (docs/json.md; report.json has the same\n"
     "                  shape); '-': the JSON to stdout, the text to stderr\n"
+    "  --no-blocks     no block checks\n"
     "On a terminal, stderr shows one line, step N/M (a subject under a profile), the checks\n"
     "done and an ETA, cleared at the end; nothing when stderr is not a terminal.\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
@@ -45,11 +56,12 @@ enum {
     OPT_JUNIT,
     OPT_DEVICE,
     OPT_JSON,
+    OPT_NO_BLOCKS,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"target", 1},  {"out", 1},   {"vectors", 1}, {"profile", 1},
-    {"threads", 1}, {"junit", 1}, {"device", 1},  {"json", 1}};
+    {"target", 1}, {"out", 1},    {"vectors", 1}, {"profile", 1},  {"threads", 1},
+    {"junit", 1},  {"device", 1}, {"json", 1},    {"no-blocks", 0}};
 
 int fp8kv_cmd_run(int argc, char **argv)
 {
@@ -71,7 +83,18 @@ int fp8kv_cmd_run(int argc, char **argv)
         .log = stdout,
         .progress = stderr,
     };
-    if (a.value[OPT_PROFILE] && !fp8kv_cli_profile("run", a.value[OPT_PROFILE]))
+    o.no_blocks = a.value[OPT_NO_BLOCKS] != NULL;
+#ifdef FP8KV_HAVE_ORACLE
+    o.block_oracle = &fp8kv_block_oracle_judges;
+#endif
+    const char *profile = a.value[OPT_PROFILE];
+    const int block_profile = profile && fp8kv_block_format_by_name(profile);
+    if (block_profile && o.no_blocks)
+        return fp8kv_cli_usage_error("run",
+                                     "--profile %s is a block format: it has only block "
+                                     "checks, which --no-blocks leaves out",
+                                     profile);
+    if (profile && !block_profile && !fp8kv_cli_profile("run", profile))
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_THREADS] &&
         fp8kv_cli_parse_threads("run", a.value[OPT_THREADS], &o.threads) != 0)

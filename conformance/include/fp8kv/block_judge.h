@@ -2,7 +2,8 @@
  * (fp8kv/block_oracle.h): the subject's decode of every (scale, element) code pair, its
  * element codes for every f32 input a block under a fixed scale can hold (an exhaustive sweep
  * judged by runs of the oracle's element boundaries, never by the subject's arithmetic), and
- * whole random and edge blocks. Needs the oracle (FP8KV_WITH_ORACLE). docs/blocks.md. */
+ * whole random and edge blocks (the golden vectors: fp8kv/block_checks.h). Needs the oracle
+ * (FP8KV_WITH_ORACLE). docs/blocks.md. */
 #ifndef FP8KV_BLOCK_JUDGE_H
 #define FP8KV_BLOCK_JUDGE_H
 
@@ -10,12 +11,16 @@
 #include <stdint.h>
 
 #include "fp8kv/block.h"
+#include "fp8kv/block_checks.h"
 #include "fp8kv/block_oracle.h"
 #include "fp8kv/block_subject.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The judges below that a plan (fp8kv/block_checks.h) calls: decode, sweep and blocks. */
+extern const struct fp8kv_block_oracle_judges fp8kv_block_oracle_judges;
 
 /* fp8kv_block_params_of: the oracle's parameters of s's claim with decode scale G. */
 struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G);
@@ -25,18 +30,6 @@ struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject
  * or an error status from the subject. Skipped (0, a note) when s has no decode. */
 int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
                              struct fp8kv_block_report *r);
-
-/* A point of the element sweep: the scale code every block is held at, and G (NVFP4). */
-struct fp8kv_block_sweep_point {
-    uint8_t scale;
-    float G;
-};
-
-/* fp8kv_block_sweep_points: the default sweep points of f: MX scale codes 127 (X = 0), 1
- * (X = -126: f32 subnormals reach the element grid) and 200 (X = 73); NVFP4 s = 1.0 (0x38) at
- * G = 1 and s = 1.375 (0x3B) at G = 1.7 (s G not a power of two). Returns how many (<= 4). */
-int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
-                             struct fp8kv_block_sweep_point out[4]);
 
 /* The judging table of a sweep point: the anchor (the largest amax whose oracle scale is
  * the point's), the anchor's element code, and the runs of each sign over [0, anchor]. */
@@ -67,13 +60,6 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
  * fp8kv_block_fill_block makes, encoded by s with G, against fp8kv_oracle_block_encode. */
 int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint64_t seed,
                              size_t nblocks, struct fp8kv_block_report *r);
-
-/* fp8kv_block_judge_vectors: the golden vectors under root (root/blocks/<format>/, written by
- * the oracle: docs vectors/README.md): s's encode of every case (input.npy, nvfp4 at each case's
- * G) against <rule>_<model>_*.npy (or <rule>_*.npy where the models agree), and s's decode
- * against decode.npy (and nvfp4's decode_g.npy at G = RN32(1/3)). No directory: a note, 0. */
-int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *root,
-                              struct fp8kv_block_report *r);
 
 /* fp8kv_block_fill_block: block number index of the seeded edge/random mix for f (kinds cycle:
  * random magnitudes over the whole f32 range, amax at and around max_elem 2^k, element-grid
