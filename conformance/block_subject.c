@@ -29,6 +29,7 @@ void fp8kv_block_report_fail(struct fp8kv_block_report *r, enum fp8kv_block_chec
         if (r->nlines < FP8KV_BLOCK_REPORT_LINES &&
             r->nlines_of[k] < FP8KV_BLOCK_REPORT_LINES_PER_KIND) {
             r->nlines_of[k]++;
+            r->line_kind[r->nlines] = (uint8_t)k;
             va_list ap;
             va_start(ap, fmt);
             vsnprintf(r->lines[r->nlines++], sizeof r->lines[0], fmt, ap);

@@ -65,6 +65,7 @@ struct fp8kv_block_report {
     uint64_t checked[FP8KV_BLOCK_CHECK_COUNT], wrong[FP8KV_BLOCK_CHECK_COUNT];
     int ran[FP8KV_BLOCK_CHECK_COUNT];
     char lines[FP8KV_BLOCK_REPORT_LINES][200];
+    uint8_t line_kind[FP8KV_BLOCK_REPORT_LINES]; /* the check kind of each line */
     int nlines, nlines_of[FP8KV_BLOCK_CHECK_COUNT];
     uint64_t dropped; /* failure lines past FP8KV_BLOCK_REPORT_LINES_PER_KIND of their kind */
     char notes[8][200];
