@@ -111,13 +111,13 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
     job->params =
         (struct fp8kv_block_params){f->default_rule, FP8KV_BLOCK_MODEL_EXACT, 0x3F800000u};
     if (a.value[OPT_RULE]) {
-        const int r = fp8kv_cli_block_rule(cmd, f, a.value[OPT_RULE]);
+        const int r = fp8kv_cli_block_rule(cmd, "rule", f, a.value[OPT_RULE]);
         if (r < 0)
             return 1;
         job->params.rule = (enum fp8kv_block_rule)r;
     }
     if (a.value[OPT_MODEL]) {
-        const int m = fp8kv_cli_block_model(cmd, a.value[OPT_MODEL]);
+        const int m = fp8kv_cli_block_model(cmd, "model", a.value[OPT_MODEL]);
         if (m < 0)
             return 1;
         job->params.model = (enum fp8kv_block_model)m;

@@ -40,7 +40,8 @@ int fp8kv_cli_block_format(const char *cmd, const char *name, const struct fp8kv
                                     FP8KV_BLOCK_FORMAT_COUNT);
 }
 
-int fp8kv_cli_block_rule(const char *cmd, const struct fp8kv_block_format *f, const char *name)
+int fp8kv_cli_block_rule(const char *cmd, const char *option, const struct fp8kv_block_format *f,
+                         const char *name)
 {
     const char *names[FP8KV_BLOCK_RULE_COUNT];
     int n = 0;
@@ -53,20 +54,25 @@ int fp8kv_cli_block_rule(const char *cmd, const struct fp8kv_block_format *f, co
     if (any >= 0) {
         char list[128];
         fp8kv_cli_list(names, n, "", ", ", list, sizeof list);
-        fp8kv_cli_usage_error(cmd, "--rule %s is not a rule of %s (its rules: %s)", name, f->name,
-                              list);
+        fp8kv_cli_usage_error(cmd, "--%s %s is not a rule of %s (its rules: %s)", option, name,
+                              f->name, list);
         return -1;
     }
     char what[64];
-    snprintf(what, sizeof what, "--rule: unknown rule of %s", f->name);
+    snprintf(what, sizeof what, "--%s: unknown rule of %s", option, f->name);
     fp8kv_cli_unknown_choice(cmd, what, "", name, names, n);
     return -1;
 }
 
-int fp8kv_cli_block_model(const char *cmd, const char *name)
+int fp8kv_cli_block_model(const char *cmd, const char *option, const char *name)
 {
-    return fp8kv_cli_parse_choice(cmd, "model", name, fp8kv_block_model_names,
-                                  FP8KV_BLOCK_MODEL_COUNT);
+    const int m = fp8kv_name_index(fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, name);
+    if (m >= 0)
+        return m;
+    char what[64];
+    snprintf(what, sizeof what, "--%s: unknown model", option);
+    fp8kv_cli_unknown_choice(cmd, what, "", name, fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
+    return -1;
 }
 
 int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice *c,
@@ -95,9 +101,10 @@ int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice
     if (rc)
         return rc;
     int rule = (int)f->default_rule, model = FP8KV_BLOCK_MODEL_EXACT;
-    if (c->rule && (rule = fp8kv_cli_block_rule(cmd, f, c->rule)) < 0)
+    const char *option = c->side ? c->side : "rule";
+    if (c->rule && (rule = fp8kv_cli_block_rule(cmd, option, f, c->rule)) < 0)
         return FP8KV_EXIT_USAGE;
-    if (c->model && (model = fp8kv_cli_block_model(cmd, c->model)) < 0)
+    if (c->model && (model = fp8kv_cli_block_model(cmd, c->side ? c->side : "model", c->model)) < 0)
         return FP8KV_EXIT_USAGE;
     static const char *const targets[] = {"cpu", "hip"};
     const int target = c->target ? fp8kv_cli_parse_choice(cmd, "target", c->target, targets, 2) : 0;
@@ -125,6 +132,20 @@ int fp8kv_cli_parse_global_scale(const char *cmd, const char *text, float *G)
     memcpy(G, &bits, sizeof *G);
     if (!(*G > 0) || *G > 3.4028235e38f)
         return fp8kv_cli_usage_error(cmd, "--global-scale %s: G must be a finite f32 > 0", text);
+    return 0;
+}
+
+int fp8kv_cli_parse_count(const char *cmd, const char *option, const char *text, int base,
+                          unsigned long long min, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoull(text, &end, base);
+    if (!isdigit((unsigned char)*text) || *end || errno || *out < min || *out > max) {
+        fp8kv_cli_usage_error(cmd, "--%s %s: an unsigned integer %llu .. %llu", option, text, min,
+                              max);
+        return -1;
+    }
     return 0;
 }
 
@@ -372,20 +393,6 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* parse_count: an unsigned decimal (no sign) of option at most max: 0, or -1 after a message. */
-static int parse_count(const char *cmd, const char *option, const char *text, int base,
-                       unsigned long long max, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtoull(text, &end, base);
-    if (!isdigit((unsigned char)*text) || *end || errno || *out > max) {
-        fp8kv_cli_usage_error(cmd, "--%s %s: an unsigned integer 0 .. %llu", option, text, max);
-        return -1;
-    }
-    return 0;
-}
-
 int fp8kv_cmd_check_block(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -393,14 +400,13 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     int rc;
     if (fp8kv_cli_begin(cmd, check_block_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
-    struct fp8kv_cli_block_choice c = {a.value[OPT_FORMAT],
-                                       a.value[OPT_RULE],
-                                       a.value[OPT_MODEL],
-                                       a.value[OPT_TARGET],
-                                       a.value[OPT_PLUGIN],
-                                       2,
-                                       30.0,
-                                       0};
+    struct fp8kv_cli_block_choice c = {.format = a.value[OPT_FORMAT],
+                                       .rule = a.value[OPT_RULE],
+                                       .model = a.value[OPT_MODEL],
+                                       .target = a.value[OPT_TARGET],
+                                       .plugin = a.value[OPT_PLUGIN],
+                                       .threads = 2,
+                                       .timeout_s = 30.0};
     if (a.value[OPT_THREADS] && fp8kv_cli_parse_threads(cmd, a.value[OPT_THREADS], &c.threads))
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_TIMEOUT] &&
@@ -412,10 +418,11 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     if (a.value[OPT_G] && fp8kv_cli_parse_global_scale(cmd, a.value[OPT_G], &G))
         return FP8KV_EXIT_USAGE;
     unsigned long long nblocks = 20000, seed = 1;
-    if (a.value[OPT_BLOCKS] &&
-        parse_count(cmd, "blocks", a.value[OPT_BLOCKS], 10, 100000000ull, &nblocks) != 0)
+    if (a.value[OPT_BLOCKS] && fp8kv_cli_parse_count(cmd, "blocks", a.value[OPT_BLOCKS], 10, 0,
+                                                     100000000ull, &nblocks) != 0)
         return FP8KV_EXIT_USAGE;
-    if (a.value[OPT_SEED] && parse_count(cmd, "seed", a.value[OPT_SEED], 0, ~0ull, &seed) != 0)
+    if (a.value[OPT_SEED] &&
+        fp8kv_cli_parse_count(cmd, "seed", a.value[OPT_SEED], 0, 0, ~0ull, &seed) != 0)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_VECTORS] && !*a.value[OPT_VECTORS])
         return fp8kv_cli_usage_error(cmd, "--vectors: an empty directory name");

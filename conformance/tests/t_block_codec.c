@@ -5,6 +5,7 @@
  * plugin (examples/engine_block) clean and with planted faults. */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,7 +245,7 @@ Test(check_block_cli, bad_arguments_exit_2)
                                         "ceil, 4over6)"},
         {"--format mxfp4 --rule rceel", "unknown rule of mxfp4 'rceel'; did you mean 'rceil'?"},
         {"--format nvfp4 --rule 4ovr6", "did you mean '4over6'? (valid: rne, ceil, 4over6)"},
-        {"--format nvfp4 --model f3", "--model: unknown value 'f3'; did you mean 'f32'?"},
+        {"--format nvfp4 --model f3", "--model: unknown model 'f3'; did you mean 'f32'?"},
         {"--format nvfp4 --target gpu", "--target: unknown value 'gpu'"},
         {"--format nvfp4 --global-scale 0", "--global-scale 0: G must be a finite f32 > 0"},
         {"--format nvfp4 --global-scale -0", "--global-scale -0: G must be a finite f32 > 0"},
@@ -540,6 +541,7 @@ Test(check_block_cli, audit_block_end_to_end)
              FP8KV_EXE, FP8KV_PLUGIN_DIR, FP8KV_PLUGIN_DIR);
     cr_expect_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "\"data\": \"kv\""), "%s", out);
+    cr_expect(strstr(out, "\"schema\": \"fp8kv-verdict\""), "%s", out);
     snprintf(cmd, sizeof cmd, "%s audit --block --baseline floor --candidate rne 2>&1", FP8KV_EXE);
     cr_expect_eq(test_run(cmd, out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "--format is needed"), "%s", out);
@@ -591,4 +593,163 @@ Test(block_codec, f32_model_underflowed_scale_product_saturates_and_zeros_are_pl
             }
         }
     cr_expect(underflows > 0, "no scale code underflows t");
+}
+
+/* ---- audit --block: its help, its JSON, a crashing side ---- */
+
+/* runs an audit --block with args, the JSON to stdout (parsed into *doc), the text dropped */
+static int audit_json(const char *args, json_t **doc)
+{
+    static char out[1 << 16];
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s audit --block %s --json - 2>/dev/null", FP8KV_EXE, args);
+    const int rc = test_run(cmd, out, sizeof out);
+    json_error_t err;
+    *doc = json_loads(out, 0, &err);
+    cr_assert_not_null(*doc, "%s: %s: %s", cmd, err.text, out);
+    return rc;
+}
+
+Test(audit_block, help_explains_every_column_and_the_data_sets)
+{
+    static char out[1 << 14];
+    cr_assert_eq(test_run(FP8KV_EXE " audit --block --help", out, sizeof out), 0);
+    static const char *const says[] = {
+        "blocks_differ",
+        "elements_differ",
+        "nmse_base/_cand",
+        "clip_base/_cand",
+        "(y - x)^2 / sum of x^2",
+        "computed\n                   exactly",
+        "(max_elem + half the element step at max_elem) * decoded scale",
+        "Box-Muller",
+        "probability 1/64",
+        "Student t",
+        "0x9E3779B97F4A7C15",
+        "RN32(set amax / 2688)",
+        "crashed or hung"};
+    for (size_t i = 0; i < sizeof says / sizeof says[0]; i++)
+        cr_expect(strstr(out, says[i]), "--help lacks '%s':\n%s", says[i], out);
+}
+
+/* The JSON's clipped and NMSE are what --help defines, recomputed here from the oracle's codes
+ * (mxfp4 floor: S = 2^X exactly, the decode of every code exact at these magnitudes): clipped
+ * when amax > (6 + 1) * S, NMSE = sum (y - x)^2 / sum x^2. */
+Test(audit_block, json_columns_are_what_help_defines)
+{
+    enum { N = 256 };
+    const struct fp8kv_block_format *f = fp8kv_block_format_by_name("mxfp4");
+    const struct fp8kv_element_format *e = f->element;
+    const struct fp8kv_block_params p = {FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 0x3F800000u};
+    json_t *doc;
+    cr_assert_eq(audit_json("--format mxfp4 --baseline floor --candidate rceil --blocks 256 "
+                            "--seed 3",
+                            &doc),
+                 0);
+    cr_expect_str_eq(json_string_value(json_object_get(doc, "schema")), "fp8kv-verdict");
+    cr_expect_eq(json_integer_value(json_object_get(doc, "schema_version")), 1);
+    cr_expect_str_eq(json_string_value(json_object_get(doc, "command")), "audit --block");
+    cr_expect_str_eq(json_string_value(json_object_get(doc, "verdict")), "changed");
+    json_t *checks = json_object_get(doc, "checks");
+    cr_assert_eq(json_array_size(checks), FP8KV_DATA_COUNT);
+    static float x[N * 32];
+    const double clip = e->max_value + ldexp(1.0, e->emax - e->man_bits - 1);
+    for (int d = 0; d < FP8KV_DATA_COUNT; d++) {
+        fp8kv_block_dataset_fill((enum fp8kv_block_dataset)d, 3, N * 32, x);
+        uint64_t clipped = 0;
+        double err = 0, energy = 0;
+        for (int b = 0; b < N; b++) {
+            uint8_t s, codes[32];
+            fp8kv_oracle_block_encode(f, &p, (const uint32_t *)(const void *)(x + b * 32), &s,
+                                      codes);
+            double amax = 0;
+            for (int i = 0; i < 32; i++) {
+                const double xi = x[b * 32 + i];
+                const double y =
+                    fp8kv_f32_from_bits(fp8kv_oracle_block_decode_one(f, 0x3F800000u, s, codes[i]));
+                amax = fabs(xi) > amax ? fabs(xi) : amax;
+                err += (y - xi) * (y - xi);
+                energy += xi * xi;
+            }
+            clipped += amax > clip * ldexp(1.0, (int)s - 127);
+        }
+        json_t *c = json_array_get(checks, (size_t)d);
+        cr_expect_str_eq(json_string_value(json_object_get(c, "data")),
+                         fp8kv_block_dataset_names[d]);
+        cr_expect_eq((uint64_t)json_integer_value(json_object_get(c, "clipped_baseline")), clipped,
+                     "%s", fp8kv_block_dataset_names[d]);
+        cr_expect(clipped > 0, "%s: floor clipped none", fp8kv_block_dataset_names[d]);
+        const double nmse = json_real_value(json_object_get(c, "nmse_baseline"));
+        cr_expect(fabs(nmse - err / energy) <= 1e-12 * (err / energy), "%s: %.17g vs %.17g",
+                  fp8kv_block_dataset_names[d], nmse, err / energy);
+        cr_expect_eq(json_integer_value(json_object_get(c, "cases")), N * 32);
+        cr_expect_eq(json_integer_value(json_object_get(c, "mismatches")),
+                     json_integer_value(json_object_get(c, "elements_differ")));
+        cr_expect(json_is_false(json_object_get(c, "gated")));
+    }
+    json_decref(doc);
+    cr_assert_eq(
+        audit_json("--format nvfp4 --baseline rne --candidate rne:exact --blocks 64", &doc), 0);
+    cr_expect_str_eq(json_string_value(json_object_get(doc, "verdict")), "identical");
+    json_decref(doc);
+}
+
+/* A side that crashes: exit 4, the harness intact, the JSON "subject failed" with the error. */
+Test(audit_block, a_crashing_plugin_is_named_not_fatal)
+{
+    static char out[1 << 14];
+    char cmd[2048];
+    for (int side = 0; side < 2; side++) {
+        snprintf(cmd, sizeof cmd,
+                 "%s audit --block --format mxfp4 --%s floor --%s "
+                 "%s/fp8kv_block_plugin_mxfp4_crash.so --blocks 64 2>&1",
+                 FP8KV_EXE, side ? "baseline" : "candidate", side ? "candidate" : "baseline",
+                 FP8KV_PLUGIN_DIR);
+        cr_expect_eq(test_run(cmd, out, sizeof out), 4, "%s", out);
+        cr_expect(strstr(out, "crashed (signal 11"), "%s", out);
+        cr_expect(strstr(out, "the harness is intact"), "%s", out);
+    }
+    json_t *doc;
+    snprintf(cmd, sizeof cmd,
+             "--format mxfp4 --baseline floor --candidate %s/fp8kv_block_plugin_mxfp4_crash.so "
+             "--blocks 64",
+             FP8KV_PLUGIN_DIR);
+    cr_expect_eq(audit_json(cmd, &doc), 4);
+    cr_expect_str_eq(json_string_value(json_object_get(doc, "verdict")), "subject failed");
+    cr_expect(strstr(json_string_value(json_object_get(doc, "error")), "crashed"));
+    json_decref(doc);
+}
+
+Test(audit_block, bad_arguments_exit_2_naming_them)
+{
+    static char out[1 << 14];
+    static const struct {
+        const char *args, *message;
+    } cases[] = {
+        {"--format mxfp4 --baseline flor --candidate rceil",
+         "--baseline: unknown rule of mxfp4 'flor'; did you mean 'floor'?"},
+        {"--format mxfp4 --baseline floor --candidate rceil:f3",
+         "--candidate: unknown model 'f3'; did you mean 'f32'?"},
+        {"--format nvfp4 --baseline floor --candidate rne",
+         "--baseline floor is not a rule of nvfp4 (its rules: rne, ceil, 4over6)"},
+        {"--format mxfp5 --baseline floor --candidate rceil", "did you mean 'mxfp4'"},
+        {"--format mxfp4 --baseline floor --candidate rceil --seed -1", "--seed -1"},
+        {"--format mxfp4 --baseline floor --candidate rceil --blocks 0",
+         "--blocks 0: an unsigned integer 1 .. 10000000"},
+        {"--format mxfp4 --baseline floor --candidate rceil --blocks -5", "--blocks -5"},
+        {"--format mxfp4 --baseline floor --candidate rceil --target gpu",
+         "--target: unknown value 'gpu'"},
+        {"--format mxfp4 --baseline floor", "--baseline and --candidate are both required"},
+        {"--format mxfp4 --baseline floor --candidate /nonexistent.so", "/nonexistent.so"},
+        {"--format mxfp4 --baseline floor --candidate " FP8KV_PLUGIN_DIR
+         "/fp8kv_block_plugin_mxfp4_abi2.so",
+         "block-codec ABI version 2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "%s audit --block %s 2>&1", FP8KV_EXE, cases[i].args);
+        cr_expect_eq(test_run(cmd, out, sizeof out), 2, "%s: %s", cases[i].args, out);
+        cr_expect(strstr(out, cases[i].message), "%s: no '%s' in\n%s", cases[i].args,
+                  cases[i].message, out);
+    }
 }
