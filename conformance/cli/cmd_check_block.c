@@ -1,6 +1,7 @@
 /* cmd_check_block.c — `fp8kv check-block`: a block codec (the CPU codec, the GPU codec or a
  * block-codec plugin) judged against the exact oracle (fp8kv/block_judge.h; builds with the
- * oracle); and the subject selection `fp8kv audit --block` shares (every build). */
+ * oracle); and what `fp8kv audit --block`, encode-block and decode-block share (every build):
+ * the subject selection and the parsers of format, rule, model, G and counts. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>

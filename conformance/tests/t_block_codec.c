@@ -1,8 +1,10 @@
 /* t_block_codec.c — the block codec of fp8kv/block_codec.h judged against the oracle by the
  * block judge (fp8kv/block_judge.h): every format, rule and model (decode of every code pair,
  * seeded whole blocks, a small exhaustive element sweep); the judge catching a planted fault
- * at exactly the inputs it was planted on; and `fp8kv check-block` end to end on the example
- * plugin (examples/engine_block) clean and with planted faults. */
+ * at exactly the inputs it was planted on; `fp8kv check-block` end to end on the example
+ * plugin (examples/engine_block) clean and with planted faults, its JSON, its usage errors and
+ * damaged or absent vectors; `fp8kv audit --block` (its columns, JSON, crashes, usage errors);
+ * model f32 with a subnormal G (RN32(s G) = 0), oracle and codec. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
