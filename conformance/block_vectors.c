@@ -63,8 +63,8 @@ static int judge_decode_table(const struct fp8kv_block_subject *s, const char *d
     const struct fp8kv_block_format *f = s->format;
     struct fp8kv_npy t = {0};
     const int got = read_vector(dir, name, FP8KV_NPY_U32, 2, &t);
-    if (got <= 0)
-        return got < 0 ? FP8KV_ERR : FP8KV_OK;
+    if (got <= 0) /* the encode cases are there: a missing table is a damaged directory */
+        return got < 0 ? FP8KV_ERR : fp8kv_fail("%s/%s: missing", dir, name);
     const size_t ns = t.shape[0], nc = t.shape[1], bs = (size_t)f->block_size;
     if (ns != (size_t)fp8kv_block_scale_code_count(f) ||
         nc != (size_t)fp8kv_element_code_count(f->element)) {
@@ -117,8 +117,9 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *r
     int rc = got < 0 ? FP8KV_ERR : FP8KV_OK;
     if (rc == FP8KV_OK && in.shape[1] != bs)
         rc = fp8kv_fail("%s/input.npy: %zu values a row, not %zu", dir, in.shape[1], bs);
-    if (rc == FP8KV_OK && nv && read_vector(dir, "global_scale.npy", FP8KV_NPY_U32, 1, &gs) != 1)
-        rc = fp8kv_fail("%s: no readable global_scale.npy", dir);
+    if (rc == FP8KV_OK && nv &&
+        (got = read_vector(dir, "global_scale.npy", FP8KV_NPY_U32, 1, &gs)) != 1)
+        rc = got < 0 ? FP8KV_ERR : fp8kv_fail("%s/global_scale.npy: missing", dir);
     /* <rule>_<model>_*.npy where the models differ, else <rule>_*.npy */
     snprintf(name, sizeof name, "%s_%s_scale.npy", rule, model);
     if (rc == FP8KV_OK && (got = read_vector(dir, name, FP8KV_NPY_U8, 1, &es)) == 1)
@@ -127,14 +128,25 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *r
              (got = read_vector(dir, (snprintf(name, sizeof name, "%s_scale.npy", rule), name),
                                 FP8KV_NPY_U8, 1, &es)) == 1)
         snprintf(name, sizeof name, "%s_elements.npy", rule);
-    if (rc == FP8KV_OK && got != 1)
-        rc = fp8kv_fail("%s: no readable expected scales for %s %s", dir, rule, model);
-    if (rc == FP8KV_OK && read_vector(dir, name, FP8KV_NPY_U8, 2, &ee) != 1)
-        rc = fp8kv_fail("%s: no readable %s", dir, name);
+    if (rc == FP8KV_OK && got == 0)
+        rc = fp8kv_fail("%s/%s_%s_scale.npy (or %s_scale.npy): missing", dir, rule, model, rule);
+    if (rc == FP8KV_OK && got < 0)
+        rc = FP8KV_ERR; /* read_vector named the file */
+    if (rc == FP8KV_OK && (got = read_vector(dir, name, FP8KV_NPY_U8, 2, &ee)) != 1)
+        rc = got < 0 ? FP8KV_ERR : fp8kv_fail("%s/%s: missing", dir, name);
     const size_t n = in.shape[0];
-    if (rc == FP8KV_OK &&
-        (es.shape[0] != n || ee.shape[0] != n || ee.shape[1] != bs || (nv && gs.shape[0] != n)))
-        rc = fp8kv_fail("%s: the files of %s %s disagree on the case count", dir, rule, model);
+    /* the scale file's name from the elements file's: "..._elements.npy" -> "..._scale.npy" */
+    char scale_name[64];
+    snprintf(scale_name, sizeof scale_name, "%.*sscale.npy", (int)(strlen(name) - 12), name);
+    if (rc == FP8KV_OK && es.shape[0] != n)
+        rc = fp8kv_fail("%s/%s: shape [%zu], not [%zu] (the cases of input.npy)", dir, scale_name,
+                        es.shape[0], n);
+    if (rc == FP8KV_OK && (ee.shape[0] != n || ee.shape[1] != bs))
+        rc = fp8kv_fail("%s/%s: shape [%zu, %zu], not [%zu, %zu] (input.npy's)", dir, name,
+                        ee.shape[0], ee.shape[1], n, bs);
+    if (rc == FP8KV_OK && nv && gs.shape[0] != n)
+        rc = fp8kv_fail("%s/global_scale.npy: shape [%zu], not [%zu] (the cases of input.npy)", dir,
+                        gs.shape[0], n);
     uint8_t *scales = malloc(n ? n : 1), *elements = malloc(n * bs + 1);
     if (rc == FP8KV_OK && (!scales || !elements))
         rc = fp8kv_fail("out of memory");

@@ -97,7 +97,7 @@ static uint8_t element_code_rounded(const struct fp8kv_element_format *e, mpfr_p
 {
     const uint8_t sign = mpfr_signbit(r) ? e->sign_bit : 0;
     if (mpfr_nan_p(r))
-        return 0; /* not reached: the callers exclude NaN */
+        return 0; /* model f32's 0 / t with t = RN32(s G) = 0: +0 (fp8kv/block.h) */
     const struct fp8kv_binfmt bf = element_binfmt(e);
     if (!mpfr_inf_p(r))
         fp8kv_fit_binfmt_rnd(r, t, &bf, rnd);

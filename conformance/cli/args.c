@@ -145,6 +145,11 @@ const char *fp8kv_cli_vectors_dir(const char *given)
     return found;
 }
 
+const char *fp8kv_cli_vectors_searched(void)
+{
+    return vectors_searched;
+}
+
 int fp8kv_cli_beside_exe(const char *relative, char *buf, size_t size)
 {
     char exe[4096];

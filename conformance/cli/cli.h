@@ -50,6 +50,10 @@ int fp8kv_cmd_merge(int argc, char **argv);
  * the reader then names; fp8kv_cli_input_error then lists every place looked in). */
 const char *fp8kv_cli_vectors_dir(const char *given);
 
+/* fp8kv_cli_vectors_searched: where the last fp8kv_cli_vectors_dir call looked when it found no
+ * vector directory, in words ("" when it was given or found one). */
+const char *fp8kv_cli_vectors_searched(void);
+
 /* fp8kv_cli_beside_exe: "<directory of this executable>/<relative>" into buf. 0, or FP8KV_ERR. */
 int fp8kv_cli_beside_exe(const char *relative, char *buf, size_t size);
 
@@ -298,6 +302,7 @@ struct fp8kv_cli_block_choice {
     int threads;
     double timeout_s;
     int device;
+    const char *side; /* the option a rule[:model] came in (audit's "baseline"), or NULL */
 };
 
 /* fp8kv_cli_block_format: the block format called name in *out: 0, or FP8KV_EXIT_USAGE after a
@@ -317,5 +322,20 @@ int fp8kv_cli_audit_block(int argc, char **argv);
 /* fp8kv_cli_parse_global_scale: an nvfp4 G (finite, > 0, an f32 by fp8kv_cli_parse_value):
  * 0, or FP8KV_EXIT_USAGE after a message. */
 int fp8kv_cli_parse_global_scale(const char *cmd, const char *text, float *G);
+
+/* fp8kv_cli_block_rule: the rule called name for format f, or -1 after a usage message naming
+ * --<option>: a rule of another format names f's rules; an unknown word gets did-you-mean
+ * among f's rules. */
+int fp8kv_cli_block_rule(const char *cmd, const char *option, const struct fp8kv_block_format *f,
+                         const char *name);
+
+/* fp8kv_cli_block_model: the arithmetic model called name, or -1 after a usage message naming
+ * --<option> (did-you-mean). */
+int fp8kv_cli_block_model(const char *cmd, const char *option, const char *name);
+
+/* fp8kv_cli_parse_count: text as an unsigned integer in base (0: C prefixes) without a sign,
+ * min .. max, into *out: 0, or -1 after a usage message naming --<option> and the range. */
+int fp8kv_cli_parse_count(const char *cmd, const char *option, const char *text, int base,
+                          unsigned long long min, unsigned long long max, unsigned long long *out);
 
 #endif

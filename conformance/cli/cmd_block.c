@@ -104,55 +104,34 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
                                    "mxfp6_e2m3, mxfp4, nvfp4)");
         return 1;
     }
-    const char *names[FP8KV_BLOCK_FORMAT_COUNT];
-    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
-        names[i] = fp8kv_block_formats[i].name;
-    const int f =
-        fp8kv_cli_parse_choice(cmd, "format", a.value[OPT_FORMAT], names, FP8KV_BLOCK_FORMAT_COUNT);
-    if (f < 0)
+    const struct fp8kv_block_format *f;
+    if (fp8kv_cli_block_format(cmd, a.value[OPT_FORMAT], &f) != 0)
         return 1;
-    *job = (struct block_job){.format = &fp8kv_block_formats[f], .hex = a.value[OPT_HEX] != NULL};
-    job->params = (struct fp8kv_block_params){job->format->default_rule, FP8KV_BLOCK_MODEL_EXACT,
-                                              0x3F800000u};
+    *job = (struct block_job){.format = f, .hex = a.value[OPT_HEX] != NULL};
+    job->params =
+        (struct fp8kv_block_params){f->default_rule, FP8KV_BLOCK_MODEL_EXACT, 0x3F800000u};
     if (a.value[OPT_RULE]) {
-        const int r = fp8kv_cli_parse_choice(cmd, "rule", a.value[OPT_RULE], fp8kv_block_rule_names,
-                                             FP8KV_BLOCK_RULE_COUNT);
+        const int r = fp8kv_cli_block_rule(cmd, "rule", f, a.value[OPT_RULE]);
         if (r < 0)
             return 1;
-        if (!fp8kv_block_takes_rule(job->format, (enum fp8kv_block_rule)r)) {
-            fp8kv_cli_usage_error(cmd, "--rule %s is not a rule of %s (its rules: %s)",
-                                  a.value[OPT_RULE], job->format->name,
-                                  job->format->scale_kind == FP8KV_SCALE_E8M0
-                                      ? "floor, rceil, even"
-                                      : "rne, ceil, 4over6");
-            return 1;
-        }
         job->params.rule = (enum fp8kv_block_rule)r;
     }
     if (a.value[OPT_MODEL]) {
-        const int m = fp8kv_cli_parse_choice(cmd, "model", a.value[OPT_MODEL],
-                                             fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
+        const int m = fp8kv_cli_block_model(cmd, "model", a.value[OPT_MODEL]);
         if (m < 0)
             return 1;
         job->params.model = (enum fp8kv_block_model)m;
     }
     if (a.value[OPT_GLOBAL_SCALE]) {
-        if (job->format->scale_kind != FP8KV_SCALE_UE4M3) {
+        if (f->scale_kind != FP8KV_SCALE_UE4M3) {
             fp8kv_cli_usage_error(cmd, "--global-scale applies to nvfp4 only (%s has none)",
-                                  job->format->name);
+                                  f->name);
             return 1;
         }
-        uint32_t g;
-        if (fp8kv_cli_parse_value(FP8KV_DTYPE_F32, a.value[OPT_GLOBAL_SCALE], &g) != 0) {
-            fp8kv_cli_usage_error(cmd, "--global-scale: %s", fp8kv_last_error());
+        float G;
+        if (fp8kv_cli_parse_global_scale(cmd, a.value[OPT_GLOBAL_SCALE], &G) != 0)
             return 1;
-        }
-        if ((g & 0x80000000u) || (g & 0x7F800000u) == 0x7F800000u || g == 0) {
-            fp8kv_cli_usage_error(cmd, "--global-scale %s: G must be a finite f32 > 0",
-                                  a.value[OPT_GLOBAL_SCALE]);
-            return 1;
-        }
-        job->params.global_scale_bits = g;
+        memcpy(&job->params.global_scale_bits, &G, sizeof G);
     }
     if (a.value[OPT_SCALE_CODE]) {
         if (a.value[OPT_RULE]) {

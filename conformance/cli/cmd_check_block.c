@@ -1,14 +1,20 @@
 /* cmd_check_block.c — `fp8kv check-block`: a block codec (the CPU codec, the GPU codec or a
  * block-codec plugin) judged against the exact oracle (fp8kv/block_judge.h; builds with the
- * oracle); and the subject selection `fp8kv audit --block` shares (every build). */
+ * oracle); and what `fp8kv audit --block`, encode-block and decode-block share (every build):
+ * the subject selection and the parsers of format, rule, model, G and counts. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "cli.h"
 #include "fp8kv/block_plugin_host.h"
 #include "fp8kv/block_subject.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/verify.h"
 
 /* ---- the subject, shared with audit ---- */
 
@@ -33,6 +39,41 @@ int fp8kv_cli_block_format(const char *cmd, const char *name, const struct fp8kv
         return 0;
     return fp8kv_cli_unknown_choice(cmd, "--format: unknown block format", "", name, names,
                                     FP8KV_BLOCK_FORMAT_COUNT);
+}
+
+int fp8kv_cli_block_rule(const char *cmd, const char *option, const struct fp8kv_block_format *f,
+                         const char *name)
+{
+    const char *names[FP8KV_BLOCK_RULE_COUNT];
+    int n = 0;
+    for (int r = 0; r < FP8KV_BLOCK_RULE_COUNT; r++)
+        if (fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)r))
+            names[n++] = fp8kv_block_rule_names[r];
+    const int any = fp8kv_name_index(fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT, name);
+    if (any >= 0 && fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)any))
+        return any;
+    if (any >= 0) {
+        char list[128];
+        fp8kv_cli_list(names, n, "", ", ", list, sizeof list);
+        fp8kv_cli_usage_error(cmd, "--%s %s is not a rule of %s (its rules: %s)", option, name,
+                              f->name, list);
+        return -1;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "--%s: unknown rule of %s", option, f->name);
+    fp8kv_cli_unknown_choice(cmd, what, "", name, names, n);
+    return -1;
+}
+
+int fp8kv_cli_block_model(const char *cmd, const char *option, const char *name)
+{
+    const int m = fp8kv_name_index(fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, name);
+    if (m >= 0)
+        return m;
+    char what[64];
+    snprintf(what, sizeof what, "--%s: unknown model", option);
+    fp8kv_cli_unknown_choice(cmd, what, "", name, fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
+    return -1;
 }
 
 int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice *c,
@@ -61,20 +102,13 @@ int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice
     if (rc)
         return rc;
     int rule = (int)f->default_rule, model = FP8KV_BLOCK_MODEL_EXACT;
-    if (c->rule && (rule = fp8kv_cli_parse_choice(cmd, "--rule", c->rule, fp8kv_block_rule_names,
-                                                  FP8KV_BLOCK_RULE_COUNT)) < 0)
+    const char *option = c->side ? c->side : "rule";
+    if (c->rule && (rule = fp8kv_cli_block_rule(cmd, option, f, c->rule)) < 0)
         return FP8KV_EXIT_USAGE;
-    if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)rule))
-        return fp8kv_cli_usage_error(cmd, "--rule %s: %s takes %s", c->rule, f->name,
-                                     f->scale_kind == FP8KV_SCALE_E8M0 ? "floor, rceil or even"
-                                                                       : "rne, ceil or 4over6");
-    if (c->model &&
-        (model = fp8kv_cli_parse_choice(cmd, "--model", c->model, fp8kv_block_model_names,
-                                        FP8KV_BLOCK_MODEL_COUNT)) < 0)
+    if (c->model && (model = fp8kv_cli_block_model(cmd, c->side ? c->side : "model", c->model)) < 0)
         return FP8KV_EXIT_USAGE;
     static const char *const targets[] = {"cpu", "hip"};
-    const int target =
-        c->target ? fp8kv_cli_parse_choice(cmd, "--target", c->target, targets, 2) : 0;
+    const int target = c->target ? fp8kv_cli_parse_choice(cmd, "target", c->target, targets, 2) : 0;
     if (target < 0)
         return FP8KV_EXIT_USAGE;
     if (target == 1) {
@@ -98,7 +132,21 @@ int fp8kv_cli_parse_global_scale(const char *cmd, const char *text, float *G)
         return fp8kv_cli_usage_error(cmd, "--global-scale %s: %s", text, fp8kv_last_error());
     memcpy(G, &bits, sizeof *G);
     if (!(*G > 0) || *G > 3.4028235e38f)
-        return fp8kv_cli_usage_error(cmd, "--global-scale %s: G must be finite and > 0", text);
+        return fp8kv_cli_usage_error(cmd, "--global-scale %s: G must be a finite f32 > 0", text);
+    return 0;
+}
+
+int fp8kv_cli_parse_count(const char *cmd, const char *option, const char *text, int base,
+                          unsigned long long min, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoull(text, &end, base);
+    if (!isdigit((unsigned char)*text) || *end || errno || *out < min || *out > max) {
+        fp8kv_cli_usage_error(cmd, "--%s %s: an unsigned integer %llu .. %llu", option, text, min,
+                              max);
+        return -1;
+    }
     return 0;
 }
 
@@ -111,7 +159,7 @@ static const char check_block_help[] =
     "usage: fp8kv check-block (--format F [--rule R] [--model M] [--target cpu|hip] |\n"
     "                          --plugin LIB.so) [--global-scale G] [--blocks N] [--seed S]\n"
     "                          [--sweep all|none|CODE[@G],...] [--threads N] [--timeout S]\n"
-    "                          [--device N] [--vectors DIR]\n"
+    "                          [--device N] [--vectors DIR] [--json FILE|-]\n"
     "\n"
     "Judges a block codec (MX, NVFP4: docs/blocks.md) against the exact MPFR oracle:\n"
     "  vectors the golden vectors vectors/blocks/<format>/: every encode case, the decode tables\n"
@@ -127,20 +175,26 @@ static const char check_block_help[] =
     "                    codec in GPU kernels; a GPU build)\n"
     "  --plugin LIB.so   a library exporting fp8kv_block_codec_v1 (fp8kv/block_plugin.h), run in\n"
     "                    worker processes; its descriptor says format, rule and model\n"
-    "  --global-scale G  nvfp4's f32 decode scale for decode and blocks (default 1)\n"
+    "  --global-scale G  nvfp4's f32 decode scale for decode and blocks, finite > 0 (default 1)\n"
     "  --blocks N        random and edge blocks (default 20000; 0: none)\n"
     "  --seed S          their seed (default 1)\n"
-    "  --sweep LIST      the sweep's scale codes (hex), nvfp4 with @G: 'all' (default: MX 7f,\n"
-    "                    01, c8; nvfp4 38@1, 3b@1.7), 'none', or e.g. '7f,80' or '38@0.5'\n"
+    "  --sweep LIST      the sweep's scale codes (hex, at most 8), nvfp4 with @G: 'all' (default:\n"
+    "                    MX 7f, 01, c8; nvfp4 38@1, 3b@1.7), 'none', or e.g. '7f,80' or '38@0.5'\n"
     "  --threads N       threads (plugin: worker processes); default 2\n"
     "  --timeout S       seconds a plugin call may take (default 30)\n"
     "  --device N        the GPU of --target hip (default 0)\n"
-    "  --vectors DIR     the vector directory (default: $FP8KV_VECTORS, ./vectors, installed)\n"
-    "Prints per check the values checked and wrong, the first failures (input bits, expected\n"
-    "and got codes), then\n"
+    "  --vectors DIR     the vector directory (default: $FP8KV_VECTORS, ./vectors, installed).\n"
+    "                    A directory named here or by $FP8KV_VECTORS, or found, must pass its\n"
+    "                    MANIFEST.json and SHA256SUMS (fp8kv verify) and, when named, hold\n"
+    "                    blocks/<format>: else exit 2 naming the file. None named and none\n"
+    "                    found: the vectors check is 'not run' (never a pass)\n"
+    "  --json FILE       also write the verdict as JSON (docs/json.md); '-': the JSON to stdout,\n"
+    "                    the text to stderr\n"
+    "Prints per check the values checked and wrong (or 'not run: why'), the first failures\n"
+    "(input bits, expected and got codes), then\n"
     "  check-block <name>: <format> <rule> <model> checked=<N> wrong=<W> verdict=...\n"
-    "exit: 0 conformant, 1 nonconformant, 2 bad arguments or plugin, 3 no GPU target,\n"
-    "      4 the plugin crashed or hung\n";
+    "exit: 0 conformant, 1 nonconformant, 2 bad arguments, vectors or plugin, 3 no GPU target,\n"
+    "      4 the plugin crashed or hung (with --json: verdict 'subject failed')\n";
 
 enum {
     OPT_FORMAT,
@@ -156,12 +210,13 @@ enum {
     OPT_TIMEOUT,
     OPT_DEVICE,
     OPT_VECTORS,
+    OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"format", 1},       {"rule", 1},   {"model", 1},  {"target", 1}, {"plugin", 1},
-    {"global-scale", 1}, {"blocks", 1}, {"seed", 1},   {"sweep", 1},  {"threads", 1},
-    {"timeout", 1},      {"device", 1}, {"vectors", 1}};
+    {"format", 1},       {"rule", 1},   {"model", 1},   {"target", 1}, {"plugin", 1},
+    {"global-scale", 1}, {"blocks", 1}, {"seed", 1},    {"sweep", 1},  {"threads", 1},
+    {"timeout", 1},      {"device", 1}, {"vectors", 1}, {"json", 1}};
 
 /* parse_sweep: the sweep points of --sweep text for f into pts; their count, or -1 after a
  * usage message. */
@@ -173,7 +228,16 @@ static int parse_sweep(const char *cmd, const char *text, const struct fp8kv_blo
     if (strcmp(text, "none") == 0)
         return 0;
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
+    const size_t len = strlen(text);
+    if (len == 0 || len >= sizeof buf || text[0] == ',' || text[len - 1] == ',' ||
+        strstr(text, ",,")) {
+        fp8kv_cli_usage_error(cmd,
+                              "--sweep '%.40s%s': all, none, or up to 8 hex scale codes "
+                              "separated by commas",
+                              text, len > 40 ? "..." : "");
+        return -1;
+    }
+    memcpy(buf, text, len + 1);
     int n = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
@@ -199,12 +263,62 @@ static int parse_sweep(const char *cmd, const char *text, const struct fp8kv_blo
     return n;
 }
 
-static void print_report(const struct fp8kv_block_report *r)
+/* Why each check kind did not run ("" when it ran or was not asked for). */
+struct not_run {
+    char why[FP8KV_BLOCK_CHECK_COUNT][200];
+};
+
+/* vectors_gate: the vector directory to judge against in *dir, or NULL with why->why[VECTORS]
+ * set when none was named ($FP8KV_VECTORS or --vectors) and none is found, or the one found has
+ * no blocks/<format>. A named or found directory must be the verified truth (its MANIFEST.json
+ * and SHA256SUMS: fp8kv_vectors_trust). 0, or exit 2 after a message naming the file. */
+static int vectors_gate(const char *cmd, const char *given, const struct fp8kv_block_format *f,
+                        const char **dir, struct not_run *why, struct fp8kv_block_report *r)
 {
-    for (int k = 0; k < FP8KV_BLOCK_CHECK_COUNT; k++)
+    const char *env = getenv("FP8KV_VECTORS");
+    const int named = given || (env && *env);
+    const char *d = fp8kv_cli_vectors_dir(given);
+    char *vwhy = why->why[FP8KV_BLOCK_CHECK_VECTORS];
+    *dir = NULL;
+    struct stat st;
+    if (!named && (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        snprintf(vwhy, sizeof why->why[0],
+                 "not run: no vector directory found (give --vectors DIR or set FP8KV_VECTORS)");
+        fp8kv_block_report_note(r, "vectors: looked in %.170s", fp8kv_cli_vectors_searched());
+        return 0;
+    }
+    if (fp8kv_vectors_trust(d) != 0)
+        return fp8kv_cli_input_error(cmd);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/blocks/%s/input.npy", d, f->name);
+    if (stat(path, &st) != 0) {
+        if (named)
+            return fp8kv_cli_usage_error(cmd,
+                                         "%s: missing: these vectors have no %s block vectors "
+                                         "(fp8kv gen --vectors DIR writes them)",
+                                         path, f->name);
+        snprintf(vwhy, sizeof why->why[0], "not run: %.100s has no blocks/%s", d, f->name);
+        return 0;
+    }
+    *dir = d;
+    return 0;
+}
+
+/* The check kinds in the order check-block runs them. */
+static const enum fp8kv_block_check_kind run_order[FP8KV_BLOCK_CHECK_COUNT] = {
+    FP8KV_BLOCK_CHECK_VECTORS, FP8KV_BLOCK_CHECK_DECODE, FP8KV_BLOCK_CHECK_SWEEP,
+    FP8KV_BLOCK_CHECK_BLOCKS};
+
+static void print_report(const struct fp8kv_block_report *r, const struct not_run *why)
+{
+    for (int i = 0; i < FP8KV_BLOCK_CHECK_COUNT; i++) {
+        const enum fp8kv_block_check_kind k = run_order[i];
         if (r->ran[k])
             printf("  %-8s %llu checked, %llu wrong\n", fp8kv_block_check_names[k],
                    (unsigned long long)r->checked[k], (unsigned long long)r->wrong[k]);
+        else if (why->why[k][0])
+            printf("  %-8s %s\n", fp8kv_block_check_names[k], why->why[k]);
+    }
     if (r->nlines)
         printf("first failures:\n");
     for (int i = 0; i < r->nlines; i++)
@@ -215,6 +329,65 @@ static void print_report(const struct fp8kv_block_report *r)
         printf("  note: %s\n", r->notes[i]);
 }
 
+/* The checks of r as verdict checks (docs/json.md): one per kind that ran (gated) or has a
+ * reason it did not ("not run: ...", not gated), with its failure lines and seconds. */
+static size_t report_checks(const struct fp8kv_block_report *r, const struct not_run *why,
+                            const struct fp8kv_block_subject *s, const double seconds[],
+                            struct fp8kv_check *out)
+{
+    size_t n = 0;
+    char profile[48], name[32];
+    snprintf(profile, sizeof profile, "%s %s %s", s->format->name, fp8kv_block_rule_names[s->rule],
+             fp8kv_block_model_names[s->model]);
+    for (int j = 0; j < FP8KV_BLOCK_CHECK_COUNT; j++) {
+        const enum fp8kv_block_check_kind k = run_order[j];
+        if (!r->ran[k] && !why->why[k][0])
+            continue;
+        struct fp8kv_check *c = &out[n++];
+        snprintf(name, sizeof name, "block-%s", fp8kv_block_check_names[k]);
+        fp8kv_check_init(c, name, s->name, profile, r->ran[k] ? "" : why->why[k]);
+        c->cases = r->checked[k];
+        c->mismatches = r->wrong[k];
+        c->gated = r->ran[k];
+        c->passed = r->ran[k] && r->wrong[k] == 0;
+        c->seconds = seconds[k];
+        for (int i = 0; i < r->nlines && c->failure_lines < FP8KV_MAX_FAILURE_LINES; i++)
+            if (r->line_kind[i] == (uint8_t)k) {
+                c->line_class[c->failure_lines] = FP8KV_NO_CLASS;
+                snprintf(c->failures[c->failure_lines++], FP8KV_FAILURE_LINE_SIZE, "%.190s",
+                         r->lines[i]);
+            }
+    }
+    return n;
+}
+
+/* The JSON document of a run: the verdict, the checks, and the subject's claim. */
+static json_t *check_block_doc(const char *verdict, const struct fp8kv_block_report *r,
+                               const struct not_run *why, const struct fp8kv_block_subject *s,
+                               const double seconds[], float G, uint64_t seed, const char *dir)
+{
+    struct fp8kv_check *checks = calloc(FP8KV_BLOCK_CHECK_COUNT, sizeof *checks);
+    if (!checks)
+        return NULL;
+    const size_t n = report_checks(r, why, s, seconds, checks);
+    uint32_t gbits;
+    memcpy(&gbits, &G, sizeof gbits);
+    char gtext[16];
+    snprintf(gtext, sizeof gtext, "0x%08x", gbits);
+    json_t *notes = json_array();
+    for (int i = 0; i < r->nnotes; i++)
+        json_array_append_new(notes, json_string(r->notes[i]));
+    json_t *extra =
+        json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:I, s:s?, s:o}", "subject", s->name, "format",
+                  s->format->name, "rule", fp8kv_block_rule_names[s->rule], "model",
+                  fp8kv_block_model_names[s->model], "global_scale", (double)G, "global_scale_bits",
+                  gtext, "seed", (json_int_t)seed, "vectors", dir, "notes", notes);
+    json_t *doc = fp8kv_cli_verdict_doc("check-block", verdict, checks, n, extra);
+    free(checks);
+    return doc;
+}
+
+
 int fp8kv_cmd_check_block(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -222,14 +395,13 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     int rc;
     if (fp8kv_cli_begin(cmd, check_block_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
-    struct fp8kv_cli_block_choice c = {a.value[OPT_FORMAT],
-                                       a.value[OPT_RULE],
-                                       a.value[OPT_MODEL],
-                                       a.value[OPT_TARGET],
-                                       a.value[OPT_PLUGIN],
-                                       2,
-                                       30.0,
-                                       0};
+    struct fp8kv_cli_block_choice c = {.format = a.value[OPT_FORMAT],
+                                       .rule = a.value[OPT_RULE],
+                                       .model = a.value[OPT_MODEL],
+                                       .target = a.value[OPT_TARGET],
+                                       .plugin = a.value[OPT_PLUGIN],
+                                       .threads = 2,
+                                       .timeout_s = 30.0};
     if (a.value[OPT_THREADS] && fp8kv_cli_parse_threads(cmd, a.value[OPT_THREADS], &c.threads))
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_TIMEOUT] &&
@@ -240,15 +412,15 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     float G = 1.0f;
     if (a.value[OPT_G] && fp8kv_cli_parse_global_scale(cmd, a.value[OPT_G], &G))
         return FP8KV_EXIT_USAGE;
-    char *end;
-    const unsigned long long nblocks =
-        a.value[OPT_BLOCKS] ? strtoull(a.value[OPT_BLOCKS], &end, 10) : 20000;
-    if (a.value[OPT_BLOCKS] && (*a.value[OPT_BLOCKS] == 0 || *end || nblocks > 100000000ull))
-        return fp8kv_cli_usage_error(cmd, "--blocks %s: a count 0 .. 100000000",
-                                     a.value[OPT_BLOCKS]);
-    const unsigned long long seed = a.value[OPT_SEED] ? strtoull(a.value[OPT_SEED], &end, 0) : 1;
-    if (a.value[OPT_SEED] && (*a.value[OPT_SEED] == 0 || *end))
-        return fp8kv_cli_usage_error(cmd, "--seed %s: an unsigned integer", a.value[OPT_SEED]);
+    unsigned long long nblocks = 20000, seed = 1;
+    if (a.value[OPT_BLOCKS] && fp8kv_cli_parse_count(cmd, "blocks", a.value[OPT_BLOCKS], 10, 0,
+                                                     100000000ull, &nblocks) != 0)
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_SEED] &&
+        fp8kv_cli_parse_count(cmd, "seed", a.value[OPT_SEED], 0, 0, ~0ull, &seed) != 0)
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_VECTORS] && !*a.value[OPT_VECTORS])
+        return fp8kv_cli_usage_error(cmd, "--vectors: an empty directory name");
     struct fp8kv_block_subject s;
     struct fp8kv_block_plugin *plugin = NULL;
     if ((rc = fp8kv_cli_block_subject(cmd, &c, &s, &plugin)) != 0)
@@ -259,43 +431,64 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     }
     struct fp8kv_block_sweep_point pts[8];
     const int npts = parse_sweep(cmd, a.value[OPT_SWEEP], s.format, pts, 8);
-    if (npts < 0) {
+    struct not_run why = {0};
+    const char *dir = NULL;
+    struct fp8kv_block_report *r = npts < 0 ? NULL : calloc(1, sizeof *r);
+    rc = npts < 0 ? FP8KV_EXIT_USAGE
+         : !r     ? fp8kv_cli_usage_error(cmd, "out of memory")
+                  : vectors_gate(cmd, a.value[OPT_VECTORS], s.format, &dir, &why, r);
+    if (rc == 0)
+        rc = fp8kv_cli_json_begin(cmd, a.value[OPT_JSON]);
+    if (rc != 0) {
+        free(r);
         fp8kv_block_plugin_close(plugin);
-        return FP8KV_EXIT_USAGE;
+        return rc;
     }
-    struct fp8kv_block_report *r = calloc(1, sizeof *r);
-    if (!r) {
-        fp8kv_block_plugin_close(plugin);
-        return fp8kv_cli_usage_error(cmd, "out of memory");
-    }
+    if (!s.decode)
+        snprintf(why.why[FP8KV_BLOCK_CHECK_DECODE], sizeof why.why[0],
+                 "not run: %.100s has no decode", s.name);
+    if (npts == 0 || s.rule == FP8KV_RULE_4OVER6)
+        snprintf(why.why[FP8KV_BLOCK_CHECK_SWEEP], sizeof why.why[0], "not run: %s",
+                 npts == 0 ? "--sweep none"
+                           : "not for 4over6 (the scale is chosen per block): blocks covers it");
+    if (!nblocks)
+        snprintf(why.why[FP8KV_BLOCK_CHECK_BLOCKS], sizeof why.why[0], "not run: --blocks 0");
     printf("check-block %s: %s rule %s model %s (G %.9g)\n", s.name, s.format->name,
            fp8kv_block_rule_names[s.rule], fp8kv_block_model_names[s.model], (double)G);
-    const struct fp8kv_block_plan plan = {fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]),
-                                          G,
-                                          pts,
-                                          npts,
-                                          seed,
-                                          (size_t)nblocks,
-                                          &fp8kv_block_oracle_judges};
+    /* dir: the vetted vector directory (vectors_gate), NULL when none was found */
+    const struct fp8kv_block_plan plan = {
+        dir, G, pts, npts, seed, (size_t)nblocks, &fp8kv_block_oracle_judges};
     int status = fp8kv_block_check(&s, &plan, r);
+    const double *seconds = r->seconds;
+    print_report(r, &why);
     if (status != FP8KV_OK) {
-        print_report(r);
+        if (status == FP8KV_ERR_SUBJECT && a.value[OPT_JSON]) { /* the partial counts, the crash */
+            char message[1024];
+            snprintf(message, sizeof message, "%s", fp8kv_last_error());
+            json_t *doc = check_block_doc("subject failed", r, &why, &s, seconds, G, seed, dir);
+            json_object_set_new(doc, "error", json_string(message));
+            fp8kv_cli_json_write(cmd, a.value[OPT_JSON], doc);
+            fp8kv_fail("%s", message);
+        }
         free(r);
         rc = fp8kv_cli_subject_error(cmd, status);
         fp8kv_block_plugin_close(plugin);
         return rc;
     }
-    print_report(r);
     uint64_t checked = 0;
     for (int k = 0; k < FP8KV_BLOCK_CHECK_COUNT; k++)
         checked += r->checked[k];
     const uint64_t wrong = fp8kv_block_report_wrong(r);
+    const char *verdict = wrong ? "nonconformant" : "conformant";
     printf("check-block %s: %s %s %s checked=%llu wrong=%llu verdict=%s\n", s.name, s.format->name,
            fp8kv_block_rule_names[s.rule], fp8kv_block_model_names[s.model],
-           (unsigned long long)checked, (unsigned long long)wrong,
-           wrong ? "nonconformant" : "conformant");
+           (unsigned long long)checked, (unsigned long long)wrong, verdict);
+    rc = wrong ? FP8KV_EXIT_NONCONFORMANT : FP8KV_EXIT_CONFORMANT;
+    if (fp8kv_cli_json_write(cmd, a.value[OPT_JSON],
+                             check_block_doc(verdict, r, &why, &s, seconds, G, seed, dir)) != 0)
+        rc = FP8KV_EXIT_USAGE;
     free(r);
     fp8kv_block_plugin_close(plugin);
-    return wrong ? FP8KV_EXIT_NONCONFORMANT : FP8KV_EXIT_CONFORMANT;
+    return rc;
 }
 #endif

@@ -43,7 +43,7 @@ static void encode_or_crash(const float *x, size_t nblocks, float G, uint8_t *sc
                             uint8_t *elements)
 {
     for (size_t i = 0; BLOCK_FAULT == BLOCK_FAULT_CRASH && i < nblocks * BLOCK; i++)
-        if (x[i] == 1.0f)
+        if (x[i] >= 1.0f) /* any block with a value of 1 or more: every data set has one */
             *(volatile int *)(uintptr_t)(nblocks - nblocks) = 1;
     engine_block_codec_v1()->encode(x, nblocks, G, scales, elements);
 }

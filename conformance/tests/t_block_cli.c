@@ -157,6 +157,41 @@ Test(block_cli, encode_block_scale_code_is_the_oracle_element_cast)
     remove(path);
 }
 
+/* Model f32 with a subnormal G (fp8kv/block.h): scale code 01 (s = 2^-9) at G = 2^-149 has
+ * t = RN32(2^-158) = 0: nonzero x saturate to +-6 (0x7, 0xf), +-0 give +0 (code 0), while the
+ * exact model keeps -0's code; the lines are the oracle's and what the spec states. */
+Test(block_cli, encode_block_f32_model_with_an_underflowed_scale_product)
+{
+    char out[256], want[256];
+    static const uint32_t x[16] = {0x00000001u, 0x80000000u, 0x00000000u,
+                                   0x80000001u, 0x3f800000u, 0xff7fffffu};
+    const struct fp8kv_block_format *f = &fp8kv_block_formats[FP8KV_NVFP4];
+    for (int m = 0; m < FP8KV_BLOCK_MODEL_COUNT; m++) {
+        const struct fp8kv_block_params p = {FP8KV_RULE_RNE, (enum fp8kv_block_model)m,
+                                             0x00000001u};
+        size_t w = (size_t)snprintf(want, sizeof want, "1");
+        for (int i = 0; i < 16; i++) {
+            const uint8_t code = fp8kv_oracle_block_element(f, &p, 0x01, x[i]);
+            const uint8_t stated =
+                (x[i] & 0x7FFFFFFFu) == 0
+                    ? (m == FP8KV_BLOCK_MODEL_F32 ? 0x0 : (uint8_t)(x[i] >> 31 << 3))
+                    : (uint8_t)(x[i] >> 31 << 3 | 0x7);
+            cr_expect_eq(code, stated, "model %s x 0x%08x: %x", fp8kv_block_model_names[m], x[i],
+                         code);
+            w += (size_t)snprintf(want + w, sizeof want - w, " %x", code);
+        }
+        snprintf(want + w, sizeof want - w, "\n");
+        char cmd[512];
+        snprintf(
+            cmd, sizeof cmd,
+            "echo '0x00000001 0x80000000 0 0x80000001 1 0xff7fffff 0 0 0 0 0 0 0 0 0 0' | " FP8KV
+            " encode-block --format nvfp4 --scale-code 01 --model %s --global-scale 0x00000001",
+            fp8kv_block_model_names[m]);
+        run_ok(cmd, out, sizeof out);
+        cr_expect_str_eq(out, want, "%s", cmd);
+    }
+}
+
 Test(block_cli, decode_block_lines_are_the_oracle_values)
 {
     static char out[1 << 16], want[1 << 16], line[512], cmd[1024];

@@ -32,7 +32,9 @@ int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
 /* fp8kv_block_judge_vectors: the golden vectors under root (root/blocks/<format>/, written by
  * the oracle: docs vectors/README.md): s's encode of every case (input.npy, nvfp4 at each case's
  * G) against <rule>_<model>_*.npy (or <rule>_*.npy where the models agree), and s's decode
- * against decode.npy (and nvfp4's decode_g.npy at G = RN32(1/3)). No directory: a note, 0. */
+ * against decode.npy (and nvfp4's decode_g.npy at G = RN32(1/3)). No root/blocks/<format>/
+ * input.npy: a note, 0 (the check not run); another file missing, unreadable or of a shape
+ * that disagrees: FP8KV_ERR naming it. Verifying root (fp8kv_vectors_trust) is the caller's. */
 int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *root,
                               struct fp8kv_block_report *r);
 

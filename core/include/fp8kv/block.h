@@ -29,7 +29,9 @@
  *     model exact: each step one rounding of the real value (amax / (6 G), x / (s G));
  *     model f32:   d = RN32(amax / 6) (or / 4), q = RN32(d / G), s = round_e4m3(q) (the
  *                  rule's rounding, RNE or RU, onto the e4m3 grid, saturated to 448);
- *                  t = RN32(s * G), e = SAT(RNE_e2m1(RN32(x / t))).
+ *                  t = RN32(s * G), e = SAT(RNE_e2m1(RN32(x / t))); a subnormal G can make
+ *                  t = 0 (s * G <= 2^-150): then x / t is +-Inf (saturates to +-6) for
+ *                  x != 0, and NaN for x = +-0, which encodes as +0 (code 0x00, -0 too).
  *     s = 0 (amax too small for the smallest UE4M3 subnormal): every element is the zero of
  *     its sign.
  *   - SAT(RNE_elem(v)): round to nearest even on the element grid (with subnormals), then
