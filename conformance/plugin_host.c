@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin.h"
 #include "child.h"
@@ -101,13 +102,6 @@ static int request(struct fp8kv_child *w, enum op op, size_t n, float s, const c
     return fp8kv_child_request_count(w, &r, sizeof r, (uint32_t)n, doing);
 }
 
-static uint32_t bits_of_f32(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 /* Checks the descriptor a worker read (hello: a struct hello); fills pl->info. */
 static int check_descriptor(void *plugin, const void *hello)
 {
@@ -192,11 +186,12 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
                 memmove(buf->x, x + i, k * sizeof *x);
             snprintf(doing, sizeof doing,
                      "encoding %zu inputs 0x%08x .. 0x%08x at scale 0x%08x (%.9g)", k,
-                     bits_of_f32(x[i]), bits_of_f32(x[i + k - 1]), bits_of_f32(s), (double)s);
+                     fp8kv_f32_bits(x[i]), fp8kv_f32_bits(x[i + k - 1]), fp8kv_f32_bits(s),
+                     (double)s);
         } else {
             memcpy(buf->q, codes + i, k);
             snprintf(doing, sizeof doing, "decoding %zu codes %02x .. %02x at scale 0x%08x (%.9g)",
-                     k, codes[i], codes[i + k - 1], bits_of_f32(s), (double)s);
+                     k, codes[i], codes[i + k - 1], fp8kv_f32_bits(s), (double)s);
         }
         /* canaries after the k outputs */
         uint8_t *tail = op == OP_ENCODE ? buf->q + k : (uint8_t *)(buf->y + k);
