@@ -234,6 +234,27 @@ int fp8kv_block_plugin_decode(struct fp8kv_block_plugin *pl, int worker, const u
                  y);
 }
 
+/* The plugin's calls in the subject's signatures (ctx: the plugin). */
+static int subject_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
+                          uint8_t *scales, uint8_t *elements)
+{
+    return fp8kv_block_plugin_encode(ctx, worker, x, nblocks, G, scales, elements);
+}
+static int subject_decode(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
+                          size_t nblocks, float G, float *y)
+{
+    return fp8kv_block_plugin_decode(ctx, worker, scales, elements, nblocks, G, y);
+}
+
+struct fp8kv_block_subject fp8kv_block_plugin_subject(struct fp8kv_block_plugin *pl, int workers)
+{
+    const struct fp8kv_block_plugin_info *info = &pl->info;
+    return (struct fp8kv_block_subject){
+        info->name, info->format, info->rule,     info->model,
+        workers,    pl,           subject_encode, info->has_decode ? subject_decode : NULL,
+        NULL};
+}
+
 void fp8kv_block_plugin_close(struct fp8kv_block_plugin *pl)
 {
     if (!pl)
