@@ -9,6 +9,7 @@
 
 #include "fp8kv/block_plugin.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/spec.h"
 #include "child.h"
 
 enum { CAP = FP8KV_BLOCK_PLUGIN_CALL, MAXB = FP8KV_BLOCK_MAX };
@@ -92,14 +93,6 @@ static int worker_main(int sock, void *shared, void *arg)
 
 /* ---- the harness side ---- */
 
-static int index_of(const char *given, const char *const *names, int count)
-{
-    for (int i = 0; i < count; i++)
-        if (strcmp(given, names[i]) == 0)
-            return i;
-    return -1;
-}
-
 /* Checks the descriptor a worker read (hello: a struct hello); fills pl's info. */
 static int check_descriptor(void *plugin, const void *hello)
 {
@@ -111,8 +104,8 @@ static int check_descriptor(void *plugin, const void *hello)
         return fp8kv_fail("plugin %s: block-codec ABI version %u, this fp8kv reads version %d",
                           pl->path, h->abi_version, FP8KV_BLOCK_CODEC_ABI_VERSION);
     const struct fp8kv_block_format *f = fp8kv_block_format_by_name(h->format);
-    const int rule = index_of(h->rule, fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT);
-    const int model = index_of(h->model, fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
+    const int rule = fp8kv_name_index(fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT, h->rule);
+    const int model = fp8kv_name_index(fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, h->model);
     if (!f)
         return fp8kv_fail("plugin %s: unknown block format \"%s\" (mxfp8_e4m3 | mxfp8_e5m2 | "
                           "mxfp6_e3m2 | mxfp6_e2m3 | mxfp4 | nvfp4)",

@@ -215,10 +215,8 @@ static int name_index(const char *name, const char *const *names, int count)
 {
     if (!name[0])
         return FP8KV_CLAIM_ANY;
-    for (int i = 0; i < count; i++)
-        if (strcmp(name, names[i]) == 0)
-            return i;
-    return -2;
+    const int i = fp8kv_name_index(names, count, name);
+    return i >= 0 ? i : -2;
 }
 
 /* Checks the descriptor the worker read (hello: a struct hello); fills pl's info and its

@@ -10,6 +10,7 @@
 #include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin.h"
+#include "fp8kv/spec.h"
 #include "child.h"
 
 enum { CAP = FP8KV_PLUGIN_CALL }; /* values per request */
@@ -112,12 +113,9 @@ static int check_descriptor(void *plugin, const void *hello)
     if (h->abi_version != FP8KV_CODEC_ABI_VERSION)
         return fp8kv_fail("plugin %s: ABI version %u, this fp8kv reads version %d", pl->path,
                           h->abi_version, FP8KV_CODEC_ABI_VERSION);
-    int overflow = -1;
     const struct fp8kv_format *f = fp8kv_format_by_name(h->format); /* ml_dtypes names too */
     const int format = f ? (int)f->id : -1;
-    for (int i = 0; i < FP8KV_OVERFLOW_COUNT; i++)
-        if (strcmp(h->overflow, fp8kv_overflow_names[i]) == 0)
-            overflow = i;
+    const int overflow = fp8kv_name_index(fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT, h->overflow);
     if (format < 0)
         return fp8kv_fail("plugin %s: unknown format \"%s\" (e4m3fn | e4m3fnuz | e5m2 | e5m2fnuz)",
                           pl->path, h->format);
