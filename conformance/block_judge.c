@@ -8,25 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/spec.h"
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-static float f32_of(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
 struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G)
 {
-    struct fp8kv_block_params p = {s->rule, s->model, f32_bits(G)};
+    struct fp8kv_block_params p = {s->rule, s->model, fp8kv_f32_bits(G)};
     return p;
 }
 
@@ -51,7 +39,7 @@ int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
         free(scales), free(elements), free(y), free(expected);
         return fp8kv_fail("out of memory");
     }
-    const uint32_t gbits = f32_bits(G);
+    const uint32_t gbits = fp8kv_f32_bits(G);
 #pragma omp parallel for schedule(dynamic, 4)
     for (size_t b = 0; b < nblocks; b++) {
         scales[b] = (uint8_t)(b / (size_t)per_scale);
@@ -66,7 +54,7 @@ int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
     r->ran[FP8KV_BLOCK_CHECK_DECODE] = 1;
     for (size_t k = 0; rc == FP8KV_OK && k < nblocks * (size_t)bs; k++) {
         r->checked[FP8KV_BLOCK_CHECK_DECODE]++;
-        const uint32_t got = f32_bits(y[k]);
+        const uint32_t got = fp8kv_f32_bits(y[k]);
         if (fp8kv_block_same_value(expected[k], got))
             continue;
         r->wrong[FP8KV_BLOCK_CHECK_DECODE]++;
@@ -215,7 +203,7 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
             const size_t nb = (size_t)(nblocks - b0 < SWEEP_CHUNK ? nblocks - b0 : SWEEP_CHUNK);
             int cursor[2] = {0, 0};
             for (size_t b = 0; b < nb; b++) {
-                x[b * bs] = f32_of(anchor);
+                x[b * bs] = fp8kv_f32_from_bits(anchor);
                 expected[b * bs] = anchor_code;
                 for (size_t i = 0; i < per; i++) {
                     const uint64_t k = (b0 + b) * per + i; /* the input's number */
@@ -224,7 +212,7 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
                         bits = (uint32_t)(k / ((uint64_t)anchor + 1)) << 31 |
                                (uint32_t)(k % ((uint64_t)anchor + 1));
                     const int sg = (int)(bits >> 31);
-                    x[b * bs + 1 + i] = f32_of(bits);
+                    x[b * bs + 1 + i] = fp8kv_f32_from_bits(bits);
                     expected[b * bs + 1 + i] =
                         run_code(runs[sg], nruns[sg], &cursor[sg], bits & 0x7FFFFFFFu);
                 }
@@ -235,7 +223,8 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
                 if (status == FP8KV_OK) { /* the message is this thread's: keep it */
                     status = rc;
                     snprintf(message, sizeof message, "%s; the sweep's inputs 0x%08x .. 0x%08x",
-                             fp8kv_last_error(), f32_bits(x[1]), f32_bits(x[nb * bs - 1]));
+                             fp8kv_last_error(), fp8kv_f32_bits(x[1]),
+                             fp8kv_f32_bits(x[nb * bs - 1]));
                 }
                 continue;
             }
@@ -247,8 +236,8 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
                         r, FP8KV_BLOCK_CHECK_SWEEP,
                         "sweep scale %02x (G %a): block of inputs 0x%08x .. 0x%08x: scale "
                         "expected %02x got %02x",
-                        pt.scale, (double)pt.G, f32_bits(x[b * bs + 1]),
-                        f32_bits(x[b * bs + bs - 1]), pt.scale, scales[b]);
+                        pt.scale, (double)pt.G, fp8kv_f32_bits(x[b * bs + 1]),
+                        fp8kv_f32_bits(x[b * bs + bs - 1]), pt.scale, scales[b]);
                 }
                 for (size_t i = 0; i < bs; i++) {
                     const size_t k = b * bs + i;
@@ -258,8 +247,8 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
                     fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_SWEEP,
                                             "sweep scale %02x (G %a): input 0x%08x: element "
                                             "expected %02x got %02x",
-                                            pt.scale, (double)pt.G, f32_bits(x[k]), expected[k],
-                                            elements[k]);
+                                            pt.scale, (double)pt.G, fp8kv_f32_bits(x[k]),
+                                            expected[k], elements[k]);
                 }
             }
         }
@@ -294,7 +283,7 @@ static uint32_t random_finite(uint64_t *state)
 /* The f32 bits of v (a double in the f32 range) moved by d ulps (within the finite range). */
 static uint32_t near_bits(double v, int d)
 {
-    const uint32_t b = f32_bits((float)v), sign = b & 0x80000000u, mag = b & 0x7FFFFFFFu;
+    const uint32_t b = fp8kv_f32_bits((float)v), sign = b & 0x80000000u, mag = b & 0x7FFFFFFFu;
     const int64_t m = (int64_t)mag + d;
     return sign | (uint32_t)(m < 0 ? 0 : m > 0x7F7FFFFF ? 0x7F7FFFFF : m);
 }

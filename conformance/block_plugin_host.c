@@ -9,6 +9,7 @@
 
 #include "fp8kv/block_plugin.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/spec.h"
 #include "child.h"
 
 enum { CAP = FP8KV_BLOCK_PLUGIN_CALL, MAXB = FP8KV_BLOCK_MAX };
@@ -22,7 +23,6 @@ struct shared_buffer {
 };
 
 enum op { OP_ENCODE = 1, OP_DECODE = 2 };
-enum { CANARY_BYTES = 64, CANARY = 0xC5 };
 
 struct request {
     uint32_t op, nblocks;
@@ -93,24 +93,19 @@ static int worker_main(int sock, void *shared, void *arg)
 
 /* ---- the harness side ---- */
 
-static int index_of(const char *given, const char *const *names, int count)
+/* Checks the descriptor a worker read (hello: a struct hello); fills pl's info. */
+static int check_descriptor(void *plugin, const void *hello)
 {
-    for (int i = 0; i < count; i++)
-        if (strcmp(given, names[i]) == 0)
-            return i;
-    return -1;
-}
-
-static int check_descriptor(struct fp8kv_block_plugin *pl, const struct hello *h)
-{
+    struct fp8kv_block_plugin *pl = plugin;
+    const struct hello *h = hello;
     if (!h->loaded)
         return fp8kv_fail("plugin %s: %s", pl->path, h->error);
     if (h->abi_version != FP8KV_BLOCK_CODEC_ABI_VERSION)
         return fp8kv_fail("plugin %s: block-codec ABI version %u, this fp8kv reads version %d",
                           pl->path, h->abi_version, FP8KV_BLOCK_CODEC_ABI_VERSION);
     const struct fp8kv_block_format *f = fp8kv_block_format_by_name(h->format);
-    const int rule = index_of(h->rule, fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT);
-    const int model = index_of(h->model, fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
+    const int rule = fp8kv_name_index(fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT, h->rule);
+    const int model = fp8kv_name_index(fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, h->model);
     if (!f)
         return fp8kv_fail("plugin %s: unknown block format \"%s\" (mxfp8_e4m3 | mxfp8_e5m2 | "
                           "mxfp6_e3m2 | mxfp6_e2m3 | mxfp4 | nvfp4)",
@@ -123,11 +118,7 @@ static int check_descriptor(struct fp8kv_block_plugin *pl, const struct hello *h
         return fp8kv_fail("plugin %s: unknown model \"%s\" (exact | f32)", pl->path, h->model);
     if (!h->has_encode)
         return fp8kv_fail("plugin %s: encode is NULL", pl->path);
-    const char *base = strrchr(pl->path, '/');
-    fp8kv_child_copy_text(pl->info.name, sizeof pl->info.name,
-                          h->name[0] ? h->name
-                          : base     ? base + 1
-                                     : pl->path);
+    fp8kv_child_plugin_name(pl->info.name, sizeof pl->info.name, h->name, pl->path);
     pl->info.format = f;
     pl->info.rule = (enum fp8kv_block_rule)rule;
     pl->info.model = (enum fp8kv_block_model)model;
@@ -148,23 +139,15 @@ int fp8kv_block_plugin_open(const char *path, int workers, double timeout_s,
         return fp8kv_fail("out of memory");
     memcpy(pl->path, library, sizeof library);
     const int timeout_ms = fp8kv_child_timeout_ms(timeout_s);
-    int rc = FP8KV_OK;
-    for (int i = 0; i < workers && rc == FP8KV_OK; i++) {
-        pl->nworkers = i + 1;
-        struct hello h;
-        memset(&h, 0, sizeof h);
-        rc = fp8kv_child_start(&pl->w[i], pl->path, sizeof(struct shared_buffer), timeout_ms,
-                               worker_main, pl->path, &h, sizeof h);
-        if (rc == FP8KV_OK && i == 0)
-            rc = check_descriptor(pl, &h);
-    }
+    struct hello h;
+    const int rc =
+        fp8kv_child_start_pool(pl->w, workers, pl->path, sizeof(struct shared_buffer), timeout_ms,
+                               worker_main, pl->path, &h, sizeof h, check_descriptor, pl);
     if (rc != FP8KV_OK) {
-        char message[1024];
-        fp8kv_child_copy_text(message, sizeof message, fp8kv_last_error());
-        fp8kv_block_plugin_close(pl);
-        fp8kv_fail("%s", message);
+        free(pl);
         return rc;
     }
+    pl->nworkers = workers;
     *out = pl;
     return FP8KV_OK;
 }
@@ -187,12 +170,7 @@ static int serve(struct fp8kv_block_plugin *pl, int wi, enum op op, const float 
     struct fp8kv_child *w = &pl->w[wi % pl->nworkers];
     struct shared_buffer *buf = w->shared;
     const size_t bs = (size_t)pl->info.format->block_size;
-    pthread_mutex_lock(&w->lock);
-    int rc = FP8KV_OK;
-    if (w->dead) {
-        fp8kv_fail("%s", w->failure);
-        rc = FP8KV_ERR_SUBJECT;
-    }
+    int rc = fp8kv_child_lock(w);
     for (size_t b = 0; b < nblocks && rc == FP8KV_OK;) {
         const size_t k = nblocks - b < CAP ? nblocks - b : CAP;
         char doing[200];
@@ -211,25 +189,17 @@ static int serve(struct fp8kv_block_plugin *pl, int wi, enum op op, const float 
         const size_t rooms[2] = {op == OP_ENCODE ? CAP - k : (CAP - k) * bs * sizeof(float),
                                  (CAP - k) * bs};
         size_t canary[2];
-        for (int t = 0; t < 2; t++) {
-            canary[t] = !tails[t] ? 0 : rooms[t] < CANARY_BYTES ? rooms[t] : CANARY_BYTES;
-            if (canary[t])
-                memset(tails[t], CANARY, canary[t]);
-        }
+        for (int t = 0; t < 2; t++)
+            canary[t] = tails[t] ? fp8kv_child_canary_arm(tails[t], rooms[t]) : 0;
         struct request r = {(uint32_t)op, (uint32_t)k, G};
-        uint32_t done = 0;
-        rc = fp8kv_child_request(w, &r, sizeof r, &done, sizeof done, doing);
-        if (rc == FP8KV_OK && done != k)
-            rc =
-                fp8kv_child_failed(w, "plugin %s: worker protocol error while %s", pl->path, doing);
-        for (int t = 0; t < 2 && rc == FP8KV_OK; t++)
-            for (size_t c = 0; rc == FP8KV_OK && c < canary[t]; c++)
-                if (tails[t][c] != CANARY)
-                    rc = fp8kv_child_failed(
-                        w,
-                        "plugin %s wrote past the end of its outputs (byte %zu after them) "
-                        "while %s",
-                        pl->path, c, doing);
+        rc = fp8kv_child_request_count(w, &r, sizeof r, (uint32_t)k, doing);
+        for (int t = 0; t < 2 && rc == FP8KV_OK; t++) {
+            const long c = fp8kv_child_canary_broken(tails[t], canary[t]);
+            if (c >= 0)
+                rc = fp8kv_child_failed(
+                    w, "plugin %s wrote past the end of its outputs (byte %ld after them) while %s",
+                    pl->path, c, doing);
+        }
         if (rc == FP8KV_OK && op == OP_ENCODE) {
             memcpy(scales + b, buf->scales, k);
             memcpy(elements + b * bs, buf->elements, k * bs);
@@ -255,6 +225,27 @@ int fp8kv_block_plugin_decode(struct fp8kv_block_plugin *pl, int worker, const u
         return fp8kv_fail("plugin %s has no decode", pl->path);
     return serve(pl, worker, OP_DECODE, NULL, nblocks, G, (uint8_t *)scales, (uint8_t *)elements,
                  y);
+}
+
+/* The plugin's calls in the subject's signatures (ctx: the plugin). */
+static int subject_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
+                          uint8_t *scales, uint8_t *elements)
+{
+    return fp8kv_block_plugin_encode(ctx, worker, x, nblocks, G, scales, elements);
+}
+static int subject_decode(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
+                          size_t nblocks, float G, float *y)
+{
+    return fp8kv_block_plugin_decode(ctx, worker, scales, elements, nblocks, G, y);
+}
+
+struct fp8kv_block_subject fp8kv_block_plugin_subject(struct fp8kv_block_plugin *pl, int workers)
+{
+    const struct fp8kv_block_plugin_info *info = &pl->info;
+    return (struct fp8kv_block_subject){
+        info->name, info->format, info->rule,     info->model,
+        workers,    pl,           subject_encode, info->has_decode ? subject_decode : NULL,
+        NULL};
 }
 
 void fp8kv_block_plugin_close(struct fp8kv_block_plugin *pl)

@@ -7,17 +7,11 @@
 #include <string.h>
 
 #include "fp8kv/block_codec.h"
+#include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 
 const char *const fp8kv_block_check_names[FP8KV_BLOCK_CHECK_COUNT] = {"decode", "sweep", "blocks",
                                                                       "vectors"};
-
-static float f32_of(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
 
 /* ---- reports ---- */
 
@@ -91,7 +85,8 @@ static int cpu_decode(void *ctx, int worker, const uint8_t *scales, const uint8_
     const size_t bs = (size_t)fp8kv_bcodec_block_size(c.format);
     for (size_t b = 0; b < nblocks; b++)
         for (size_t i = 0; i < bs; i++)
-            y[b * bs + i] = f32_of(fp8kv_bcodec_decode_one(c, scales[b], elements[b * bs + i]));
+            y[b * bs + i] =
+                fp8kv_f32_from_bits(fp8kv_bcodec_decode_one(c, scales[b], elements[b * bs + i]));
     return FP8KV_OK;
 }
 

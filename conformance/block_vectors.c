@@ -5,21 +5,9 @@
 #include <string.h>
 
 #include "fp8kv/block_checks.h"
+#include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-static float f32_of(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
 
 int fp8kv_block_same_value(uint32_t expected, uint32_t got)
 {
@@ -85,7 +73,7 @@ static int judge_decode_table(const struct fp8kv_block_subject *s, const char *d
         rc = s->decode(s->ctx, 0, scales, elements, nblocks, G, y);
     const uint32_t *want = t.data;
     for (size_t k = 0; rc == FP8KV_OK && k < nblocks * bs; k++) {
-        const uint32_t e = want[scales[k / bs] * nc + elements[k]], g = f32_bits(y[k]);
+        const uint32_t e = want[scales[k / bs] * nc + elements[k]], g = fp8kv_f32_bits(y[k]);
         r->checked[FP8KV_BLOCK_CHECK_VECTORS]++;
         if (fp8kv_block_same_value(e, g))
             continue;
@@ -157,8 +145,8 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *r
         size_t e = b + 1;
         while (e < n && nv && ((const uint32_t *)gs.data)[e] == g)
             e++;
-        rc = s->encode(s->ctx, 0, (const float *)in.data + b * bs, e - b, f32_of(g), scales + b,
-                       elements + b * bs);
+        rc = s->encode(s->ctx, 0, (const float *)in.data + b * bs, e - b, fp8kv_f32_from_bits(g),
+                       scales + b, elements + b * bs);
         b = e;
     }
     const uint8_t *want_s = es.data, *want_e = ee.data;
@@ -187,7 +175,7 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *r
     if (rc == FP8KV_OK && s->decode) {
         rc = judge_decode_table(s, dir, "decode.npy", 1.0f, r);
         if (rc == FP8KV_OK && nv)
-            rc = judge_decode_table(s, dir, "decode_g.npy", f32_of(0x3EAAAAABu), r);
+            rc = judge_decode_table(s, dir, "decode_g.npy", fp8kv_f32_from_bits(0x3EAAAAABu), r);
     }
     if (rc == FP8KV_OK)
         fp8kv_block_report_note(r, "vectors: %zu cases of %s (%s %s)", n, dir, rule, model);

@@ -292,3 +292,69 @@ void fp8kv_child_stop(struct fp8kv_child *c)
     c->pidfd = -1;
     c->shared = NULL;
 }
+
+int fp8kv_child_start_pool(struct fp8kv_child *w, int count, const char *path, size_t shared_bytes,
+                           int timeout_ms, fp8kv_child_serve serve, void *arg, void *hello,
+                           size_t hello_bytes, fp8kv_child_check check, void *host)
+{
+    int rc = FP8KV_OK, started = 0;
+    for (int i = 0; i < count && rc == FP8KV_OK; i++) {
+        started = i + 1;
+        memset(hello, 0, hello_bytes);
+        rc = fp8kv_child_start(&w[i], path, shared_bytes, timeout_ms, serve, arg, hello,
+                               hello_bytes);
+        if (rc == FP8KV_OK && i == 0)
+            rc = check(host, hello);
+    }
+    if (rc != FP8KV_OK) {
+        char message[1024];
+        fp8kv_child_copy_text(message, sizeof message, fp8kv_last_error());
+        for (int i = 0; i < started; i++)
+            fp8kv_child_stop(&w[i]);
+        fp8kv_status_fail(rc, "%s", message);
+    }
+    return rc;
+}
+
+int fp8kv_child_lock(struct fp8kv_child *c)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!c->dead)
+        return FP8KV_OK;
+    fp8kv_fail("%s", c->failure);
+    return FP8KV_ERR_SUBJECT;
+}
+
+int fp8kv_child_request_count(struct fp8kv_child *c, const void *request, size_t request_bytes,
+                              uint32_t expected, const char *doing)
+{
+    uint32_t done = 0;
+    const int rc = fp8kv_child_request(c, request, request_bytes, &done, sizeof done, doing);
+    if (rc == FP8KV_OK && done != expected)
+        return fp8kv_child_failed(c, "plugin %s: worker protocol error while %s", c->path, doing);
+    return rc;
+}
+
+enum { CANARY = 0xC5 }; /* what the canary bytes hold before a request */
+
+size_t fp8kv_child_canary_arm(void *tail, size_t room)
+{
+    const size_t n = room < FP8KV_CHILD_CANARY_BYTES ? room : FP8KV_CHILD_CANARY_BYTES;
+    memset(tail, CANARY, n);
+    return n;
+}
+
+long fp8kv_child_canary_broken(const void *tail, size_t n)
+{
+    const unsigned char *p = tail;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != CANARY)
+            return (long)i;
+    return -1;
+}
+
+void fp8kv_child_plugin_name(char *out, size_t size, const char *declared, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    fp8kv_child_copy_text(out, size, declared[0] ? declared : base ? base + 1 : path);
+}

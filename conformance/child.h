@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct fp8kv_child {
@@ -52,6 +53,37 @@ int fp8kv_child_request(struct fp8kv_child *c, const void *request, size_t reque
 int fp8kv_child_failed(struct fp8kv_child *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A plugin host's check of a child's first message (hello, of the host's hello type): 0, or a
+ * negative status with the message set. host is what the host passed along. */
+typedef int (*fp8kv_child_check)(void *host, const void *hello);
+
+/* fp8kv_child_start_pool: starts count (>= 1) children w[0 .. count) as fp8kv_child_start
+ * does, each into a zeroed hello, and has check(host, hello) judge the first child's hello.
+ * 0 with all started; or the first failing status with its message, every child already
+ * started stopped again (the message kept). */
+int fp8kv_child_start_pool(struct fp8kv_child *w, int count, const char *path, size_t shared_bytes,
+                           int timeout_ms, fp8kv_child_serve serve, void *arg, void *hello,
+                           size_t hello_bytes, fp8kv_child_check check, void *host);
+
+/* fp8kv_child_lock: takes c->lock for a request; 0, or FP8KV_ERR_SUBJECT with c's failure as
+ * the message when c is dead. The lock is held either way: unlock it after. */
+int fp8kv_child_lock(struct fp8kv_child *c);
+
+/* fp8kv_child_request_count: fp8kv_child_request for a worker that answers with the count of
+ * what it did (a uint32_t): 0 when the answer is expected, else FP8KV_ERR_SUBJECT (a wrong
+ * count is a "worker protocol error" while `doing`, and c is dead). The caller holds c->lock. */
+int fp8kv_child_request_count(struct fp8kv_child *c, const void *request, size_t request_bytes,
+                              uint32_t expected, const char *doing);
+
+/* Canary bytes after a request's outputs in shared memory: a plugin writing past its outputs
+ * is caught whatever the layout (the guard page covers only the end of the region).
+ * fp8kv_child_canary_arm fills the first min(room, FP8KV_CHILD_CANARY_BYTES) bytes of tail
+ * and returns that count; fp8kv_child_canary_broken returns the index of the first of the n
+ * bytes at tail that was overwritten, or -1. */
+enum { FP8KV_CHILD_CANARY_BYTES = 64 };
+size_t fp8kv_child_canary_arm(void *tail, size_t room);
+long fp8kv_child_canary_broken(const void *tail, size_t n);
+
 /* fp8kv_child_stop: ends the child (closing its socket, then killing its process group) and
  * unmaps the shared memory. Safe on a child that never started (all zeros) or already stopped. */
 void fp8kv_child_stop(struct fp8kv_child *c);
@@ -76,5 +108,9 @@ const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *e
 
 /* fp8kv_child_copy_text: dst = src cut to size - 1 characters (NULL: ""). */
 void fp8kv_child_copy_text(char *dst, size_t size, const char *src);
+
+/* fp8kv_child_plugin_name: a plugin's name for reports into out: the name its descriptor
+ * declares when not empty, else the last component of its path. */
+void fp8kv_child_plugin_name(char *out, size_t size, const char *declared, const char *path);
 
 #endif

@@ -18,7 +18,7 @@
 
 /* The memory shared with the worker: every array of one call, 64-byte aligned, outputs each
  * followed by CANARY_BYTES canary bytes; its end meets the guard page. */
-enum { ARENA_BYTES = 64u << 20, ALIGN = 64, CANARY_BYTES = 64, CANARY = 0xC5 };
+enum { ARENA_BYTES = 64u << 20, ALIGN = 64, CANARY_BYTES = FP8KV_CHILD_CANARY_BYTES };
 
 /* The worker's first message: what it found in the library. */
 struct hello {
@@ -157,7 +157,7 @@ static int forward(struct fp8kv_kv_plugin *pl, struct fp8kv_kv_call *c)
         r.offset[i] = at;
         memcpy(arena + at, *slot[i], c->bytes[i]);
         if (c->output[i])
-            memset(arena + at + c->bytes[i], CANARY, CANARY_BYTES);
+            fp8kv_child_canary_arm(arena + at + c->bytes[i], CANARY_BYTES);
         at += need;
     }
     char doing[200];
@@ -169,13 +169,12 @@ static int forward(struct fp8kv_kv_plugin *pl, struct fp8kv_kv_call *c)
     for (int i = 0; i < c->arrays && rc == 0; i++) {
         if (!c->output[i])
             continue;
-        const unsigned char *tail = (unsigned char *)arena + r.offset[i] + c->bytes[i];
-        for (int k = 0; k < CANARY_BYTES && rc == 0; k++)
-            if (tail[k] != CANARY)
-                rc = fp8kv_child_failed(&pl->child,
-                                        "plugin %s wrote past the end of an output of %zu bytes "
-                                        "(byte %d after it) while %s",
-                                        pl->path, c->bytes[i], k, doing);
+        const long k = fp8kv_child_canary_broken(arena + r.offset[i] + c->bytes[i], CANARY_BYTES);
+        if (k >= 0)
+            rc = fp8kv_child_failed(&pl->child,
+                                    "plugin %s wrote past the end of an output of %zu bytes "
+                                    "(byte %ld after it) while %s",
+                                    pl->path, c->bytes[i], k, doing);
         if (rc == 0 && a.rc == 0)
             memcpy(*slot[i], arena + r.offset[i], c->bytes[i]);
     }
@@ -216,14 +215,16 @@ static int name_index(const char *name, const char *const *names, int count)
 {
     if (!name[0])
         return FP8KV_CLAIM_ANY;
-    for (int i = 0; i < count; i++)
-        if (strcmp(name, names[i]) == 0)
-            return i;
-    return -2;
+    const int i = fp8kv_name_index(names, count, name);
+    return i >= 0 ? i : -2;
 }
 
-static int check_descriptor(struct fp8kv_kv_plugin *pl, const struct hello *h)
+/* Checks the descriptor the worker read (hello: a struct hello); fills pl's info and its
+ * forwarding kernels. */
+static int check_descriptor(void *plugin, const void *hello)
 {
+    struct fp8kv_kv_plugin *pl = plugin;
+    const struct hello *h = hello;
     if (!h->loaded)
         return fp8kv_fail("plugin %s: %s", pl->path, h->error);
     if (h->abi_version != FP8KV_KV_ABI_VERSION)
@@ -257,11 +258,7 @@ static int check_descriptor(struct fp8kv_kv_plugin *pl, const struct hello *h)
         return fp8kv_fail("plugin %s: unknown scale granularities 0x%x (bits: 1 tensor, 2 head, "
                           "4 token and head)",
                           pl->path, h->scale_granularities);
-    const char *base = strrchr(pl->path, '/');
-    fp8kv_child_copy_text(pl->info.name, sizeof pl->info.name,
-                          h->name[0] ? h->name
-                          : base     ? base + 1
-                                     : pl->path);
+    fp8kv_child_plugin_name(pl->info.name, sizeof pl->info.name, h->name, pl->path);
     /* under overflow nan, Inf is NaN whatever the inf field says */
     pl->info.claim = (struct fp8kv_claim){
         format,
@@ -298,16 +295,11 @@ int fp8kv_kv_plugin_open(const char *path, int device, double timeout_s,
     const int timeout_ms = fp8kv_child_timeout_ms(timeout_s);
     struct worker_arg arg = {pl->path, device};
     struct hello h;
-    memset(&h, 0, sizeof h);
-    int rc = fp8kv_child_start(&pl->child, pl->path, ARENA_BYTES, timeout_ms, worker_main, &arg, &h,
-                               sizeof h);
-    if (rc == 0)
-        rc = check_descriptor(pl, &h);
+    const int rc = fp8kv_child_start_pool(&pl->child, 1, pl->path, ARENA_BYTES, timeout_ms,
+                                          worker_main, &arg, &h, sizeof h, check_descriptor, pl);
     if (rc != 0) {
-        char message[1024];
-        fp8kv_child_copy_text(message, sizeof message, fp8kv_last_error());
-        fp8kv_kv_plugin_close(pl);
-        return fp8kv_status_fail(rc, "%s", message);
+        free(pl);
+        return rc;
     }
     *out = pl;
     return FP8KV_OK;

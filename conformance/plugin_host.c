@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin.h"
+#include "fp8kv/spec.h"
 #include "child.h"
 
 enum { CAP = FP8KV_PLUGIN_CALL }; /* values per request */
@@ -21,9 +23,6 @@ struct shared_buffer {
 };
 
 enum op { OP_ENCODE = 1, OP_DECODE = 2 };
-
-/* Bytes checked after a request's outputs, and the value they hold before it. */
-enum { CANARY_BYTES = 64, CANARY = 0xC5 };
 
 struct request {
     uint32_t op, n;
@@ -98,38 +97,25 @@ static int worker_main(int sock, void *shared, void *arg)
 /* ---- the harness side ------------------------------------------------------------------- */
 
 /* Sends one request for buffer contents already in place and waits for its answer. */
-static int request(struct fp8kv_plugin *pl, struct fp8kv_child *w, enum op op, size_t n, float s,
-                   const char *doing)
+static int request(struct fp8kv_child *w, enum op op, size_t n, float s, const char *doing)
 {
     struct request r = {(uint32_t)op, (uint32_t)n, s};
-    uint32_t done;
-    int rc = fp8kv_child_request(w, &r, sizeof r, &done, sizeof done, doing);
-    if (rc == 0 && done != n)
-        return fp8kv_child_failed(w, "plugin %s: worker protocol error while %s", pl->path, doing);
-    return rc;
+    return fp8kv_child_request_count(w, &r, sizeof r, (uint32_t)n, doing);
 }
 
-static uint32_t bits_of_f32(float f)
+/* Checks the descriptor a worker read (hello: a struct hello); fills pl->info. */
+static int check_descriptor(void *plugin, const void *hello)
 {
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
-/* Checks the descriptor a worker read; fills pl->info. */
-static int check_descriptor(struct fp8kv_plugin *pl, const struct hello *h)
-{
+    struct fp8kv_plugin *pl = plugin;
+    const struct hello *h = hello;
     if (!h->loaded)
         return fp8kv_fail("plugin %s: %s", pl->path, h->error);
     if (h->abi_version != FP8KV_CODEC_ABI_VERSION)
         return fp8kv_fail("plugin %s: ABI version %u, this fp8kv reads version %d", pl->path,
                           h->abi_version, FP8KV_CODEC_ABI_VERSION);
-    int overflow = -1;
     const struct fp8kv_format *f = fp8kv_format_by_name(h->format); /* ml_dtypes names too */
     const int format = f ? (int)f->id : -1;
-    for (int i = 0; i < FP8KV_OVERFLOW_COUNT; i++)
-        if (strcmp(h->overflow, fp8kv_overflow_names[i]) == 0)
-            overflow = i;
+    const int overflow = fp8kv_name_index(fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT, h->overflow);
     if (format < 0)
         return fp8kv_fail("plugin %s: unknown format \"%s\" (e4m3fn | e4m3fnuz | e5m2 | e5m2fnuz)",
                           pl->path, h->format);
@@ -138,11 +124,7 @@ static int check_descriptor(struct fp8kv_plugin *pl, const struct hello *h)
                           h->overflow);
     if (!h->has_encode)
         return fp8kv_fail("plugin %s: encode_f32 is NULL", pl->path);
-    const char *base = strrchr(pl->path, '/');
-    fp8kv_child_copy_text(pl->info.name, sizeof pl->info.name,
-                          h->name[0] ? h->name
-                          : base     ? base + 1
-                                     : pl->path);
+    fp8kv_child_plugin_name(pl->info.name, sizeof pl->info.name, h->name, pl->path);
     pl->info.format = (enum fp8kv_format_id)format;
     pl->info.overflow = (enum fp8kv_overflow)overflow;
     pl->info.has_decode = h->has_decode;
@@ -162,24 +144,16 @@ int fp8kv_plugin_open(const char *path, int workers, double timeout_s, struct fp
         return fp8kv_fail("out of memory");
     memcpy(pl->path, library, sizeof library);
     pl->timeout_ms = fp8kv_child_timeout_ms(timeout_s);
-    int rc = FP8KV_OK;
-    for (int i = 0; i < workers && rc == FP8KV_OK; i++) {
-        pl->nworkers = i + 1;
-        struct hello h;
-        memset(&h, 0, sizeof h);
-        /* q, the last member, ends flush against the guard page */
-        rc = fp8kv_child_start(&pl->w[i], pl->path, sizeof(struct shared_buffer), pl->timeout_ms,
-                               worker_main, pl->path, &h, sizeof h);
-        if (rc == FP8KV_OK && i == 0)
-            rc = check_descriptor(pl, &h);
-    }
+    struct hello h;
+    /* q, the last member, ends flush against the guard page */
+    const int rc = fp8kv_child_start_pool(pl->w, workers, pl->path, sizeof(struct shared_buffer),
+                                          pl->timeout_ms, worker_main, pl->path, &h, sizeof h,
+                                          check_descriptor, pl);
     if (rc != FP8KV_OK) {
-        char message[1024];
-        fp8kv_child_copy_text(message, sizeof message, fp8kv_last_error());
-        fp8kv_plugin_close(pl);
-        fp8kv_fail("%s", message);
+        free(pl);
         return rc;
     }
+    pl->nworkers = workers;
     *out = pl;
     return FP8KV_OK;
 }
@@ -201,12 +175,7 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
 {
     struct fp8kv_child *w = &pl->w[wi % pl->nworkers];
     struct shared_buffer *buf = w->shared;
-    pthread_mutex_lock(&w->lock);
-    int rc = FP8KV_OK;
-    if (w->dead) {
-        fp8kv_fail("%s", w->failure);
-        rc = FP8KV_ERR_SUBJECT;
-    }
+    int rc = fp8kv_child_lock(w);
     for (size_t i = 0; i < n && rc == FP8KV_OK;) {
         size_t k = n - i < CAP ? n - i : CAP;
         char doing[200];
@@ -215,25 +184,23 @@ static int serve(struct fp8kv_plugin *pl, int wi, enum op op, const float *x, co
                 memmove(buf->x, x + i, k * sizeof *x);
             snprintf(doing, sizeof doing,
                      "encoding %zu inputs 0x%08x .. 0x%08x at scale 0x%08x (%.9g)", k,
-                     bits_of_f32(x[i]), bits_of_f32(x[i + k - 1]), bits_of_f32(s), (double)s);
+                     fp8kv_f32_bits(x[i]), fp8kv_f32_bits(x[i + k - 1]), fp8kv_f32_bits(s),
+                     (double)s);
         } else {
             memcpy(buf->q, codes + i, k);
             snprintf(doing, sizeof doing, "decoding %zu codes %02x .. %02x at scale 0x%08x (%.9g)",
-                     k, codes[i], codes[i + k - 1], bits_of_f32(s), (double)s);
+                     k, codes[i], codes[i + k - 1], fp8kv_f32_bits(s), (double)s);
         }
-        /* canaries after the n outputs: a plugin that writes past them is caught, whatever
-         * the layout (the guard page covers only a full buffer) */
+        /* canaries after the k outputs */
         uint8_t *tail = op == OP_ENCODE ? buf->q + k : (uint8_t *)(buf->y + k);
         const size_t room = op == OP_ENCODE ? CAP - k : (CAP - k) * sizeof(float);
-        const size_t canary = room < CANARY_BYTES ? room : CANARY_BYTES;
-        memset(tail, CANARY, canary);
-        rc = request(pl, w, op, k, s, doing);
-        for (size_t c = 0; rc == FP8KV_OK && c < canary; c++)
-            if (tail[c] != CANARY)
-                rc = fp8kv_child_failed(w,
-                                        "plugin %s wrote past the end of its %zu outputs (byte %zu "
-                                        "after them) while %s",
-                                        pl->path, k, c, doing);
+        const size_t canary = fp8kv_child_canary_arm(tail, room);
+        rc = request(w, op, k, s, doing);
+        const long c = rc == FP8KV_OK ? fp8kv_child_canary_broken(tail, canary) : -1;
+        if (c >= 0)
+            rc = fp8kv_child_failed(
+                w, "plugin %s wrote past the end of its %zu outputs (byte %ld after them) while %s",
+                pl->path, k, c, doing);
         if (rc == FP8KV_OK && op == OP_ENCODE)
             memcpy(q + i, buf->q, k);
         else if (rc == FP8KV_OK)
@@ -261,7 +228,7 @@ static int crashes(struct fp8kv_plugin *pl, struct fp8kv_child *w, const float *
     struct shared_buffer *buf = w->shared;
     memcpy(buf->x, x, n * sizeof *x);
     pthread_mutex_lock(&w->lock);
-    const int rc = request(pl, w, OP_ENCODE, n, s, "locating the crash");
+    const int rc = request(w, OP_ENCODE, n, s, "locating the crash");
     pthread_mutex_unlock(&w->lock);
     if (rc == FP8KV_OK)
         return 0;

@@ -37,7 +37,9 @@ import threading
 import time
 import traceback
 
+import peer_casts
 import peers_elements
+from peer_casts import NotInstalled
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = ("torch-cpu", "torch-cuda", "ml_dtypes", "jax")
@@ -64,14 +66,6 @@ def progress(msg):
 # ml_dtypes/jax bfloat16 bit patterns). describe(domain, fmt) says how the call is made.
 
 
-class NotInstalled(Exception):
-    """The peer cannot run here: not installed, or (torch-cuda) no CUDA device."""
-
-    def __init__(self, detail, reason="not installed"):
-        super().__init__(detail)
-        self.reason = reason
-
-
 def bf16_numpy():
     """A numpy dtype for bfloat16: ml_dtypes's (JAX ships it; torch does not need it)."""
     try:
@@ -82,62 +76,28 @@ def bf16_numpy():
         return None
 
 
-class MlDtypes:
-    name = "ml_dtypes"
+class Float8:
+    """A peer_casts peer as this script calls it: formats {format: dtype} by the short names of
+    FORMATS (those the peer offers); describe(domain, fmt) and convert(x, fmt) by those."""
 
-    def __init__(self):
-        try:
-            import ml_dtypes
-        except ImportError as e:
-            raise NotInstalled(str(e))
-        self.m = ml_dtypes
-        self.version = ml_dtypes.__version__
-        self.device = "cpu"
-        self.formats = {f: getattr(ml_dtypes, "float8_" + f) for f in FORMATS
-                        if hasattr(ml_dtypes, "float8_" + f)}
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.formats = {f: self.dtype("float8_" + f) for f in FORMATS
+                        if self.dtype("float8_" + f) is not None}
 
     def describe(self, domain, fmt):
-        src = {"f32": "numpy.float32", "f16": "numpy.float16", "bf16": "ml_dtypes.bfloat16"}
-        return f"{src[domain]} array .astype(ml_dtypes.float8_{fmt})"
+        return super().describe(domain, "float8_" + fmt)
 
     def convert(self, x, fmt):
-        return x.astype(self.formats[fmt]).view("u1")
+        return self.cast(x, "float8_" + fmt)
 
 
-class Torch:
-    def __init__(self, device):
-        try:
-            import torch
-        except ImportError as e:
-            raise NotInstalled(str(e))
-        self.t = torch
-        self.dev = device
-        self.name = "torch-" + device
-        self.version = torch.__version__
-        if device == "cuda":
-            if not torch.cuda.is_available():
-                raise NotInstalled(f"torch {torch.__version__} sees no CUDA device", "no CUDA device")
-            self.device = (f"cuda ({torch.cuda.get_device_name(0)}, "
-                           f"CUDA {torch.version.cuda})")
-        else:
-            self.device = f"cpu ({torch.get_num_threads()} threads)"
-        self.formats = {f: getattr(torch, "float8_" + f) for f in FORMATS
-                        if hasattr(torch, "float8_" + f)}
+class MlDtypes(Float8, peer_casts.MlDtypes):
+    pass
 
-    def describe(self, domain, fmt):
-        src = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[domain]
-        return f"torch.{src} tensor on {self.dev} .to(torch.float8_{fmt})"
 
-    def convert(self, x, fmt):
-        torch = self.t
-        if x.dtype.itemsize == 2 and x.dtype.name == "bfloat16":
-            t = torch.from_numpy(x.view("i2")).view(torch.bfloat16)
-        else:
-            t = torch.from_numpy(x)
-        if self.dev == "cuda":
-            t = t.to("cuda")
-        q = t.to(self.formats[fmt]).view(torch.uint8)
-        return q.cpu().numpy()
+class Torch(Float8, peer_casts.Torch):
+    pass
 
 
 class Jax:

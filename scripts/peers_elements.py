@@ -23,6 +23,8 @@ import subprocess
 import sys
 import traceback
 
+from peer_casts import MlDtypes, NotInstalled, Torch
+
 # element: (the MX block format whose elements it is, its width in bits, min normal, the dtype
 # name in ml_dtypes and torch)
 ELEMENTS = {
@@ -152,32 +154,7 @@ def domain_inputs(domain, f32_bits):
     return x, x.astype(np.float32).view(np.uint32)
 
 
-# ---- the peers (inside a worker) ---------------------------------------------------------------
-
-
-class NotInstalled(Exception):
-    pass
-
-
-class MlDtypes:
-    name = "ml_dtypes"
-
-    def __init__(self):
-        try:
-            import ml_dtypes
-        except ImportError as e:
-            raise NotInstalled(str(e))
-        self.m, self.version, self.device = ml_dtypes, ml_dtypes.__version__, "cpu"
-
-    def dtype(self, name):
-        return getattr(self.m, name, None)
-
-    def describe(self, domain, name):
-        src = {"f32": "numpy.float32", "f16": "numpy.float16", "bf16": "ml_dtypes.bfloat16"}
-        return f"{src[domain]} array .astype(ml_dtypes.{name})"
-
-    def cast(self, x, name):
-        return x.astype(self.dtype(name)).view("u1")
+# ---- the peers (inside a worker): scripts/peer_casts.py's, and a planted one --------------------
 
 
 class PlantedTiesAway(MlDtypes):
@@ -192,38 +169,6 @@ class PlantedTiesAway(MlDtypes):
         y = np.abs(x.astype(np.float32))
         y = np.where(np.isfinite(y), np.nextafter(y, np.float32(np.inf)), y)
         return super().cast(np.copysign(y, x.astype(np.float32)).astype(np.float32), name)
-
-
-class Torch:
-    # torch's dtype for an element where its name differs from ml_dtypes's
-    NAMES = {"float4_e2m1fn": "float4_e2m1fn_x2"}
-
-    def __init__(self, device):
-        try:
-            import torch
-        except ImportError as e:
-            raise NotInstalled(str(e))
-        if device == "cuda" and not torch.cuda.is_available():
-            raise NotInstalled(f"torch {torch.__version__} sees no CUDA device")
-        self.t, self.dev, self.name = torch, device, "torch-" + device
-        self.version = torch.__version__
-        self.device = (f"cuda ({torch.cuda.get_device_name(0)})" if device == "cuda" else "cpu")
-
-    def dtype(self, name):
-        return getattr(self.t, self.NAMES.get(name, name), None)
-
-    def describe(self, domain, name):
-        src = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[domain]
-        return f"torch.{src} tensor on {self.dev} .to(torch.{self.NAMES.get(name, name)})"
-
-    def cast(self, x, name):
-        torch = self.t
-        if x.dtype.name == "bfloat16":
-            t = torch.from_numpy(x.view("i2")).view(torch.bfloat16)
-        else:
-            t = torch.from_numpy(x)
-        q = t.to(self.dev).to(self.dtype(name)).view(torch.uint8)
-        return q.cpu().numpy()
 
 
 def make_peer(name):

@@ -18,17 +18,6 @@
 
 /* ---- the subject, shared with audit ---- */
 
-static int plugin_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
-                         uint8_t *scales, uint8_t *elements)
-{
-    return fp8kv_block_plugin_encode(ctx, worker, x, nblocks, G, scales, elements);
-}
-static int plugin_decode(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
-                         size_t nblocks, float G, float *y)
-{
-    return fp8kv_block_plugin_decode(ctx, worker, scales, elements, nblocks, G, y);
-}
-
 int fp8kv_cli_block_format(const char *cmd, const char *name, const struct fp8kv_block_format **out)
 {
     const char *names[FP8KV_BLOCK_FORMAT_COUNT];
@@ -87,12 +76,7 @@ int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice
         int rc = fp8kv_block_plugin_open(c->plugin, c->threads, c->timeout_s, plugin);
         if (rc != FP8KV_OK)
             return fp8kv_cli_subject_error(cmd, rc);
-        const struct fp8kv_block_plugin_info *info = fp8kv_block_plugin_info(*plugin);
-        struct fp8kv_block_subject s = {
-            info->name, info->format, info->rule,    info->model,
-            c->threads, *plugin,      plugin_encode, info->has_decode ? plugin_decode : NULL,
-            NULL};
-        *out = s;
+        *out = fp8kv_block_plugin_subject(*plugin, c->threads);
         return 0;
     }
     if (!c->format)
@@ -386,7 +370,6 @@ static json_t *check_block_doc(const char *verdict, const struct fp8kv_block_rep
     free(checks);
     return doc;
 }
-
 
 int fp8kv_cmd_check_block(int argc, char **argv)
 {

@@ -83,18 +83,6 @@ Test(run_blocks, the_cpu_codec_passes_and_what_is_not_run_says_why, .timeout = 1
 
 /* ---- a planted fault: the example plugin, ties away, as the target's block codec ---- */
 
-static int plugin_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
-                         uint8_t *scales, uint8_t *elements)
-{
-    return fp8kv_block_plugin_encode(ctx, worker, x, nblocks, G, scales, elements);
-}
-
-static int plugin_decode(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
-                         size_t nblocks, float G, float *y)
-{
-    return fp8kv_block_plugin_decode(ctx, worker, scales, elements, nblocks, G, y);
-}
-
 /* The plugin (t->block_ctx) for the combination it claims, else FP8KV_UNAVAILABLE. */
 static int plugin_subject(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
                           enum fp8kv_block_rule rule, enum fp8kv_block_model model, int threads,
@@ -103,8 +91,7 @@ static int plugin_subject(const struct fp8kv_target *t, const struct fp8kv_block
     const struct fp8kv_block_plugin_info *info = fp8kv_block_plugin_info(t->block_ctx);
     if (info->format != f || info->rule != rule || info->model != model)
         return FP8KV_UNAVAILABLE;
-    *out = (struct fp8kv_block_subject){
-        info->name, f, rule, model, threads, t->block_ctx, plugin_encode, plugin_decode, NULL};
+    *out = fp8kv_block_plugin_subject(t->block_ctx, threads);
     return FP8KV_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "fp8kv/block.h"
+#include "fp8kv/block_subject.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,11 @@ int fp8kv_block_plugin_encode(struct fp8kv_block_plugin *pl, int worker, const f
  * block_size]. As fp8kv_block_plugin_encode; FP8KV_ERR when the plugin has no decode. */
 int fp8kv_block_plugin_decode(struct fp8kv_block_plugin *pl, int worker, const uint8_t *scales,
                               const uint8_t *elements, size_t nblocks, float G, float *y);
+
+/* fp8kv_block_plugin_subject: pl as the block codec under test, named and claiming what its
+ * descriptor says, called by `workers` workers (decode NULL when the plugin has none). pl
+ * stays open while the subject is in use. */
+struct fp8kv_block_subject fp8kv_block_plugin_subject(struct fp8kv_block_plugin *pl, int workers);
 
 /* fp8kv_block_plugin_close: stops the workers and frees pl (NULL is fine). */
 void fp8kv_block_plugin_close(struct fp8kv_block_plugin *pl);
