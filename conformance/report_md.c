@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8kv/run.h"
 #include "report_model.h"
 
 char *fp8kv_report_markdown(const struct fp8kv_report *r)
@@ -48,8 +49,10 @@ char *fp8kv_report_markdown(const struct fp8kv_report *r)
     for (size_t i = 0; i < r->checks.count; i++) {
         const struct fp8kv_check *c = &r->checks.items[i];
         static const char *const outcome[] = {"info", "pass", "**FAIL**"};
+        char profile[128];
+        fp8kv_check_profile_label(c, profile, sizeof profile);
         fprintf(f, "| %s | %s | %s | %s | %llu | %llu | ", outcome[fp8kv_check_outcome(c)], c->name,
-                c->subject, c->profile, (unsigned long long)c->cases,
+                c->subject, profile, (unsigned long long)c->cases,
                 (unsigned long long)c->mismatches);
         if (c->has_nmse && c->gated)
             fprintf(f, "%.3g (≤ %.3g)", c->nmse, c->threshold);
@@ -67,7 +70,9 @@ char *fp8kv_report_markdown(const struct fp8kv_report *r)
                 continue;
             if (!any++)
                 fprintf(f, gated ? "\n## Failures\n" : "\n## Differences reported, not gated\n");
-            fprintf(f, "\n### %s %s %s\n\n%s\n\n", c->name, c->subject, c->profile, c->detail);
+            char profile[128];
+            fp8kv_check_profile_label(c, profile, sizeof profile);
+            fprintf(f, "\n### %s %s %s\n\n%s\n\n", c->name, c->subject, profile, c->detail);
             if (c->has_classes) {
                 for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
                     if (c->class_mismatches[k])

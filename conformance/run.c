@@ -50,13 +50,15 @@ void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
     for (size_t i = from; i < r->count; i++) {
         const struct fp8kv_check *c = &r->items[i];
         static const char *const outcome[] = {"INFO", "PASS", "FAIL"};
+        char profile[128];
+        fp8kv_check_profile_label(c, profile, sizeof profile);
         if (c->subject_failed) { /* no counts: they are of a pass that did not finish */
             fprintf(log, "%-6s %-16s %-14s %-26s %s\n", outcome[FP8KV_OUTCOME_FAIL], c->name,
-                    c->subject, c->profile, c->detail);
+                    c->subject, profile, c->detail);
             continue;
         }
         fprintf(log, "%-6s %-16s %-14s %-26s cases=%llu mismatches=%llu",
-                outcome[fp8kv_check_outcome(c)], c->name, c->subject, c->profile,
+                outcome[fp8kv_check_outcome(c)], c->name, c->subject, profile,
                 (unsigned long long)c->cases, (unsigned long long)c->mismatches);
         if (c->has_nmse)
             fprintf(log, " nmse=%.3g", c->nmse);
@@ -163,7 +165,8 @@ static int add_subject_failure(const struct fp8kv_profile *p, const struct fp8kv
 
 /* ---- the overall progress line (a terminal only) ------------------------------------------- */
 
-/* Where a run is: its steps (a subject under a profile), the one in flight, its start. */
+/* Where a run is: its steps (a subject under a profile, then a block format), the one in
+ * flight, its start. */
 struct run_progress {
     FILE *out; /* the terminal, or NULL: no line */
     int steps, step;
@@ -176,10 +179,10 @@ static void clock_text(double seconds, char *buf, size_t size)
     snprintf(buf, size, "%ld:%02ld", s / 60, s % 60);
 }
 
-/* Rewrites the line in place: "fp8kv run: step N/M (profile, subject): K checks done, elapsed,
- * ETA" (the ETA from the mean time of the steps done). */
-static void progress_draw(struct run_progress *g, const struct fp8kv_profile *p,
-                          const struct fp8kv_subject *s, size_t checks)
+/* Rewrites the line in place: "fp8kv run: step N/M (profile or block format, subject): K checks
+ * done, elapsed, ETA" (the ETA from the mean time of the steps done). */
+static void progress_draw(struct run_progress *g, const char *profile, const char *subject,
+                          size_t checks)
 {
     if (!g->out)
         return;
@@ -192,7 +195,7 @@ static void progress_draw(struct run_progress *g, const struct fp8kv_profile *p,
         snprintf(eta, sizeof eta, ", ETA %s", left);
     }
     fprintf(g->out, "\rfp8kv run: step %d/%d (%s, %s): %zu checks done, %s elapsed%s\033[K",
-            g->step, g->steps, p->name, s->name, checks, took, eta);
+            g->step, g->steps, profile, subject, checks, took, eta);
     fflush(g->out);
 }
 
@@ -210,7 +213,7 @@ static int run_subject(const struct fp8kv_run_options *o, const struct fp8kv_pro
                        struct fp8kv_results *r, struct run_progress *g)
 {
     g->step++;
-    progress_draw(g, p, s, r->count);
+    progress_draw(g, p->name, s->name, r->count);
     const size_t from = r->count;
     int rc = 0;
     if (fp8kv_subject_can(s, FP8KV_CAP_ENCODE))
@@ -265,6 +268,36 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_tar
     return rc;
 }
 
+/* The block formats fp8kv_run_blocks runs under o: all, or the one o->profile names; none
+ * with --no-blocks, an fp8 profile, or a target without a block codec. */
+static int runs_block_format(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
+                             const struct fp8kv_block_format *f)
+{
+    return !o->no_blocks && t->block_subject && (!o->profile || strcmp(o->profile, f->name) == 0);
+}
+
+/* The block part, one progress step per block format. */
+static int run_block_formats(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
+                             struct fp8kv_results *r, struct run_progress *g)
+{
+    struct fp8kv_run_options one = *o;
+    one.log = NULL; /* logged here, after the line is cleared */
+    int rc = 0;
+    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT && rc == 0; i++) {
+        const struct fp8kv_block_format *f = &fp8kv_block_formats[i];
+        if (!runs_block_format(o, t, f))
+            continue;
+        g->step++;
+        progress_draw(g, f->name, t->block_subject_name, r->count);
+        const size_t from = r->count;
+        one.profile = f->name;
+        rc = fp8kv_run_blocks(&one, t, r);
+        progress_clear(g);
+        fp8kv_log_checks(o->log, r, from);
+    }
+    return rc;
+}
+
 int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
               struct fp8kv_results *r)
 {
@@ -280,6 +313,8 @@ int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
         for (int k = 0; k < t->subject_count; k++)
             g.steps += (!o->profile || strcmp(o->profile, fp8kv_profiles[i].name) == 0) &&
                        fp8kv_subject_implements(&t->subjects[k], &fp8kv_profiles[i]);
+    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
+        g.steps += runs_block_format(o, t, &fp8kv_block_formats[i]);
     for (int i = 0; i < fp8kv_profile_count && rc == 0; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
         if (o->profile && strcmp(o->profile, p->name) != 0)
@@ -287,8 +322,8 @@ int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
         rc = run_profile(&quiet, t, p, r, &g);
     }
     progress_clear(&g);
-    if (rc == 0 && !o->no_blocks && !(o->profile && fp8kv_profile_by_name(o->profile)))
-        rc = fp8kv_run_blocks(o, t, r);
+    if (rc == 0)
+        rc = run_block_formats(&quiet, t, r, &g);
     if (rc == 0 && r->count == before)
         rc = fp8kv_fail("no profile or block format named '%s'", o->profile ? o->profile : "");
     return rc;

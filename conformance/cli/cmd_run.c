@@ -43,8 +43,9 @@ static const char run_help[] =
     "  --json FILE     also write the verdict as JSON (docs/json.md; report.json has the same\n"
     "                  shape); '-': the JSON to stdout, the text to stderr\n"
     "  --no-blocks     no block checks\n"
-    "On a terminal, stderr shows one line, step N/M (a subject under a profile), the checks\n"
-    "done and an ETA, cleared at the end; nothing when stderr is not a terminal.\n"
+    "On a terminal, stderr shows one line, step N/M (a subject under a profile, then a block\n"
+    "format), the checks done and an ETA, cleared at the end; nothing when stderr is not a\n"
+    "terminal. Block rows print their profile column as \"<format> <rule> <model>\".\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad arguments or vectors, 3 target unavailable\n";
 
 enum {
@@ -62,6 +63,22 @@ enum {
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"target", 1}, {"out", 1},    {"vectors", 1}, {"profile", 1},  {"threads", 1},
     {"junit", 1},  {"device", 1}, {"json", 1},    {"no-blocks", 0}};
+
+/* --profile's value: an fp8 profile or a block format; 0, else a usage message listing both
+ * (with the nearest) and FP8KV_EXIT_USAGE. */
+static int check_run_profile(const char *name)
+{
+    if (fp8kv_profile_by_name(name) || fp8kv_block_format_by_name(name))
+        return 0;
+    const char *names[64];
+    int n = 0;
+    for (int i = 0; i < fp8kv_profile_count && n < 64; i++)
+        names[n++] = fp8kv_profiles[i].name;
+    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT && n < 64; i++)
+        names[n++] = fp8kv_block_formats[i].name;
+    return fp8kv_cli_unknown_choice("run", "--profile: no profile or block format", "", name, names,
+                                    n);
+}
 
 int fp8kv_cmd_run(int argc, char **argv)
 {
@@ -94,7 +111,7 @@ int fp8kv_cmd_run(int argc, char **argv)
                                      "--profile %s is a block format: it has only block "
                                      "checks, which --no-blocks leaves out",
                                      profile);
-    if (profile && !block_profile && !fp8kv_cli_profile("run", profile))
+    if (profile && check_run_profile(profile) != 0)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_THREADS] &&
         fp8kv_cli_parse_threads("run", a.value[OPT_THREADS], &o.threads) != 0)

@@ -137,6 +137,10 @@ Test(cli, run_errors_and_unavailable_target)
     cr_assert(strstr(out, "target unavailable"), "%s", out);
     cr_assert_eq(run(FP8KV " run --target tpu 2>&1", out, sizeof out), 2);
     cr_assert_eq(run(FP8KV " run --profile nope 2>&1", out, sizeof out), 2);
+    cr_assert(
+        strstr(out, "--profile: no profile or block format 'nope' (valid: e4m3fn_satfinite,") &&
+            strstr(out, ", mxfp4, nvfp4)"),
+        "the fp8 profiles and the block formats: %s", out);
     cr_assert_eq(run(FP8KV " run --threads 0 2>&1", out, sizeof out), 2);
     /* unreadable vectors: exit 2, the file named, and no report left behind */
     cr_assert_eq(run("d=$(mktemp -d) && " FP8KV " run --vectors /nonexistent/v --out $d 2>&1; "
@@ -241,6 +245,8 @@ Test(cli, did_you_mean)
     cr_assert(strstr(out, "did you mean 'f32_div'?") && strstr(out, "f32_mul_recip"), "%s", out);
     cr_assert_eq(run(FP8KV " run --profile e4m3fn_satfinit 2>&1", out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "did you mean 'e4m3fn_satfinite'?"), "%s", out);
+    cr_assert_eq(run(FP8KV " run --profile nvfp 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "did you mean 'nvfp4'?"), "a block format is suggested: %s", out);
     cr_assert_eq(run(FP8KV " veify 2>&1", out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "unknown command 'veify'; did you mean 'verify'?"), "%s", out);
     cr_assert_eq(run(FP8KV " encode --zzzzzz 1 2>&1", out, sizeof out), 2, "%s", out);
@@ -365,4 +371,33 @@ Test(cli, progress_only_on_a_terminal)
                   strstr(out, "100% 65,536/65,536 inputs, "),
               "%s", out);
 #undef STREAM_F16
+}
+
+/* fp8kv run --profile <block format>: each block row's line and report.md row name format, rule
+ * and model (report.json keeps profile the format); on a terminal the overall line counts the
+ * block format as a step. */
+Test(cli, run_block_rows_name_rule_and_model, .timeout = 300)
+{
+    static char out[1 << 16];
+#define RUN_MXFP4                                                                                  \
+    "mkdir -p " FP8KV_TEST_TMP " && d=$(mktemp -d -p " FP8KV_TEST_TMP ") && " FP8KV                \
+    " run --target cpu --profile mxfp4 --threads 2 --out $d --vectors " FP8KV_SOURCE_DIR           \
+    "/vectors; rc=$?; grep -h -e \"| block-sweep |\" -e profile $d/*/report.md "                   \
+    "$d/*/report.json | sort -u; rm -rf $d; exit $rc"
+    cr_assert_eq(run("(" RUN_MXFP4 ") 2>&1", out, sizeof out), 0, "%s", out);
+    cr_assert(
+        strstr(out, "PASS   block-sweep      block-codec    mxfp4 floor exact          cases="),
+        "%s", out);
+    cr_assert(
+        strstr(out, "INFO   block-sweep      block-codec    mxfp4 rceil exact          cases="),
+        "%s", out);
+    cr_assert(strstr(out, "| pass | block-sweep | block-codec | mxfp4 floor exact | "), "%s", out);
+    cr_assert(strstr(out, "| info | block-sweep | block-codec | mxfp4 floor f32 | "), "%s", out);
+    cr_assert(strstr(out, "\"profile\": \"mxfp4\""), "report.json: profile the format: %s", out);
+    cr_assert_null(strstr(out, "\"profile\": \"mxfp4 "), "%s", out);
+    cr_assert_null(strstr(out, "step 1/"), "no progress line in a pipe: %s", out);
+    cr_assert_eq(run("script -qec '" RUN_MXFP4 "' /dev/null", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "\rfp8kv run: step 1/1 (mxfp4, block-codec): 0 checks done"), "%s", out);
+    cr_assert(strstr(out, "\r\033[K"), "the line is cleared: %s", out);
+#undef RUN_MXFP4
 }

@@ -64,6 +64,25 @@ Test(run_blocks, the_cpu_codec_passes_and_what_is_not_run_says_why, .timeout = 1
     const struct fp8kv_check *sweep = find_row(&r, "block-sweep", "mxfp4 rule floor model exact");
     cr_assert_not_null(sweep);
     cr_expect(sweep->gated && sweep->cases > 0x01000000u, "%s", sweep->detail);
+    /* the printed profile column names format, rule and model: each combination's own four rows */
+    char label[128];
+    fp8kv_check_profile_label(sweep, label, sizeof label);
+    cr_expect_str_eq(label, "mxfp4 floor exact");
+    for (int rule = 0; rule < FP8KV_BLOCK_RULE_COUNT; rule++)
+        for (int model = 0; model < FP8KV_BLOCK_MODEL_COUNT; model++) {
+            if (!fp8kv_block_takes_rule(fp8kv_block_format_by_name("mxfp4"),
+                                        (enum fp8kv_block_rule)rule))
+                continue;
+            char want[128];
+            snprintf(want, sizeof want, "mxfp4 %s %s", fp8kv_block_rule_names[rule],
+                     fp8kv_block_model_names[model]);
+            int rows = 0;
+            for (size_t i = 0; i < r.count; i++) {
+                fp8kv_check_profile_label(&r.items[i], label, sizeof label);
+                rows += strcmp(label, want) == 0;
+            }
+            cr_expect_eq(rows, 4, "%s", want);
+        }
     fp8kv_results_free(&r);
 
     /* a build without the oracle: block-vectors judged, the others not run, none passed */
@@ -162,4 +181,19 @@ Test(run_blocks, a_planted_fault_fails_the_block_rows_in_every_report, .timeout 
     cr_expect(strstr(read_text(path), "block-vectors"));
     cr_assert_eq(fp8kv_remove_tree(dir), 0, "%s", fp8kv_last_error());
     fp8kv_results_free(&r);
+}
+
+/* A row without a block combination in its detail keeps its profile as the printed column. */
+Test(run_blocks, other_rows_print_their_profile)
+{
+    struct fp8kv_check c;
+    char label[128];
+    fp8kv_check_init(&c, "subject-failed", "block-codec", "mxfp4",
+                     "the block codec's call failed (a device call, a crash): no verdict");
+    fp8kv_check_profile_label(&c, label, sizeof label);
+    cr_expect_str_eq(label, "mxfp4");
+    fp8kv_check_init(&c, "sweep-f32", "bits", "e4m3fn_satfinite",
+                     "e4m3fn_satfinite rule floor model exact: not a block row");
+    fp8kv_check_profile_label(&c, label, sizeof label);
+    cr_expect_str_eq(label, "e4m3fn_satfinite");
 }
