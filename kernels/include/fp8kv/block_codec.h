@@ -334,10 +334,14 @@ FP8KV_HD struct fp8kv_bcodec_dyadic fp8kv_bcodec_f32_dyadic(uint32_t b)
                                     (a >= 0x00800000u ? (int)(a >> 23) : 1) - 150, (int)(b >> 31)};
     return d;
 }
-/* d as a signed integer multiple of 2^k0 (k0 <= d.k; the caller bounds the shift). */
+/* d as a signed integer multiple of 2^k0 (k0 <= d.k for a nonzero d; the caller bounds the
+ * shift). A zero is 0 whatever k0 (its exponent may lie below k0, which counts nonzero values
+ * only). */
 FP8KV_HD fp8kv_bcodec_i128 fp8kv_bcodec_align(uint32_t bits, int k0)
 {
     const struct fp8kv_bcodec_dyadic d = fp8kv_bcodec_f32_dyadic(bits);
+    if (d.n == 0)
+        return 0;
     const fp8kv_bcodec_i128 v = (fp8kv_bcodec_i128)d.n << (d.k - k0);
     return d.neg ? -v : v;
 }
