@@ -216,6 +216,16 @@ static int bench_encoders(struct bench *b, struct fp8kv_plugin *plugin, const ch
         printf("sweep f32 plugin: not run (no plugin at '%s'; give --plugin PATH)\n", plugin_path);
         return 0;
     }
+    const struct fp8kv_plugin_info *info = fp8kv_plugin_info(plugin);
+    if (info->format != b->p->format->id || info->overflow != b->p->overflow) {
+        /* a plugin judged under a profile it does not claim says nothing about its speed's
+         * meaning, and its mismatches nothing at all */
+        printf("sweep f32 plugin %s: not run (it declares %s %s; the profile is %s: give "
+               "--profile with its format, or a --plugin for this profile)\n",
+               plugin_path, fp8kv_formats[info->format].name, fp8kv_overflow_names[info->overflow],
+               b->p->name);
+        return 0;
+    }
     const struct fp8kv_subject s = fp8kv_plugin_subject(plugin);
     struct fp8kv_sweep_options popt = b->opt;
     popt.threads = fp8kv_plugin_workers(plugin);
