@@ -334,8 +334,8 @@ FP8KV_HD float fp8kv_nearbyintf(float v)
  * frexpf, scale the significand to man_bits fraction bits with ldexpf (exact: a power-of-two
  * scaling into [0, 2^(man_bits + 1)]), round with nearbyintf (RNE), carry into the exponent,
  * rebias.
- * Unlike many engine copies it guards ±0 (DEFECTS.md row 1). Branch-free like the integer
- * codec, with the specials selected at the end. */
+ * Unlike many engine copies it guards ±0 (docs/DESIGN.md §1.4: frexp of 0). Branch-free like the
+ * integer codec, with the specials selected at the end. */
 FP8KV_HD uint8_t fp8kv_encode_frexp(struct fp8kv_codec_cfg c, float x)
 {
     const uint32_t bits = fp8kv_f32_bits(x), sign = (bits >> 24) & 0x80u;
