@@ -65,15 +65,7 @@ int resident_blocks(kernel_fn fn, size_t shared)
     for (int i = 0; i < 16; i++)
         if (seen[i] == fn)
             return count[i];
-    int n = 0;
-#if defined(__CUDACC__) && !defined(__HIPCC__)
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, FAST_THREADS, shared) != cudaSuccess)
-#else
-    if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, reinterpret_cast<const void *>(fn),
-                                                     FAST_THREADS, shared) != hipSuccess)
-#endif
-        n = 1;
-    n = n < 1 ? 1 : n;
+    const int n = resident_blocks_of(fn, FAST_THREADS, shared);
     for (int i = 0; i < 16; i++)
         if (!seen[i]) {
             seen[i] = fn;

@@ -5,8 +5,8 @@
  * The thread blocks, partitions and staging are the staged kernel's (attention_staged.hip):
  * one block of FAST_THREADS per (sequence, partition, kv head, GB q heads); each warp copies the
  * K and V rows of its chunks of CT tokens into its own SW shared-memory stages (cp.async, SW - 1
- * chunks ahead: mma_config), rows padded by 16 bytes so that ldmatrix reads them without bank
- * conflicts.
+ * chunks ahead: mma_config), the 16-byte units of each row swizzled so that ldmatrix reads
+ * them without bank conflicts (mma_rows).
  * What changes is the arithmetic: both products run on the tensor cores
  * (mma.sync.m16n8k16, f32 accumulation), a warp computing a chunk's scores S = Q K^T for its
  * GB heads and then O += P V, where the CUDA cores did one fused multiply-add per element and
@@ -40,15 +40,21 @@ namespace
 #define FP8KV_MMA_PATH 1
 #endif
 
-/* The shared-memory rows of a cache type: a row of FD elements, padded by 16 bytes; a stage
- * holds the K rows, then the V rows of a chunk of ct tokens. */
+/* The shared-memory rows of a cache type: a row of FD elements, unpadded, its 16-byte units
+ * swizzled (unit u of row r at u ^ (r % 8)) so that the eight rows one ldmatrix reads at the
+ * same unit lie in eight different bank groups; a stage holds the K rows, then the V rows of a
+ * chunk of ct tokens. */
 template <typename C> struct mma_rows {
     static constexpr int RB = FD * C::size;
-    static constexpr int STRIDE = RB + 16;
-    static constexpr int UNITS = RB / 16; /* 16-byte units of a row */
+    static constexpr int UNITS = RB / 16; /* 16-byte units of a row (8 or 16) */
     static constexpr __host__ __device__ int stage_bytes(int ct)
     {
-        return 2 * ct * STRIDE;
+        return 2 * ct * RB;
+    }
+    /* the byte offset of unit u of row r */
+    static __device__ __forceinline__ int at(int r, int u)
+    {
+        return r * RB + ((u ^ (r & 7)) << 4);
     }
 };
 
@@ -227,16 +233,16 @@ __device__ __forceinline__ void fill_mma_chunk(const attn_params &p, uint8_t *st
                   rowb +
               headb;
     const int left = t1 - (t0 + c * CT);
-    uint8_t *kb = stages + (size_t)s * SB, *vb = kb + CT * R::STRIDE;
+    uint8_t *kb = stages + (size_t)s * SB, *vb = kb + CT * R::RB;
 #pragma unroll
     for (int i = 0; i < CT * R::UNITS / 32; i++) {
         const int x = i * 32 + lane, r = x / R::UNITS, u = x % R::UNITS;
         const uint32_t o = __shfl_sync(0xFFFFFFFFu, off, r);
         if (r < left) {
-            cp_async(kb + r * R::STRIDE + u * 16, p.key_cache + o + u * 16, 16);
-            cp_async(vb + r * R::STRIDE + u * 16, p.value_cache + o + u * 16, 16);
+            cp_async(kb + R::at(r, u), p.key_cache + o + u * 16, 16);
+            cp_async(vb + R::at(r, u), p.value_cache + o + u * 16, 16);
         } else {
-            *reinterpret_cast<uint4 *>(vb + r * R::STRIDE + u * 16) = make_uint4(0, 0, 0, 0);
+            *reinterpret_cast<uint4 *>(vb + R::at(r, u)) = make_uint4(0, 0, 0, 0);
         }
     }
     commit_copies();
@@ -254,11 +260,11 @@ __device__ __forceinline__ void chunk_scores(const uint8_t *kb, const uint32_t (
 #pragma unroll
     for (int j = 0; j < NT; j++) {
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        const uint8_t *rowp = kb + (8 * j + (lane & 7)) * R::STRIDE + 16 * (lane >> 3);
+        const int row = 8 * j + (lane & 7);
 #pragma unroll
         for (int part = 0; part < R::UNITS / 4; part++) { /* 64 bytes of each of 8 rows */
             uint32_t r[4];
-            load_matrices<false>(shared_address(rowp + 64 * part), r);
+            load_matrices<false>(shared_address(kb + R::at(row, 4 * part + (lane >> 3))), r);
             if constexpr (BF16) { /* 32 dims: two mma steps */
                 mma<true>(acc, qa[2 * part], r[0], r[1]);
                 mma<true>(acc, qa[2 * part + 1], r[2], r[3]);
@@ -303,12 +309,11 @@ __device__ __forceinline__ void chunk_values(const uint8_t *vb, const float (&pw
             a[i] = pack<BF16>(v[0], v[1]);
         }
         /* lane L reads row 16 ks + 8 ((L / 8) % 2) + L % 8 at byte 16 (L / 16) of each 32 */
-        const uint8_t *rowp =
-            vb + (16 * ks + 8 * ((lane >> 3) & 1) + (lane & 7)) * R::STRIDE + 16 * (lane >> 4);
+        const int vrow = 16 * ks + 8 * ((lane >> 3) & 1) + (lane & 7);
 #pragma unroll
         for (int grp = 0; grp < R::UNITS / 2; grp++) { /* 32 bytes of 16 rows */
             uint32_t r[4];
-            load_matrices<true>(shared_address(rowp + 32 * grp), r);
+            load_matrices<true>(shared_address(vb + R::at(vrow, 2 * grp + (lane >> 4))), r);
             if constexpr (BF16) { /* dims 16 grp + n and 16 grp + 8 + n */
                 mma<true>(o[2 * grp], a, r[0], r[1]);
                 mma<true>(o[2 * grp + 1], a, r[2], r[3]);
@@ -410,7 +415,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     for (int c = warp; c < nchunks; c += FAST_WARPS, s = s + 1 == SW ? 0 : s + 1) {
         wait_copies<SW - 1>();
         __syncwarp();
-        const uint8_t *kb = stages + (size_t)s * SB, *vb = kb + CT * R::STRIDE;
+        const uint8_t *kb = stages + (size_t)s * SB, *vb = kb + CT * R::RB;
         const int left = t1 - (t0 + c * CT);
         float sc[NT][2];
         chunk_scores<C, GB, CT>(kb, qa, qback, lane, sc);
@@ -493,16 +498,21 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
                      : attention_mma<C, 1, CT, SW>;
 }
 
-/* The chunk and stage counts of each cache: tokens per chunk (fp8 32: 4 KiB of K per chunk;
- * bf16 16), stages per warp (2: one chunk in flight while one is computed). Measured on the
- * H200 at 8 x 32k tokens, fp8: chunks of 16 or 32 tokens and 2 or 3 stages within 4% of each
- * other; this pair was the fastest of the four. */
+/* The chunk and stage counts of each cache: tokens per chunk, stages per warp (SW - 1 chunks
+ * in flight while one is computed). Measured on the H200 at 8 x 32k tokens with swizzled rows
+ * (fraction of the read-only bandwidth; the partition follows the blocks resident):
+ *   fp8:  32 x 3 0.81 (2 blocks per multiprocessor), 16 x 5 0.80, 16 x 6 0.78, 32 x 2 0.72
+ *         (3 blocks), 16 x 4 0.70 (3 blocks); with padded rows 32 x 2 was 0.79 (2 blocks);
+ *   bf16: 16 x 4 0.91 (1 block), 32 x 2 0.90 (1 block), 16 x 3 0.90 (2 blocks), 16 x 2 0.79
+ *         (3 blocks); with padded rows 16 x 2 was 0.87 (2 blocks).
+ * More data in flight per warp pays; more warps per multiprocessor (and so more concurrent
+ * streams of cache blocks) does not. */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
-    static constexpr int CT = 32, SW = 2;
+    static constexpr int CT = 32, SW = 3;
 };
 template <> struct mma_config<bf16_cache> {
-    static constexpr int CT = 16, SW = 2;
+    static constexpr int CT = 16, SW = 4;
 };
 
 template <typename C> kernel_fn mma_kernel_of(int gb)

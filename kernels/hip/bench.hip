@@ -274,20 +274,19 @@ extern "C" int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_si
         return rc;
     const struct fp8kv_codec_cfg cfg = {FP8KV_CODEC_E4M3FN, 1, 0, FP8KV_CODEC_F32_DIV};
     t->bytes = (double)s.elems * (2 * 1 + 2 * 2) + (double)table.size() * 4;
-    snprintf(t->what, sizeof t->what,
-             "gather + dequant: %d tokens x %d heads x %d, fp8 NHD cache -> bf16 (K and V)",
-             num_tokens, num_heads, head_size);
+    snprintf(
+        t->what, sizeof t->what,
+        "gather + dequant: %d tokens x %d heads x %d, fp8 NHD cache -> bf16 (K and V, one launch)",
+        num_tokens, num_heads, head_size);
+    gather_sides sides = {};
+    sides.side[0] = {s.kc.as<uint8_t>(), static_cast<uint8_t *>(out_k.ptr), 0.0123f, 1};
+    sides.side[1] = {s.vc.as<uint8_t>(), static_cast<uint8_t *>(out_v.ptr), 0.0123f, 0};
     return time_median(
         iterations,
         [&]() -> int {
-            int r = launch_gather(cfg, s.shape, 1, s.kc.as<uint8_t>(), d_table.as<int32_t>(),
-                                  max_blocks, d_starts.as<int64_t>(), d_lens.as<int32_t>(), seqs,
-                                  per_seq, 0.0123f, FP8KV_KV_BF16, out_k.ptr);
-            if (r == 0)
-                r = launch_gather(cfg, s.shape, 0, s.vc.as<uint8_t>(), d_table.as<int32_t>(),
-                                  max_blocks, d_starts.as<int64_t>(), d_lens.as<int32_t>(), seqs,
-                                  per_seq, 0.0123f, FP8KV_KV_BF16, out_v.ptr);
-            return r;
+            return launch_gather(cfg, s.shape, sides, 2, d_table.as<int32_t>(), max_blocks,
+                                 d_starts.as<int64_t>(), d_lens.as<int32_t>(), seqs, per_seq,
+                                 FP8KV_KV_BF16);
         },
         t);
 }

@@ -69,6 +69,23 @@ inline unsigned blocks_for(uint64_t n, unsigned threads, unsigned cap)
     return (unsigned)(b > cap ? cap : b);
 }
 
+/* resident_blocks_of: blocks of kernel fn (`threads` each, `shared` dynamic bytes) the open
+ * device keeps resident per multiprocessor, at least 1 (1 when the runtime cannot say). A grid
+ * of exactly that many per multiprocessor gives every multiprocessor the same share of a
+ * grid-stride loop; any other count leaves some with one block more than others. */
+template <typename F> int resident_blocks_of(F fn, int threads, size_t shared)
+{
+    int n = 0;
+#if defined(__CUDACC__) && !defined(__HIPCC__)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, threads, shared) != cudaSuccess)
+#else
+    if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, reinterpret_cast<const void *>(fn),
+                                                     threads, shared) != hipSuccess)
+#endif
+        n = 1;
+    return n < 1 ? 1 : n;
+}
+
 /* Widening of an input element, exact (codec.h). */
 template <int DTYPE> __device__ __forceinline__ float widen(const void *base, size_t i);
 template <> __device__ __forceinline__ float widen<FP8KV_KV_F32>(const void *base, size_t i)
@@ -148,10 +165,22 @@ int launch_store(int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache
                  int in, const void *d_key, const void *d_value, int num_tokens,
                  const int64_t *d_slots, float k_scale, float v_scale, uint8_t *d_key_cache,
                  uint8_t *d_value_cache);
-int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape, int is_key,
-                  const uint8_t *d_cache, const int32_t *d_block_table, int max_blocks_per_seq,
-                  const int64_t *d_row_start, const int32_t *d_seq_lens, int num_seqs,
-                  int max_seq_len, float scale, int out, void *d_dst);
+/* One side of a gather: a cache (key: is_key 1, value: 0), its scale, the output rows. */
+struct gather_side {
+    const uint8_t *cache;
+    uint8_t *dst;
+    float scale;
+    int is_key;
+};
+struct gather_sides {
+    gather_side side[2];
+};
+/* launch_gather: gathers and dequantizes sides.side[0 .. nsides) (nsides 1 or 2: key and value
+ * in one launch) into `out` elements, by block table (no synchronization). */
+int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
+                  const gather_sides &sides, int nsides, const int32_t *d_block_table,
+                  int max_blocks_per_seq, const int64_t *d_row_start, const int32_t *d_seq_lens,
+                  int num_seqs, int max_seq_len, int out);
 /* cache_bf16: the cache holds bf16 elements (the baseline of the benchmark) instead of fp8.
  * kernel: FP8KV_ATTENTION_AUTO (the plan's choice), or the one the benchmark measures against
  * it (an error where the shape or device does not take it). */

@@ -70,11 +70,13 @@ extern "C" int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_
     for (int i = 0; i < a->num_seqs; i++)
         row_start[i + 1] = row_start[i] + lens[i];
     buffer d_rows;
+    gather_sides sides = {};
+    sides.side[0] = {static_cast<const uint8_t *>(a->cache_data), static_cast<uint8_t *>(a->out),
+                     a->scale, a->is_key};
     if ((rc = d_rows.upload(row_start.data(), row_start.size() * sizeof(int64_t))) != 0 ||
-        (rc = launch_gather(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), shape, a->is_key,
-                            a->cache_data, a->block_table, a->max_blocks_per_seq,
-                            d_rows.as<int64_t>(), a->seq_lens, a->num_seqs, longest, a->scale,
-                            a->out_dtype, a->out)) != 0)
+        (rc = launch_gather(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), shape, sides, 1,
+                            a->block_table, a->max_blocks_per_seq, d_rows.as<int64_t>(),
+                            a->seq_lens, a->num_seqs, longest, a->out_dtype)) != 0)
         return rc;
     FP8KV_GPU_CHECK(hipDeviceSynchronize());
     return FP8KV_OK;

@@ -6,7 +6,9 @@
  * codes where the layout keeps them contiguous (NHD, split-x key), dequant (decode * scale in
  * f32, NaN codes passed through), the f16/bf16 rounding of codec.h, and 16-byte stores.
  * The dequant and rounding are looked up: each thread block first tabulates the output of all
- * 256 codes with those functions (one scale per launch), so a value costs one shared load.
+ * 256 codes with those functions (one scale per side), so a value costs one shared load.
+ * One launch serves one side (key or value) or both (blockIdx.z: the side), so that the
+ * benchmark's key and value gathers share one ramp-up and one tail.
  */
 #include "common.h"
 
@@ -71,7 +73,8 @@ __device__ __forceinline__ void fill_table(uint32_t *table, int format, float sc
     __syncthreads();
 }
 
-/* blockIdx.y: the sequence. A thread block takes THREADS * ITEMS consecutive (position, item)
+/* blockIdx.y: the sequence; blockIdx.z: the side (sides[z]: key or value). A thread block
+ * takes THREADS * ITEMS consecutive (position, item)
  * pairs at a time, a run (in NHD with the usual shapes, whole cache blocks: each thread block
  * reads one contiguous run, which DRAM serves far better than many scattered ones); a thread
  * takes ITEMS of them, THREADS apart. The codes of the thread block's next run are loaded
@@ -82,11 +85,15 @@ __device__ __forceinline__ void fill_table(uint32_t *table, int format, float sc
  * one run of heads * head_size codes; split-x goes through the layout rules of common.h. */
 template <int OUT, int VEC, int LAYOUT>
 __global__ void __launch_bounds__(THREADS)
-    gather_kernel(int format, struct fp8kv_cache_shape shape, int is_key, const uint8_t *cache,
+    gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides,
                   const int32_t *block_table, int max_blocks_per_seq, const int64_t *row_start,
-                  const int32_t *seq_lens, int bs_shift, float scale, uint8_t *dst)
+                  const int32_t *seq_lens, int bs_shift)
 {
     typedef out_elem<OUT> E;
+    const gather_side side = sides.side[blockIdx.z];
+    const int is_key = side.is_key;
+    const uint8_t *cache = side.cache;
+    uint8_t *dst = side.dst;
     extern __shared__ uint32_t table[]; /* [256][COPIES], then the block-table row */
     const int seq = blockIdx.y, hs = shape.head_size, bs = shape.block_size;
     const int len = seq_lens[seq];
@@ -96,7 +103,7 @@ __global__ void __launch_bounds__(THREADS)
     if (row_in_shared)
         for (int i = threadIdx.x; i * bs < len; i += THREADS)
             row_copy[i] = table_row[i];
-    fill_table<OUT>(table, format, scale); /* ends with a barrier */
+    fill_table<OUT>(table, format, side.scale); /* ends with a barrier */
     const int32_t *blocks = row_in_shared ? row_copy : table_row;
     const uint32_t *mine = table + threadIdx.x % COPIES;
     const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
@@ -105,15 +112,30 @@ __global__ void __launch_bounds__(THREADS)
     const int step_pos = (int)(THREADS / (uint32_t)items);
     const int step_item = (int)(THREADS % (uint32_t)items);
 
-    /* the positions, items and codes of the run starting at pair `run` */
-    auto load_run = [&](uint32_t run, int(&p)[ITEMS], int(&it)[ITEMS],
-                        uint8_t(&codes)[ITEMS][VEC]) {
+    /* (position, item) of this thread's pair u of the run starting at pair `run`, for u = 0,
+     * 1, ... in turn: one division, then a carry per step */
+    struct walk {
+        int pos, item;
+        __device__ void next(int step_pos, int step_item, int items)
+        {
+            pos += step_pos;
+            item += step_item;
+            if (item >= items) {
+                item -= items;
+                pos++;
+            }
+        }
+    };
+    auto start = [&](uint32_t run) {
         const uint32_t g = run + threadIdx.x;
-        int pos = (int)(g / (uint32_t)items), item = (int)(g % (uint32_t)items);
+        return walk{(int)(g / (uint32_t)items), (int)(g % (uint32_t)items)};
+    };
+    /* the codes of the run starting at pair `run` */
+    auto load_run = [&](uint32_t run, uint8_t(&codes)[ITEMS][VEC]) {
+        walk w = start(run);
 #pragma unroll
         for (int u = 0; u < ITEMS; u++) {
-            p[u] = pos;
-            it[u] = item;
+            const int pos = w.pos, item = w.item;
             if (pos < len) {
                 const int32_t block = blocks[bs_shift >= 0 ? pos >> bs_shift : pos / bs];
                 const int in_block = bs_shift >= 0 ? pos & (bs - 1) : pos % bs;
@@ -132,20 +154,15 @@ __global__ void __launch_bounds__(THREADS)
                     }
                 }
             }
-            pos += step_pos;
-            item += step_item;
-            if (item >= items) {
-                item -= items;
-                pos++;
-            }
+            w.next(step_pos, step_item, items);
         }
     };
-    /* the outputs of a loaded run */
-    auto store_run = [&](const int(&p)[ITEMS], const int(&it)[ITEMS],
-                         const uint8_t(&codes)[ITEMS][VEC]) {
+    /* the outputs of the loaded run starting at pair `run` */
+    auto store_run = [&](uint32_t run, const uint8_t(&codes)[ITEMS][VEC]) {
+        walk w = start(run);
 #pragma unroll
-        for (int u = 0; u < ITEMS; u++) {
-            if (p[u] >= len)
+        for (int u = 0; u < ITEMS; u++, w.next(step_pos, step_item, items)) {
+            if (w.pos >= len)
                 continue;
             uint8_t raw[VEC * E::size];
 #pragma unroll
@@ -155,7 +172,7 @@ __global__ void __launch_bounds__(THREADS)
             }
             /* the output rows are [heads][head_size] in every layout */
             uint8_t *out =
-                dst + ((first_row + (size_t)p[u]) * row_elems + (size_t)it[u] * VEC) * E::size;
+                dst + ((first_row + (size_t)w.pos) * row_elems + (size_t)w.item * VEC) * E::size;
             if constexpr (VEC * E::size >= 16) {
 #pragma unroll
                 for (int b = 0; b < VEC * E::size; b += 16)
@@ -170,27 +187,22 @@ __global__ void __launch_bounds__(THREADS)
     uint32_t run = blockIdx.x * THREADS * ITEMS;
     if (run >= total)
         return;
-    int p[ITEMS], it[ITEMS];
     uint8_t codes[ITEMS][VEC];
-    load_run(run, p, it, codes);
+    load_run(run, codes);
     for (;;) {
         const uint32_t next = run + run_stride; /* < 2^32: total < 2^31, the stride < 2^28 */
         const bool more = next < total;
-        int pn[ITEMS], itn[ITEMS];
         uint8_t codes_n[ITEMS][VEC];
         if (more)
-            load_run(next, pn, itn, codes_n);
-        store_run(p, it, codes);
+            load_run(next, codes_n);
+        store_run(run, codes);
         if (!more)
             break;
 #pragma unroll
-        for (int u = 0; u < ITEMS; u++) {
-            p[u] = pn[u];
-            it[u] = itn[u];
+        for (int u = 0; u < ITEMS; u++)
 #pragma unroll
             for (int k = 0; k < VEC; k++)
                 codes[u][k] = codes_n[u][k];
-        }
         run = next;
     }
 }
@@ -205,33 +217,32 @@ inline size_t shared_bytes(int max_blocks)
 
 template <int OUT, int LAYOUT>
 void launch_layout(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &shape,
-                   int is_key, const uint8_t *cache, const int32_t *table, int max_blocks,
-                   const int64_t *row_start, const int32_t *lens, int bs_shift, float scale,
-                   uint8_t *dst)
+                   const gather_sides &sides, const int32_t *table, int max_blocks,
+                   const int64_t *row_start, const int32_t *lens, int bs_shift)
 {
     if (vec == 8)
         gather_kernel<OUT, 8, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
-            format, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
+            format, shape, sides, table, max_blocks, row_start, lens, bs_shift);
     else
         gather_kernel<OUT, 1, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
-            format, shape, is_key, cache, table, max_blocks, row_start, lens, bs_shift, scale, dst);
+            format, shape, sides, table, max_blocks, row_start, lens, bs_shift);
 }
 
 template <int OUT>
-void launch_out(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &shape, int is_key,
-                const uint8_t *cache, const int32_t *table, int max_blocks,
-                const int64_t *row_start, const int32_t *lens, float scale, uint8_t *dst)
+void launch_out(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &shape,
+                const gather_sides &sides, const int32_t *table, int max_blocks,
+                const int64_t *row_start, const int32_t *lens)
 {
     int bs_shift = -1; /* log2(block_size) when a power of two */
     for (int b = 0; b < 31; b++)
         if (shape.block_size == 1 << b)
             bs_shift = b;
     if (shape.layout == FP8KV_LAYOUT_NHD)
-        launch_layout<OUT, FP8KV_LAYOUT_NHD>(vec, grid, format, shape, is_key, cache, table,
-                                             max_blocks, row_start, lens, bs_shift, scale, dst);
+        launch_layout<OUT, FP8KV_LAYOUT_NHD>(vec, grid, format, shape, sides, table, max_blocks,
+                                             row_start, lens, bs_shift);
     else
-        launch_layout<OUT, FP8KV_LAYOUT_SPLIT_X>(vec, grid, format, shape, is_key, cache, table,
-                                                 max_blocks, row_start, lens, bs_shift, scale, dst);
+        launch_layout<OUT, FP8KV_LAYOUT_SPLIT_X>(vec, grid, format, shape, sides, table, max_blocks,
+                                                 row_start, lens, bs_shift);
 }
 
 } // namespace
@@ -239,15 +250,17 @@ void launch_out(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &
 namespace fp8kv_gpu
 {
 
-int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape, int is_key,
-                  const uint8_t *d_cache, const int32_t *d_block_table, int max_blocks_per_seq,
-                  const int64_t *d_row_start, const int32_t *d_seq_lens, int num_seqs,
-                  int max_seq_len, float scale, int out, void *d_dst)
+int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
+                  const gather_sides &sides, int nsides, const int32_t *d_block_table,
+                  int max_blocks_per_seq, const int64_t *d_row_start, const int32_t *d_seq_lens,
+                  int num_seqs, int max_seq_len, int out)
 {
     if (num_seqs <= 0 || max_seq_len <= 0)
         return FP8KV_OK;
     if (num_seqs > 65535)
         return FP8KV_FAIL("gather: %d sequences (at most 65535 per launch)", num_seqs);
+    if (nsides < 1 || nsides > 2)
+        return FP8KV_FAIL("gather: %d sides (key, value: 1 or 2)", nsides);
     /* 8 codes a thread: its 16-byte store of f16/bf16 values and its neighbours' are one
      * contiguous run (a thread writing 32 bytes as two stores would leave every 32-byte sector
      * half written by each store instruction, and L2 merging the halves) */
@@ -256,26 +269,27 @@ int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     if (items >= (1ull << 31))
         return FP8KV_FAIL("gather: %llu work items for one sequence (at most 2^31)",
                           (unsigned long long)items);
-    /* two blocks per multiprocessor, all resident at once, each building its table once: on
-     * the H200 fewer concurrent streams of cache blocks read faster (1, 2, 3, 4, 6 blocks per
-     * multiprocessor: 62%, 78%, 75%, 74%, 74% of the copy bandwidth) */
-    const unsigned fill = (unsigned)std::max(1, g_device.multiprocessors * 2 / num_seqs);
+    /* two blocks per multiprocessor (over both sides), all resident at once, each building its
+     * table once: on the H200 fewer concurrent streams of cache blocks read faster (key and
+     * value in one launch, bf16 out; 2, 3, 4 blocks per multiprocessor and the 4 the registers
+     * allow: 83%, 79%, 79%, 80% of the copy bandwidth; one launch per side, 1, 2, 3, 4, 6
+     * blocks: 62%, 78%, 75%, 74%, 74%) */
+    const unsigned fill = (unsigned)std::max(1, g_device.multiprocessors * 2 / (num_seqs * nsides));
     const dim3 grid(blocks_for((items + ITEMS - 1) / ITEMS, THREADS, std::min(fill, 1u << 16)),
-                    (unsigned)num_seqs);
+                    (unsigned)num_seqs, (unsigned)nsides);
     const int format = cfg.format;
-    uint8_t *dst = static_cast<uint8_t *>(d_dst);
     switch (out) {
     case FP8KV_KV_F32:
-        launch_out<FP8KV_KV_F32>(vec, grid, format, shape, is_key, d_cache, d_block_table,
-                                 max_blocks_per_seq, d_row_start, d_seq_lens, scale, dst);
+        launch_out<FP8KV_KV_F32>(vec, grid, format, shape, sides, d_block_table, max_blocks_per_seq,
+                                 d_row_start, d_seq_lens);
         break;
     case FP8KV_KV_F16:
-        launch_out<FP8KV_KV_F16>(vec, grid, format, shape, is_key, d_cache, d_block_table,
-                                 max_blocks_per_seq, d_row_start, d_seq_lens, scale, dst);
+        launch_out<FP8KV_KV_F16>(vec, grid, format, shape, sides, d_block_table, max_blocks_per_seq,
+                                 d_row_start, d_seq_lens);
         break;
     case FP8KV_KV_BF16:
-        launch_out<FP8KV_KV_BF16>(vec, grid, format, shape, is_key, d_cache, d_block_table,
-                                  max_blocks_per_seq, d_row_start, d_seq_lens, scale, dst);
+        launch_out<FP8KV_KV_BF16>(vec, grid, format, shape, sides, d_block_table,
+                                  max_blocks_per_seq, d_row_start, d_seq_lens);
         break;
     default: return FP8KV_FAIL("gather: unknown output dtype %d", out);
     }
@@ -322,9 +336,11 @@ extern "C" int fp8kv_gpu_gather_dequant(struct fp8kv_codec_cfg cfg,
         (rc = d_lens.upload(seq_lens, (size_t)num_seqs * sizeof(int32_t))) != 0 ||
         (rc = d_dst.upload(dst, out_bytes)) != 0) /* unwritten outputs stay as they were */
         return rc;
-    if ((rc = launch_gather(cfg, *shape, is_key, d_cache.as<uint8_t>(), d_table.as<int32_t>(),
-                            max_blocks_per_seq, d_rows.as<int64_t>(), d_lens.as<int32_t>(),
-                            num_seqs, longest, scale, out, d_dst.ptr)) != 0)
+    gather_sides sides = {};
+    sides.side[0] = {d_cache.as<uint8_t>(), static_cast<uint8_t *>(d_dst.ptr), scale, is_key};
+    if ((rc = launch_gather(cfg, *shape, sides, 1, d_table.as<int32_t>(), max_blocks_per_seq,
+                            d_rows.as<int64_t>(), d_lens.as<int32_t>(), num_seqs, longest, out)) !=
+        0)
         return rc;
     FP8KV_GPU_CHECK(hipDeviceSynchronize());
     return d_dst.download(dst, out_bytes);
