@@ -367,6 +367,24 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     if (threadIdx.x == 0)
         qmax = 0;
     __syncthreads();
+
+    /* every stage filled first (the copies need only the block table, so they are in flight
+     * while the queries are prepared), then each refilled as soon as it is consumed: SW - 1
+     * chunks in flight while one is computed */
+    const uint32_t rowb = (uint32_t)p.shape.num_heads * FD * C::size;
+    const uint32_t headb = (uint32_t)kvh * FD * C::size;
+    const int nchunks = (t1 - t0 + CT - 1) / CT;
+    auto fill = [&](int c, int s) {
+        fill_mma_chunk<C, CT>(p, stages, c, s, t0, t1, lane, blocks, first_block, rowb, headb);
+    };
+#pragma unroll
+    for (int k = 0; k < SW; k++) {
+        if (warp + k * FAST_WARPS < nchunks)
+            fill(warp + k * FAST_WARPS, k);
+        else
+            commit_copies();
+    }
+
     unsigned mine = 0;
     for (int i = threadIdx.x; i < GB * FD; i += FAST_THREADS) {
         const float v =
@@ -389,27 +407,12 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     for (int s = 0; s < 8; s++)
         query_fragment<BF16, NS, GB>(qs, qscale, s, lane, qa[s]);
 
-    const uint32_t rowb = (uint32_t)p.shape.num_heads * FD * C::size;
-    const uint32_t headb = (uint32_t)kvh * FD * C::size;
-    const int nchunks = (t1 - t0 + CT - 1) / CT;
-    auto fill = [&](int c, int s) {
-        fill_mma_chunk<C, CT>(p, stages, c, s, t0, t1, lane, blocks, first_block, rowb, headb);
-    };
     float m = -INFINITY, l = 0.0f, o[16][4];
 #pragma unroll
     for (int t = 0; t < 16; t++)
 #pragma unroll
         for (int k = 0; k < 4; k++)
             o[t][k] = 0.0f;
-            /* every stage filled, then each refilled as soon as it is consumed: SW - 1 chunks in
-             * flight while one is computed */
-#pragma unroll
-    for (int k = 0; k < SW; k++) {
-        if (warp + k * FAST_WARPS < nchunks)
-            fill(warp + k * FAST_WARPS, k);
-        else
-            commit_copies();
-    }
     const float pscale = ldexpf(1.0f, P_EXP);
     int s = 0;
     for (int c = warp; c < nchunks; c += FAST_WARPS, s = s + 1 == SW ? 0 : s + 1) {
