@@ -69,6 +69,16 @@ size_t mma_stage_bytes(int cache_bf16);
 /* Pass 2 (attention_split.hip): out from the partitions' outputs, maxima and sums; a status. */
 int launch_combine(const attn_params &p, int num_seqs, float *d_out);
 
+/* The first statement of every pass-1 kernel: on CUDA sm_90+ lets the combining pass (a
+ * programmatic dependent launch, see launch_combine) be scheduled as soon as every pass-1 block
+ * has started; it still waits for pass 1 to complete before it reads anything. */
+__device__ __forceinline__ void allow_combine_launch()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__HIPCC__)
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
 /* ---- copies into shared memory ------------------------------------------------------------ */
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__HIPCC__)

@@ -343,6 +343,7 @@ template <bool BF16> __device__ __forceinline__ int out_dim(int tile, int q, int
 template <typename C, int GB, int CT, int SW>
 __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma(attn_params p)
 {
+    allow_combine_launch();
     typedef mma_rows<C> R;
     constexpr bool BF16 = mma_cache<C>::BF16;
     constexpr int NT = CT / 8, NS = mma_cache<C>::NS, SB = R::stage_bytes(CT);

@@ -206,6 +206,7 @@ merge_warps(const attn_params &p, float *macc, float (&mm)[FAST_WARPS][GB],
 template <typename C, int GB>
 __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_staged(attn_params p)
 {
+    allow_combine_launch();
     typedef word_decode<C> W;
     typedef staged_rows<C> R;
     const int seq = blockIdx.z, part = blockIdx.y;
