@@ -390,8 +390,30 @@ kernel_fn split_kernel(int cache_bf16, int format, int vec, int gb)
     return nullptr;
 }
 
-/* Pass 2 after pass 1 in the same stream. On CUDA devices of compute capability 9.0 and up it is
- * a programmatic dependent launch: its blocks may be scheduled while pass 1's last blocks run,
+#if defined(__CUDACC__) && !defined(__HIPCC__)
+/* Whether attention_combine, as the open device runs it, waits for pass 1 in the kernel: the
+ * device is sm_90+ and the code it runs was compiled for sm_90+ (its PTX version: code JIT-
+ * compiled from an older PTX has no griddepcontrol.wait and must not be launched early).
+ * Asked once per device index. */
+static bool combine_waits()
+{
+    static int known[64]; /* 0 unknown, 1 yes, 2 no */
+    const int i = g_device.index;
+    if (i < 0 || i >= 64)
+        return false;
+    if (known[i] == 0) {
+        cudaFuncAttributes a = {};
+        const bool waits = g_device.compute_major >= 9 &&
+                           cudaFuncGetAttributes(&a, attention_combine) == cudaSuccess &&
+                           a.ptxVersion >= 90;
+        known[i] = waits ? 1 : 2;
+    }
+    return known[i] == 1;
+}
+#endif
+
+/* Pass 2 after pass 1 in the same stream. Where combine_waits, it is a programmatic dependent
+ * launch: its blocks may be scheduled while pass 1's last blocks run,
  * and wait in the kernel (griddepcontrol.wait) until pass 1 has completed and its writes are
  * visible, which hides the launch gap between the passes (measured on the H200, fp8 cache,
  * fraction of the read-only bandwidth: 8 x 32k tokens 0.80 -> 0.81-0.83, 8 x 4k 0.40 -> 0.44-0.46,
@@ -402,7 +424,7 @@ int launch_combine(const attn_params &p, int num_seqs, float *d_out)
 {
     const dim3 grid((unsigned)p.num_q_heads, (unsigned)num_seqs);
 #if defined(__CUDACC__) && !defined(__HIPCC__)
-    if (g_device.compute_major >= 9) {
+    if (combine_waits()) {
         cudaLaunchConfig_t config = {};
         config.gridDim = grid;
         config.blockDim = dim3(THREADS);
