@@ -139,6 +139,8 @@ static int add_row(const struct fp8kv_target *t, const struct fp8kv_block_subjec
              ran ? "" : "not run: ", ran ? what : why_not);
     struct fp8kv_check c;
     fp8kv_check_init(&c, names[k], t->block_subject_name, f->name, detail);
+    snprintf(c.rule, sizeof c.rule, "%s", fp8kv_block_rule_names[s->rule]);
+    snprintf(c.model, sizeof c.model, "%s", fp8kv_block_model_names[s->model]);
     if (ran) {
         c.cases = r->checked[k];
         for (int i = 0; i < r->nlines; i++)
@@ -154,19 +156,10 @@ static int add_row(const struct fp8kv_target *t, const struct fp8kv_block_subjec
 
 void fp8kv_check_profile_label(const struct fp8kv_check *c, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s", c->profile);
-    if (!fp8kv_block_format_by_name(c->profile))
-        return;
-    /* add_row's detail prefix, read back */
-    const size_t n = strlen(c->profile);
-    char rule[24], model[24];
-    int end = -1;
-    if (strncmp(c->detail, c->profile, n) != 0 ||
-        sscanf(c->detail + n, " rule %23s model %23[^:]:%n", rule, model, &end) != 2 || end < 0 ||
-        fp8kv_name_index(fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT, rule) < 0 ||
-        fp8kv_name_index(fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, model) < 0)
-        return; /* a subject-failed row: no rule or model in its detail */
-    snprintf(buf, size, "%s %s %s", c->profile, rule, model);
+    if (c->rule[0] && c->model[0])
+        snprintf(buf, size, "%s %s %s", c->profile, c->rule, c->model);
+    else
+        snprintf(buf, size, "%s", c->profile);
 }
 
 /* A failing row: s's call failed (a crash, a device error), no verdict on its outputs. */

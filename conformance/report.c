@@ -53,6 +53,10 @@ json_t *fp8kv_check_json(const struct fp8kv_check *c)
                           "subject", c->subject, "profile", c->profile, "detail", c->detail,
                           "cases", (json_int_t)c->cases, "mismatches", (json_int_t)c->mismatches,
                           "gated", c->gated, "passed", c->passed, "seconds", c->seconds);
+    if (c->rule[0])
+        json_object_set_new(o, "rule", json_string(c->rule));
+    if (c->model[0])
+        json_object_set_new(o, "model", json_string(c->model));
     if (c->has_nmse) {
         json_object_set_new(o, "nmse", json_number(c->nmse));
         json_object_set_new(o, "threshold", c->gated ? json_number(c->threshold) : json_null());

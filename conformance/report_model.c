@@ -195,6 +195,10 @@ static int parse_check(const struct parser *p, json_t *o, struct fp8kv_check *c)
     if (rc == 0)
         rc = get_string(p, o, "detail", 1, c->detail, sizeof c->detail);
     if (rc == 0)
+        rc = get_string(p, o, "rule", 0, c->rule, sizeof c->rule);
+    if (rc == 0)
+        rc = get_string(p, o, "model", 0, c->model, sizeof c->model);
+    if (rc == 0)
         rc = get_count(p, o, "cases", &cases);
     if (rc == 0)
         rc = get_count(p, o, "mismatches", &mismatches);

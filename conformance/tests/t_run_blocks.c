@@ -183,7 +183,8 @@ Test(run_blocks, a_planted_fault_fails_the_block_rows_in_every_report, .timeout 
     fp8kv_results_free(&r);
 }
 
-/* A row without a block combination in its detail keeps its profile as the printed column. */
+/* A row without a block combination (no rule and model) keeps its profile as the printed
+ * column, whatever its detail says. */
 Test(run_blocks, other_rows_print_their_profile)
 {
     struct fp8kv_check c;
@@ -196,4 +197,8 @@ Test(run_blocks, other_rows_print_their_profile)
                      "e4m3fn_satfinite rule floor model exact: not a block row");
     fp8kv_check_profile_label(&c, label, sizeof label);
     cr_expect_str_eq(label, "e4m3fn_satfinite");
+    snprintf(c.rule, sizeof c.rule, "rceil");
+    snprintf(c.model, sizeof c.model, "f32");
+    fp8kv_check_profile_label(&c, label, sizeof label);
+    cr_expect_str_eq(label, "e4m3fn_satfinite rceil f32");
 }

@@ -87,6 +87,8 @@ struct fp8kv_check {
     char subject[64]; /* the codec, decoder or kernel under test */
     char profile[48]; /* profile name, or "" */
     char detail[160]; /* the vector set, nan check, layout, dtype ... in words */
+    char rule[16];    /* a block row (fp8kv_run_blocks): its scale rule, else "" */
+    char model[16];   /* a block row: its arithmetic model, else "" */
     uint64_t cases, mismatches;
     uint64_t class_cases[FP8KV_CLASS_COUNT]; /* per input class, where classes apply */
     uint64_t class_mismatches[FP8KV_CLASS_COUNT];

@@ -112,8 +112,8 @@ int fp8kv_block_target_gpu(const struct fp8kv_target *t, const struct fp8kv_bloc
                            struct fp8kv_block_subject *out);
 
 /* fp8kv_check_profile_label: the profile column of check c as the log and report.md print it,
- * into buf: a block row of fp8kv_run_blocks "<format> <rule> <model>" (read back from its
- * detail's "<format> rule <rule> model <model>:"), any other check its profile. */
+ * into buf: a block row of fp8kv_run_blocks "<format> <rule> <model>" (its profile, rule and
+ * model fields), any other check its profile. */
 void fp8kv_check_profile_label(const struct fp8kv_check *c, char *buf, size_t size);
 
 /* fp8kv_log_checks: one line per check of r from index `from` on (failures indented), to log
