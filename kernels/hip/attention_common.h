@@ -69,13 +69,25 @@ size_t mma_stage_bytes(int cache_bf16);
 /* Pass 2 (attention_split.hip): out from the partitions' outputs, maxima and sums; a status. */
 int launch_combine(const attn_params &p, int num_seqs, float *d_out);
 
-/* The first statement of every pass-1 kernel: on CUDA sm_90+ lets the combining pass (a
- * programmatic dependent launch, see launch_combine) be scheduled as soon as every pass-1 block
- * has started; it still waits for pass 1 to complete before it reads anything. */
+/* The early combining launch (a programmatic dependent launch on CUDA sm_90+, see
+ * launch_combine), its two device sides; nothing elsewhere.
+ * allow_combine_launch, the first statement of every pass-1 kernel: the combining pass may be
+ * scheduled as soon as every pass-1 block has started.
+ * wait_for_pass1, the combining pass's first statement before it reads pass 1's results: waits
+ * until pass 1 has completed and its writes are visible. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__HIPCC__)
+#define FP8KV_EARLY_COMBINE 1
+#endif
 __device__ __forceinline__ void allow_combine_launch()
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__HIPCC__)
+#ifdef FP8KV_EARLY_COMBINE
     asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void wait_for_pass1()
+{
+#ifdef FP8KV_EARLY_COMBINE
+    asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 

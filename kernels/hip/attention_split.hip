@@ -343,10 +343,7 @@ __global__ void __launch_bounds__(THREADS)
                       const float *part_sum, float *out)
 {
     const int qh = blockIdx.x, seq = blockIdx.y, D = head_size;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__HIPCC__)
-    /* launched early (see launch_combine): pass 1's results are complete past this point */
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+    wait_for_pass1(); /* launched early (see launch_combine) */
     const int n = seq_lens[seq], np = (n + partition - 1) / partition;
     const size_t row = ((size_t)seq * num_q_heads + qh) * max_partitions;
     float M = -INFINITY;
@@ -392,9 +389,9 @@ kernel_fn split_kernel(int cache_bf16, int format, int vec, int gb)
 
 #if defined(__CUDACC__) && !defined(__HIPCC__)
 /* Whether attention_combine, as the open device runs it, waits for pass 1 in the kernel: the
- * device is sm_90+ and the code it runs was compiled for sm_90+ (its PTX version: code JIT-
- * compiled from an older PTX has no griddepcontrol.wait and must not be launched early).
- * Asked once per device index. */
+ * code it runs was compiled for sm_90+ (its PTX version, which also implies an sm_90+ device;
+ * code JIT-compiled from an older PTX has no griddepcontrol.wait and must not be launched
+ * early). Asked once per device index. */
 static bool combine_waits()
 {
     static int known[64]; /* 0 unknown, 1 yes, 2 no */
@@ -403,9 +400,8 @@ static bool combine_waits()
         return false;
     if (known[i] == 0) {
         cudaFuncAttributes a = {};
-        const bool waits = g_device.compute_major >= 9 &&
-                           cudaFuncGetAttributes(&a, attention_combine) == cudaSuccess &&
-                           a.ptxVersion >= 90;
+        const bool waits =
+            cudaFuncGetAttributes(&a, attention_combine) == cudaSuccess && a.ptxVersion >= 90;
         known[i] = waits ? 1 : 2;
     }
     return known[i] == 1;

@@ -18,7 +18,6 @@ struct device_state {
     int index;
     int multiprocessors;
     int max_shared_per_block; /* with opt-in */
-    int compute_major;        /* the compute capability's major number (CUDA devices) */
     unsigned codec_mask;
     unsigned decoder_mask;
 };

@@ -433,8 +433,6 @@ extern "C" int fp8kv_gpu_open(int index, struct fp8kv_gpu_device_info *info)
     g_device.index = index;
     g_device.multiprocessors = info->multiprocessors;
     g_device.max_shared_per_block = shared;
-    FP8KV_GPU_CHECK(hipDeviceGetAttribute(&g_device.compute_major,
-                                          hipDeviceAttributeComputeCapabilityMajor, index));
     g_device.codec_mask = info->codec_mask;
     g_device.decoder_mask = info->decoder_mask;
     return FP8KV_OK;
