@@ -265,16 +265,22 @@ int fp8kv_cli_subject_error(const char *cmd, int status)
     return FP8KV_EXIT_SUBJECT_FAILED;
 }
 
-int fp8kv_cli_parse_choice(const char *cmd, const char *option, const char *value,
-                           const char *const *names, int count)
+int fp8kv_cli_parse_named_choice(const char *cmd, const char *option, const char *noun,
+                                 const char *value, const char *const *names, int count)
 {
     int i = fp8kv_name_index(names, count, value);
     if (i >= 0)
         return i;
     char what[64];
-    snprintf(what, sizeof what, "--%s: unknown value", option);
+    snprintf(what, sizeof what, "--%s: unknown %s", option, noun);
     fp8kv_cli_unknown_choice(cmd, what, "", value, names, count);
     return -1;
+}
+
+int fp8kv_cli_parse_choice(const char *cmd, const char *option, const char *value,
+                           const char *const *names, int count)
+{
+    return fp8kv_cli_parse_named_choice(cmd, option, "value", value, names, count);
 }
 
 int fp8kv_cli_parse_args(const char *cmd, int argc, char **argv,

@@ -157,9 +157,13 @@ int fp8kv_cli_begin(const char *cmd, const char *help, int argc, char **argv,
                     int *exit_code);
 
 /* fp8kv_cli_parse_choice: the index of value in names, or -1 after a usage message naming the
- * option, the accepted values and the nearest one (fp8kv_cli_unknown_choice). */
+ * option ("--<option>: unknown value"), the accepted values and the nearest one
+ * (fp8kv_cli_unknown_choice). fp8kv_cli_parse_named_choice: the same, the message saying
+ * "unknown <noun>". */
 int fp8kv_cli_parse_choice(const char *cmd, const char *option, const char *value,
                            const char *const *names, int count);
+int fp8kv_cli_parse_named_choice(const char *cmd, const char *option, const char *noun,
+                                 const char *value, const char *const *names, int count);
 
 /* fp8kv_cli_parse_value: an input value of dtype from text: hex bits ("0x43e80001"; for f16/bf16
  * at most 0xffff), a hex float ("0x1.dp+8") or a decimal ("464", "-inf", "nan"), rounded

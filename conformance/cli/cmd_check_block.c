@@ -56,13 +56,8 @@ int fp8kv_cli_block_rule(const char *cmd, const char *option, const struct fp8kv
 
 int fp8kv_cli_block_model(const char *cmd, const char *option, const char *name)
 {
-    const int m = fp8kv_name_index(fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, name);
-    if (m >= 0)
-        return m;
-    char what[64];
-    snprintf(what, sizeof what, "--%s: unknown model", option);
-    fp8kv_cli_unknown_choice(cmd, what, "", name, fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
-    return -1;
+    return fp8kv_cli_parse_named_choice(cmd, option, "model", name, fp8kv_block_model_names,
+                                        FP8KV_BLOCK_MODEL_COUNT);
 }
 
 int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice *c,
