@@ -1,7 +1,8 @@
 /* store.hip — reshape_and_cache into the paged fp8 cache (the store of fp8kv/kv_cache.h).
  *
- * Each thread takes VEC consecutive dimensions of one head of one token at a time: VEC inputs
- * of key and of value loaded with 16-byte accesses, encoded in pairs by the chosen codec after
+ * Each thread takes VEC consecutive dimensions of one head of one token at a time (VEC: the
+ * elements of 16 input bytes): VEC inputs of key and of value, one 16-byte load each (a warp's
+ * load is one contiguous 512-byte run), encoded in pairs by the chosen codec after
  * the scale model (store_quotient: x / s, x * RN32(1 / s) or RN16(x / s); an input NaN kept),
  * and written with one VEC-byte store where the layout keeps them contiguous (key and value in
  * NHD, key in split-x) or VEC byte stores (value in split-x: [block][head][dim][pos]).
@@ -22,7 +23,19 @@ using namespace fp8kv_gpu;
 namespace
 {
 
+/* Threads per block, and the blocks of the bf16 store a multiprocessor must hold (the
+ * registers capped to fit: 16 blocks, 32 registers; 12 blocks, 40). Measured on the H200, bf16
+ * in, 16-byte loads, the bits codec (ptx cvt in brackets), fraction of the copy bandwidth: 12
+ * blocks resident 0.91 (0.94), 16 resident 0.93 (0.94-0.95); with 32-byte runs a thread (two
+ * adjacent 16-byte loads, each instruction reading every other 16 bytes) and 9 resident, 0.79
+ * (0.89). More warps on the memory pipe keep more bytes in flight. The other kernels (f16 and
+ * f32 inputs, the out-of-line codecs) would spill at 32 or 40 registers: they take what the
+ * compiler gives them. */
 constexpr unsigned THREADS = 128;
+template <int IN, typename CODEC> constexpr int min_blocks()
+{
+    return CODEC::fast && IN == FP8KV_KV_BF16 ? 16 : 1;
+}
 
 /* The VEC inputs src[i .. i + VEC) of dtype IN, widened exactly to f32 (16-byte loads when a
  * run is at least that long). */
@@ -137,8 +150,15 @@ template <int CODEC> struct inlined_codec {
 struct fast_store {
     int on_k, on_v; /* the fast path may be taken for key / value (scale in range) */
     float r_k, r_v; /* RN32(1 / k_scale), RN32(1 / v_scale), from the host */
-    float lo, hi;   /* the window: lo <= |y| <= hi */
-    uint32_t k16;   /* bits codec: (half - (rebias << 20)) << 4, see shortcut<BITS> */
+    /* the window on the bits m of y, sign dropped by the doubling: lo <= |y| <= hi exactly when
+     * 2 m - lo2 <= span2 (unsigned, mod 2^32), lo2 = 2 bits(lo), span2 = 2 (bits(hi) - bits(lo)) */
+    uint32_t lo2, span2;
+    uint32_t k16; /* bits codec: (half - (rebias << 20)) << 4, see shortcut<BITS> */
+    /* 2, 16 and 4096: the multipliers of the shortcut's integer steps, from the host so that
+     * they stay multiplies. A multiply-add runs on the FMA pipe; the shift-and-add a compiler
+     * makes of a constant power of two runs on the integer pipe, which the shortcut's compares
+     * and byte moves already keep busy (the store is then bound by that pipe, not by memory). */
+    uint32_t times2, times16, times4096;
 };
 
 /* The shortcut codes of four quotients in the window, one byte each (y0 in the low byte), per
@@ -160,8 +180,8 @@ template <int MODEL> struct shortcut<FP8KV_GPU_CODEC_BITS, MODEL> {
     static __device__ __forceinline__ uint32_t top(const fast_store &f, float y)
     {
         const uint32_t b = __float_as_uint(y);
-        const uint32_t lsb = MODEL == FP8KV_CODEC_F32_DIV ? 0u : (b >> 20) & 1u;
-        return (((b + lsb) << 4) + f.k16) | (b & 0x80000000u);
+        const uint32_t lsb16 = MODEL == FP8KV_CODEC_F32_DIV ? 0u : (b >> 16) & 16u; /* lsb << 4 */
+        return (b * f.times16 + f.k16 + lsb16) | (b & 0x80000000u);
     }
     static __device__ __forceinline__ uint32_t quad(const fast_store &f, const float *y)
     {
@@ -182,7 +202,7 @@ template <int MODEL> struct shortcut<FP8KV_GPU_CODEC_PTX_CVT_SATFINITE, MODEL> {
 
 /* The codes of x[0 .. VEC) by the shortcut (VEC a multiple of 4); false when the run must take
  * the general path. Each check is one comparison: the window on |y|, the midpoints on the
- * 20 bits below the code, moved to the top by << 12. */
+ * 20 bits below the code, moved to the top by the multiply by 4096. */
 template <int VEC, int CODEC, int MODEL>
 __device__ __forceinline__ bool encode_run_fast(const fast_store &f, const float *x, float r,
                                                 uint8_t *q)
@@ -191,11 +211,11 @@ __device__ __forceinline__ bool encode_run_fast(const fast_store &f, const float
     bool ok = true;
 #pragma unroll
     for (int k = 0; k < VEC; k++) {
-        y[k] = x[k] * r;           /* both models (see above) */
-        ok &= fabsf(y[k]) >= f.lo; /* false for NaN */
-        ok &= fabsf(y[k]) <= f.hi;
-        if (MODEL == FP8KV_CODEC_F32_DIV) /* bits 19..0 none of 0x7FFFE .. 0x80002 */
-            ok &= (__float_as_uint(y[k]) - 0x7FFFEu) << 12 >= 5u << 12;
+        y[k] = x[k] * r; /* both models (see above) */
+        const uint32_t m = __float_as_uint(y[k]);
+        ok &= m * f.times2 - f.lo2 <= f.span2; /* false for Inf and NaN */
+        if (MODEL == FP8KV_CODEC_F32_DIV)      /* bits 19..0 none of 0x7FFFE .. 0x80002 */
+            ok &= m * f.times4096 - (0x7FFFEu << 12) >= 5u << 12;
     }
 #pragma unroll
     for (int k = 0; k < VEC; k += 4) {
@@ -210,7 +230,7 @@ __device__ __forceinline__ bool encode_run_fast(const fast_store &f, const float
  * further, (token, item) advancing with a carry (no division per item). The inputs are loaded
  * before the slot is looked at, so that the three loads are in flight together. */
 template <int IN, int VEC, typename CODEC, int MODEL>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, (min_blocks<IN, CODEC>()))
     store_kernel(int codec, struct fp8kv_codec_cfg cfg, struct fp8kv_cache_shape shape,
                  const void *key, const void *value, int num_tokens, const int64_t *slot_mapping,
                  float k_scale, float v_scale, fast_store fast, uint8_t *key_cache,
@@ -269,24 +289,26 @@ __global__ void __launch_bounds__(THREADS)
 }
 
 /* One launch of store_kernel<IN, VEC, CODEC, MODEL> over `items` work items: a grid of blocks
- * that all stay resident, each thread walking its items. As many per multiprocessor as the
- * kernel's registers allow (asked of the runtime once per kernel) up to MAX_BLOCKS_PER_SM.
- * Measured on the H200, bf16 in: the bits store 9 resident, at 8 blocks 71% of the copy
- * bandwidth, at 9 76%; the hardware cvt 12 resident, at 8 89%, at 12 86% (more concurrent
- * streams of cache blocks than DRAM serves well). */
-constexpr int MAX_BLOCKS_PER_SM = 9;
+ * that all stay resident (asked of the runtime once per kernel), each thread walking its items. */
 template <int IN, int VEC, typename CODEC, int MODEL>
 void launch_vec(uint64_t items, int codec, struct fp8kv_codec_cfg cfg,
                 const struct fp8kv_cache_shape &shape, const void *key, const void *value,
                 int num_tokens, const int64_t *slots, float ks, float vs, const fast_store &f,
                 uint8_t *kc, uint8_t *vc)
 {
-    static const int resident = std::min(
-        MAX_BLOCKS_PER_SM, resident_blocks_of(store_kernel<IN, VEC, CODEC, MODEL>, THREADS, 0));
+    static const int resident = resident_blocks_of(store_kernel<IN, VEC, CODEC, MODEL>, THREADS, 0);
     const unsigned blocks =
         blocks_for(items, THREADS, (unsigned)std::max(1, g_device.multiprocessors * resident));
     store_kernel<IN, VEC, CODEC, MODEL>
         <<<blocks, THREADS>>>(codec, cfg, shape, key, value, num_tokens, slots, ks, vs, f, kc, vc);
+}
+
+/* The vector width of a store of input dtype IN: the elements of 16 input bytes (one 16-byte
+ * load per side, and a warp's loads one contiguous run), or 1 where head_size does not split
+ * into them. */
+template <int IN> constexpr int wide_vec()
+{
+    return 16 / (IN == FP8KV_KV_F32 ? 4 : 2);
 }
 
 template <int IN, typename CODEC, int MODEL>
@@ -295,12 +317,9 @@ void launch_model(int vec, uint64_t items, int codec, struct fp8kv_codec_cfg cfg
                   int num_tokens, const int64_t *slots, float ks, float vs, const fast_store &f,
                   uint8_t *kc, uint8_t *vc)
 {
-    if (vec == 16)
-        launch_vec<IN, 16, CODEC, MODEL>(items, codec, cfg, shape, key, value, num_tokens, slots,
-                                         ks, vs, f, kc, vc);
-    else if (vec == 8)
-        launch_vec<IN, 8, CODEC, MODEL>(items, codec, cfg, shape, key, value, num_tokens, slots, ks,
-                                        vs, f, kc, vc);
+    if (vec == wide_vec<IN>())
+        launch_vec<IN, wide_vec<IN>(), CODEC, MODEL>(items, codec, cfg, shape, key, value,
+                                                     num_tokens, slots, ks, vs, f, kc, vc);
     else
         launch_vec<IN, 1, CODEC, MODEL>(items, codec, cfg, shape, key, value, num_tokens, slots, ks,
                                         vs, f, kc, vc);
@@ -323,8 +342,13 @@ fast_store fast_store_of(struct fp8kv_codec_cfg cfg, float ks, float vs)
     f.r_k = 1.0f / ks;
     f.r_v = 1.0f / vs;
     const int bias = fp8kv_codec_bias(cfg);
-    f.lo = fp8kv_min_normal(bias);
-    f.hi = fp8kv_max_finite(cfg.format);
+    const uint32_t lo = fp8kv_f32_bits(fp8kv_min_normal(bias));
+    const uint32_t hi = fp8kv_f32_bits(fp8kv_max_finite(cfg.format));
+    f.lo2 = 2 * lo;
+    f.span2 = 2 * (hi - lo);
+    f.times2 = 2;
+    f.times16 = 16;
+    f.times4096 = 4096;
     const uint32_t rebias = fp8kv_rebias(bias, fp8kv_codec_man_bits(cfg));
     const uint32_t half = cfg.model == FP8KV_CODEC_F32_DIV ? 0x80000u : 0x7FFFFu;
     f.k16 = (half - (rebias << 20)) << 4;
@@ -361,10 +385,11 @@ int launch_in(int vec, int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv
 }
 
 template <int IN>
-int launch_codec(int vec, int codec, struct fp8kv_codec_cfg cfg,
-                 const struct fp8kv_cache_shape &shape, const void *key, const void *value,
-                 int num_tokens, const int64_t *slots, float ks, float vs, uint8_t *kc, uint8_t *vc)
+int launch_codec(int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
+                 const void *key, const void *value, int num_tokens, const int64_t *slots, float ks,
+                 float vs, uint8_t *kc, uint8_t *vc)
 {
+    const int vec = shape.head_size % wide_vec<IN>() == 0 ? wide_vec<IN>() : 1;
     if (codec == FP8KV_GPU_CODEC_BITS)
         return launch_in<IN, inlined_codec<FP8KV_GPU_CODEC_BITS>>(
             vec, codec, cfg, shape, key, value, num_tokens, slots, ks, vs, kc, vc);
@@ -387,17 +412,16 @@ int launch_store(int codec, struct fp8kv_codec_cfg cfg, const struct fp8kv_cache
 {
     if (num_tokens <= 0)
         return FP8KV_OK;
-    const int vec = vec_of(shape.head_size, 16);
     switch (in) {
     case FP8KV_KV_F32:
-        return launch_codec<FP8KV_KV_F32>(vec, codec, cfg, shape, d_key, d_value, num_tokens,
-                                          d_slots, k_scale, v_scale, d_key_cache, d_value_cache);
+        return launch_codec<FP8KV_KV_F32>(codec, cfg, shape, d_key, d_value, num_tokens, d_slots,
+                                          k_scale, v_scale, d_key_cache, d_value_cache);
     case FP8KV_KV_F16:
-        return launch_codec<FP8KV_KV_F16>(vec, codec, cfg, shape, d_key, d_value, num_tokens,
-                                          d_slots, k_scale, v_scale, d_key_cache, d_value_cache);
+        return launch_codec<FP8KV_KV_F16>(codec, cfg, shape, d_key, d_value, num_tokens, d_slots,
+                                          k_scale, v_scale, d_key_cache, d_value_cache);
     case FP8KV_KV_BF16:
-        return launch_codec<FP8KV_KV_BF16>(vec, codec, cfg, shape, d_key, d_value, num_tokens,
-                                           d_slots, k_scale, v_scale, d_key_cache, d_value_cache);
+        return launch_codec<FP8KV_KV_BF16>(codec, cfg, shape, d_key, d_value, num_tokens, d_slots,
+                                           k_scale, v_scale, d_key_cache, d_value_cache);
     default: return FP8KV_FAIL("store: unknown input dtype %d", in);
     }
 }
