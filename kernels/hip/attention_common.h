@@ -134,23 +134,6 @@ template <int N> __device__ __forceinline__ void wait_copies()
 
 /* ---- cache element types ------------------------------------------------------------------- */
 
-#ifdef FP8KV_ARCH_NV_SM89_PLUS
-/* Four e4m3fn codes (low byte first) to f32, exactly: cvt.rn.f16x2.e4m3x2 on each half of the
- * word, then f16 -> f32. */
-__device__ __forceinline__ void e4m3x4_to_f32(uint32_t codes, float *out)
-{
-    uint32_t lo, hi;
-    asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
-        "cvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
-        : "=r"(lo), "=r"(hi)
-        : "r"(codes));
-    asm("{\n\t.reg .b16 a, b, c, d;\n\tmov.b32 {a, b}, %4;\n\tmov.b32 {c, d}, %5;\n\t"
-        "cvt.f32.f16 %0, a;\n\tcvt.f32.f16 %1, b;\n\tcvt.f32.f16 %2, c;\n\tcvt.f32.f16 %3, d;\n\t}"
-        : "=f"(out[0]), "=f"(out[1]), "=f"(out[2]), "=f"(out[3])
-        : "r"(lo), "r"(hi));
-}
-#endif
-
 /* An fp8 cache of format FORMAT (enum fp8kv_codec_format): decode(code), exactly (the scale
  * is applied elsewhere); e4m3fn on sm_89+ through the hardware conversion. */
 template <int FORMAT> struct fp8_cache {

@@ -413,9 +413,12 @@ static bool combine_waits()
  * and wait in the kernel (griddepcontrol.wait) until pass 1 has completed and its writes are
  * visible, which hides the launch gap between the passes (measured on the H200, fp8 cache,
  * fraction of the read-only bandwidth: 8 x 32k tokens 0.80 -> 0.81-0.83, 8 x 4k 0.40 -> 0.44-0.46,
- * 64 x 4k 0.79 -> 0.80-0.81). Pass 1 alone runs at 0.86 there (141 us); folding the combining
- * into pass 1's last block per sequence was tried and lost (0.68: its serial reads lengthen
- * the tail). Elsewhere, a plain launch. */
+ * 64 x 4k 0.79 -> 0.80-0.81). Pass 1 alone runs at 0.86 there (141 us). Tried and lost:
+ * folding the combining into pass 1's last block per sequence (0.68: its serial reads
+ * lengthen the tail); making the partitions of a (sequence, q heads) a thread-block cluster
+ * that combines through distributed shared memory, no second kernel (0.56-0.59 at 8 x 32k,
+ * 0.68-0.69 at 64 x 4k with one partition a cluster; the kernel with the cluster code but
+ * launched without clusters also lost 5% in pass 1). Elsewhere, a plain launch. */
 int launch_combine(const attn_params &p, int num_seqs, float *d_out)
 {
     const dim3 grid((unsigned)p.num_q_heads, (unsigned)num_seqs);

@@ -256,19 +256,17 @@ extern "C" int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_si
                           num_tokens);
     const int max_blocks = per_seq / block_size;
     const std::vector<int32_t> blocks = shuffled_blocks(s.shape.num_blocks, 0x5EED);
-    std::vector<int32_t> table((size_t)seqs * max_blocks, 0), lens((size_t)seqs);
+    std::vector<int32_t> table((size_t)seqs * max_blocks, 0);
     std::vector<int64_t> starts((size_t)seqs + 1, 0);
     for (int i = 0; i < seqs; i++) {
         const int first = i * per_seq, len = std::max(0, std::min(per_seq, num_tokens - first));
-        lens[(size_t)i] = len;
         starts[(size_t)i + 1] = starts[(size_t)i] + len;
         for (int j = 0; j * block_size < len; j++) /* per_seq is a multiple of block_size here */
             table[(size_t)i * max_blocks + j] =
                 blocks[(size_t)((first + j * block_size) / block_size)];
     }
-    buffer d_table, d_lens, d_starts, out_k, out_v;
+    buffer d_table, d_starts, out_k, out_v;
     if ((rc = d_table.upload(table.data(), table.size() * sizeof(int32_t))) != 0 ||
-        (rc = d_lens.upload(lens.data(), lens.size() * sizeof(int32_t))) != 0 ||
         (rc = d_starts.upload(starts.data(), starts.size() * sizeof(int64_t))) != 0 ||
         (rc = out_k.alloc(s.elems * 2)) != 0 || (rc = out_v.alloc(s.elems * 2)) != 0)
         return rc;
@@ -285,8 +283,7 @@ extern "C" int fp8kv_gpu_bench_gather(int num_tokens, int num_heads, int head_si
         iterations,
         [&]() -> int {
             return launch_gather(cfg, s.shape, sides, 2, d_table.as<int32_t>(), max_blocks,
-                                 d_starts.as<int64_t>(), d_lens.as<int32_t>(), seqs, per_seq,
-                                 FP8KV_KV_BF16);
+                                 d_starts.as<int64_t>(), seqs, starts[(size_t)seqs], FP8KV_KV_BF16);
         },
         t);
 }

@@ -176,11 +176,13 @@ struct gather_sides {
     gather_side side[2];
 };
 /* launch_gather: gathers and dequantizes sides.side[0 .. nsides) (nsides 1 or 2: key and value
- * in one launch) into `out` elements, by block table (no synchronization). */
+ * in one launch) into `out` elements, by block table (no synchronization): the output rows of
+ * sequence i are rows d_row_start[i] .. d_row_start[i + 1] - 1 of total_rows
+ * (= d_row_start[num_seqs]). */
 int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                   const gather_sides &sides, int nsides, const int32_t *d_block_table,
-                  int max_blocks_per_seq, const int64_t *d_row_start, const int32_t *d_seq_lens,
-                  int num_seqs, int max_seq_len, int out);
+                  int max_blocks_per_seq, const int64_t *d_row_start, int num_seqs,
+                  int64_t total_rows, int out);
 /* cache_bf16: the cache holds bf16 elements (the baseline of the benchmark) instead of fp8.
  * kernel: FP8KV_ATTENTION_AUTO (the plan's choice), or the one the benchmark measures against
  * it (an error where the shape or device does not take it). */

@@ -76,7 +76,7 @@ extern "C" int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_
     if ((rc = d_rows.upload(row_start.data(), row_start.size() * sizeof(int64_t))) != 0 ||
         (rc = launch_gather(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), shape, sides, 1,
                             a->block_table, a->max_blocks_per_seq, d_rows.as<int64_t>(),
-                            a->seq_lens, a->num_seqs, longest, a->out_dtype)) != 0)
+                            a->num_seqs, row_start[(size_t)a->num_seqs], a->out_dtype)) != 0)
         return rc;
     FP8KV_GPU_CHECK(hipDeviceSynchronize());
     return FP8KV_OK;

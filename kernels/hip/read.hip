@@ -1,18 +1,26 @@
 /* read.hip — gather + dequant by block table (the read of fp8kv/kv_cache.h).
  *
- * Output row r of sequence i is token position r of that sequence, found through its block
- * table; rows of the sequences follow each other (the host gives each sequence's first row).
- * Each thread takes VEC consecutive dimensions of one head of one row: one VEC-byte load of
- * codes where the layout keeps them contiguous (NHD, split-x key), dequant (decode * scale in
- * f32, NaN codes passed through), the f16/bf16 rounding of codec.h, and 16-byte stores.
- * The dequant and rounding are looked up: each thread block first tabulates the output of all
- * 256 codes with those functions (one scale per side), so a value costs one shared load.
- * One launch serves one side (key or value) or both (blockIdx.z: the side), so that the
- * benchmark's key and value gathers share one ramp-up and one tail.
+ * The output rows of all sequences follow each other (the host gives each sequence's first
+ * row): output row r is token position r - row_start[i] of the sequence i whose rows hold r,
+ * found through its block table. Each work item is VEC consecutive dimensions of one head of
+ * one output row, for every side of the launch (key and value at once where both are asked
+ * for: they share the row's lookup); the grid's threads take the items in order, a grid's
+ * width apart, so that the whole grid reads and writes one moving window of memory. A thread
+ * loads the codes of ITEMS items (one VEC-byte load each where the layout keeps them
+ * contiguous: NHD, split-x key) before it converts and stores any of them.
+ * Conversion: decode, times the side's scale in f32 (NaN codes passed through, not
+ * multiplied), then the f16/bf16 rounding of codec.h; out_of_code below. Two ways compute it:
+ *   - e4m3fn on devices with the hardware conversion (cvt.rn.f16x2.e4m3x2, exact) and finite
+ *     scales: decoded in registers, four codes an instruction, the products rounded two at a
+ *     time (cvt.rn.{bf16x2,f16x2}.f32; no NaN can reach them: an item holding a NaN code takes
+ *     the per-element function instead);
+ *   - every other case: a table of the outputs of all 256 codes per side in shared memory,
+ *     built with that per-element function, so that a value costs one shared load.
  */
 #include "common.h"
 
 #include <algorithm>
+#include <math.h>
 #include <vector>
 
 using namespace fp8kv_gpu;
@@ -21,6 +29,14 @@ namespace
 {
 
 constexpr unsigned THREADS = 256;
+constexpr int ITEMS = 2; /* items per thread in flight */
+/* Blocks per multiprocessor at most. Measured on the H200, key and value, bf16 out, fraction of
+ * the copy bandwidth: this kernel with 4, 6, 8 blocks of 256 0.87, 0.89, 0.88 (ITEMS 1, 2 or 4
+ * alike); simple kernels of the same traffic: the grid walking one window of memory 0.91
+ * against one window per sequence and side 0.87, a shared-memory table lookup per element
+ * instead of arithmetic 0.86; the kernel before this one (a window per sequence and side, the
+ * table, 2 blocks) 0.83. */
+constexpr int MAX_BLOCKS_PER_SM = 6;
 
 template <int OUT> struct out_elem;
 template <> struct out_elem<FP8KV_KV_F32> {
@@ -48,21 +64,43 @@ template <> struct out_elem<FP8KV_KV_BF16> {
     }
 };
 
-/* The output of every code: table[code][lane] (32 copies, one per bank, so that a warp's 32
- * random lookups never conflict) holds the bits of E::put(scale_decoded(decode(code))) in its low
- * bytes. It is built by the very function the element path would apply, once per thread block: with
- * one scale per launch, the output is a function of the code alone. */
+/* out_of_code: the output of one code at scale `scale`, the function both ways compute. */
+template <int OUT>
+__device__ __forceinline__ void out_of_code(uint8_t *raw, int format, uint32_t code, float scale)
+{
+    out_elem<OUT>::put(raw, scale_decoded(decode_fast_of(format, code), scale));
+}
+
+/* put_pair: out_elem<OUT>::put of y0 and y1 (neither a NaN), into raw[0 .. 2 size). */
+template <int OUT> __device__ __forceinline__ void put_pair(uint8_t *raw, float y0, float y1)
+{
+#ifdef FP8KV_ARCH_NV_SM89_PLUS
+    if constexpr (OUT != FP8KV_KV_F32) { /* RNE, overflow to Inf: codec.h's rounding */
+        uint32_t r;
+        if constexpr (OUT == FP8KV_KV_BF16)
+            asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y1), "f"(y0));
+        else
+            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y1), "f"(y0));
+        memcpy(raw, &r, 4);
+        return;
+    }
+#endif
+    out_elem<OUT>::put(raw, y0);
+    out_elem<OUT>::put(raw + out_elem<OUT>::size, y1);
+}
+
+/* The table of the table path: table[code][lane] (32 copies, one per bank, so that a warp's 32
+ * random lookups never conflict) holds the bits of out_of_code in its low bytes; one table per
+ * side (its scale). */
 constexpr int COPIES = 32;
-constexpr int ITEMS = 8;        /* items per thread in flight */
-constexpr int ROW_WORDS = 4096; /* block-table entries of a sequence kept in shared memory */
+constexpr size_t TABLE_WORDS = 256 * COPIES;
 
 template <int OUT>
 __device__ __forceinline__ void fill_table(uint32_t *table, int format, float scale)
 {
-    typedef out_elem<OUT> E;
     for (int code = threadIdx.x; code < 256; code += blockDim.x) {
         uint8_t raw[4] = {0, 0, 0, 0};
-        E::put(raw, scale_decoded(decode_fast_of(format, (uint32_t)code), scale));
+        out_of_code<OUT>(raw, format, (uint32_t)code, scale);
         uint32_t v;
         memcpy(&v, raw, 4);
         const uint4 v4 = make_uint4(v, v, v, v);
@@ -70,179 +108,244 @@ __device__ __forceinline__ void fill_table(uint32_t *table, int format, float sc
         for (int c = 0; c < COPIES; c += 4)
             *reinterpret_cast<uint4 *>(table + code * COPIES + c) = v4;
     }
-    __syncthreads();
 }
 
-/* blockIdx.y: the sequence; blockIdx.z: the side (sides[z]: key or value). A thread block
- * takes THREADS * ITEMS consecutive (position, item)
- * pairs at a time, a run (in NHD with the usual shapes, whole cache blocks: each thread block
- * reads one contiguous run, which DRAM serves far better than many scattered ones); a thread
- * takes ITEMS of them, THREADS apart. The codes of the thread block's next run are loaded
- * before the current one is converted and stored, and the sequence's block-table row sits in
- * shared memory when it has at most ROW_WORDS entries, so that a run's loads wait on nothing
- * in global memory. (position, item) advances by (step_pos, step_item) with a carry, so only
- * the first pair of a run costs a division. NHD (the layout engines use) addresses a row as
- * one run of heads * head_size codes; split-x goes through the layout rules of common.h. */
-template <int OUT, int VEC, int LAYOUT>
-__global__ void __launch_bounds__(THREADS)
-    gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides,
-                  const int32_t *block_table, int max_blocks_per_seq, const int64_t *row_start,
-                  const int32_t *seq_lens, int bs_shift)
+/* An item's VEC codes, and its outputs, by value (4-byte words). */
+template <int VEC> struct item_codes {
+    uint32_t w[VEC / 4];
+};
+template <int OUT, int VEC> struct item_bytes {
+    uint32_t w[VEC * out_elem<OUT>::size / 4];
+};
+template <int VEC> __device__ __forceinline__ item_codes<VEC> codes_of(const uint8_t (&codes)[VEC])
+{
+    item_codes<VEC> c;
+    memcpy(c.w, codes, VEC);
+    return c;
+}
+
+/* The outputs of an item by out_of_code, out of line: the hardware path's rare items that hold a
+ * NaN code (inlined, the per-element function would multiply the kernel's code size). */
+template <int OUT, int VEC>
+__device__ __noinline__ item_bytes<OUT, VEC> item_by_function(item_codes<VEC> c, int format,
+                                                              float scale)
+{
+    uint8_t codes[VEC], raw[VEC * out_elem<OUT>::size];
+    memcpy(codes, c.w, VEC);
+#pragma unroll
+    for (int k = 0; k < VEC; k++)
+        out_of_code<OUT>(raw + k * out_elem<OUT>::size, format, codes[k], scale);
+    item_bytes<OUT, VEC> b;
+    memcpy(b.w, raw, sizeof b.w);
+    return b;
+}
+
+/* The outputs of one item's VEC codes into raw (VEC * size bytes). HARDWARE: the e4m3fn
+ * conversion (VEC a multiple of 4); else the side's table (`mine`: this lane's copy). */
+template <int OUT, int VEC, bool HARDWARE>
+__device__ __forceinline__ void convert_item(const uint8_t (&codes)[VEC], int format, float scale,
+                                             const uint32_t *mine, uint8_t *raw)
 {
     typedef out_elem<OUT> E;
-    const gather_side side = sides.side[blockIdx.z];
-    const int is_key = side.is_key;
-    const uint8_t *cache = side.cache;
-    uint8_t *dst = side.dst;
-    extern __shared__ uint32_t table[]; /* [256][COPIES], then the block-table row */
-    const int seq = blockIdx.y, hs = shape.head_size, bs = shape.block_size;
-    const int len = seq_lens[seq];
-    const int32_t *table_row = block_table + (size_t)seq * max_blocks_per_seq;
-    int32_t *row_copy = reinterpret_cast<int32_t *>(table + 256 * COPIES);
-    const bool row_in_shared = max_blocks_per_seq <= ROW_WORDS;
-    if (row_in_shared)
-        for (int i = threadIdx.x; i * bs < len; i += THREADS)
-            row_copy[i] = table_row[i];
-    fill_table<OUT>(table, format, side.scale); /* ends with a barrier */
-    const int32_t *blocks = row_in_shared ? row_copy : table_row;
-    const uint32_t *mine = table + threadIdx.x % COPIES;
-    const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
-    const uint32_t total = (uint32_t)len * (uint32_t)items; /* < 2^31: the host checks */
-    const size_t first_row = (size_t)row_start[seq];
-    const int step_pos = (int)(THREADS / (uint32_t)items);
-    const int step_item = (int)(THREADS % (uint32_t)items);
-
-    /* (position, item) of this thread's pair u of the run starting at pair `run`, for u = 0,
-     * 1, ... in turn: one division, then a carry per step */
-    struct walk {
-        int pos, item;
-        __device__ void next(int step_pos, int step_item, int items)
-        {
-            pos += step_pos;
-            item += step_item;
-            if (item >= items) {
-                item -= items;
-                pos++;
-            }
+#ifdef FP8KV_ARCH_NV_SM89_PLUS
+    if constexpr (HARDWARE) {
+        uint32_t w[VEC / 4], special = 0;
+#pragma unroll
+        for (int k = 0; k < VEC / 4; k++) {
+            memcpy(&w[k], codes + 4 * k, 4);
+            special |= (w[k] & 0x7F7F7F7Fu) + 0x01010101u; /* bit 7 of a byte: 0x7F or 0xFF */
         }
-    };
-    auto start = [&](uint32_t run) {
-        const uint32_t g = run + threadIdx.x;
-        return walk{(int)(g / (uint32_t)items), (int)(g % (uint32_t)items)};
-    };
-    /* the codes of the run starting at pair `run` */
-    auto load_run = [&](uint32_t run, uint8_t(&codes)[ITEMS][VEC]) {
-        walk w = start(run);
+        if ((special & 0x80808080u) == 0) {
 #pragma unroll
-        for (int u = 0; u < ITEMS; u++) {
-            const int pos = w.pos, item = w.item;
-            if (pos < len) {
-                const int32_t block = blocks[bs_shift >= 0 ? pos >> bs_shift : pos / bs];
-                const int in_block = bs_shift >= 0 ? pos & (bs - 1) : pos % bs;
-                const int64_t slot = (int64_t)block * bs + in_block;
-                if (LAYOUT == FP8KV_LAYOUT_NHD) {
-                    load_bytes<VEC>(cache + (size_t)slot * row_elems + (size_t)item * VEC,
-                                    codes[u]);
-                } else {
-                    const int h = item * VEC / hs, d = item * VEC % hs;
-                    if (is_key) {
-                        load_bytes<VEC>(cache + key_offset(shape, slot, h, d), codes[u]);
-                    } else {
-#pragma unroll
-                        for (int k = 0; k < VEC; k++)
-                            codes[u][k] = cache[value_offset(shape, slot, h, d + k)];
-                    }
-                }
+            for (int k = 0; k < VEC / 4; k++) {
+                float d[4];
+                e4m3x4_to_f32(w[k], d);
+                put_pair<OUT>(raw + (4 * k) * E::size, d[0] * scale, d[1] * scale);
+                put_pair<OUT>(raw + (4 * k + 2) * E::size, d[2] * scale, d[3] * scale);
             }
-            w.next(step_pos, step_item, items);
+        } else {
+            const item_bytes<OUT, VEC> b =
+                item_by_function<OUT, VEC>(codes_of<VEC>(codes), format, scale);
+            memcpy(raw, b.w, sizeof b.w);
         }
-    };
-    /* the outputs of the loaded run starting at pair `run` */
-    auto store_run = [&](uint32_t run, const uint8_t(&codes)[ITEMS][VEC]) {
-        walk w = start(run);
-#pragma unroll
-        for (int u = 0; u < ITEMS; u++, w.next(step_pos, step_item, items)) {
-            if (w.pos >= len)
-                continue;
-            uint8_t raw[VEC * E::size];
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                const uint32_t v = mine[codes[u][k] * COPIES];
-                memcpy(raw + k * E::size, &v, E::size);
-            }
-            /* the output rows are [heads][head_size] in every layout */
-            uint8_t *out =
-                dst + ((first_row + (size_t)w.pos) * row_elems + (size_t)w.item * VEC) * E::size;
-            if constexpr (VEC * E::size >= 16) {
-#pragma unroll
-                for (int b = 0; b < VEC * E::size; b += 16)
-                    store_bytes<16>(out + b, raw + b);
-            } else {
-                store_bytes<VEC * E::size>(out, raw);
-            }
-        }
-    };
-
-    const uint32_t run_stride = gridDim.x * THREADS * ITEMS;
-    uint32_t run = blockIdx.x * THREADS * ITEMS;
-    if (run >= total)
         return;
-    uint8_t codes[ITEMS][VEC];
-    load_run(run, codes);
-    for (;;) {
-        const uint32_t next = run + run_stride; /* < 2^32: total < 2^31, the stride < 2^28 */
-        const bool more = next < total;
-        uint8_t codes_n[ITEMS][VEC];
-        if (more)
-            load_run(next, codes_n);
-        store_run(run, codes);
-        if (!more)
-            break;
+    }
+#endif
+    (void)format;
+    (void)scale;
 #pragma unroll
-        for (int u = 0; u < ITEMS; u++)
-#pragma unroll
-            for (int k = 0; k < VEC; k++)
-                codes[u][k] = codes_n[u][k];
-        run = next;
+    for (int k = 0; k < VEC; k++) {
+        const uint32_t v = mine[codes[k] * COPIES];
+        memcpy(raw + k * E::size, &v, E::size);
     }
 }
 
-constexpr size_t TABLE_BYTES = 256 * COPIES * sizeof(uint32_t);
+/* The sequence holding output rows [lo, hi): found by binary search over row_start when a
+ * thread's row passes hi (rows only grow along a thread's walk). */
+struct seq_cursor {
+    int seq = -1, lo = 0, hi = 0;
+    __device__ __forceinline__ void seek(const int64_t *row_start, int num_seqs, int row)
+    {
+        if (row < hi)
+            return;
+        int a = seq + 1, b = num_seqs - 1; /* the last sequence starting at or before row */
+        while (a < b) {
+            const int m = (a + b + 1) / 2;
+            if (row_start[m] <= row)
+                a = m;
+            else
+                b = m - 1;
+        }
+        seq = a;
+        lo = (int)row_start[a];
+        hi = (int)row_start[a + 1];
+    }
+};
 
-/* The dynamic shared memory of a launch: the table, and the block-table row when it fits. */
-inline size_t shared_bytes(int max_blocks)
+/* One kernel per output dtype, vector width, layout and conversion. Thread g takes items g,
+ * g + the grid's threads, ...; (row, item) advances by a fixed step with a carry (no division
+ * per item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the
+ * tables of the table path. */
+template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
+__global__ void __launch_bounds__(THREADS)
+    gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
+                  const int32_t *block_table, int max_blocks_per_seq, const int64_t *row_start,
+                  int num_seqs, int total_rows, int bs_shift)
 {
-    return TABLE_BYTES + (max_blocks <= ROW_WORDS ? (size_t)max_blocks * sizeof(int32_t) : 0);
+    typedef out_elem<OUT> E;
+    extern __shared__ uint32_t tables[]; /* [side][256][COPIES], the table path only */
+    if constexpr (!HARDWARE) {
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+            if (i < nsides)
+                fill_table<OUT>(tables + i * TABLE_WORDS, format, sides.side[i].scale);
+        __syncthreads();
+    }
+    const int hs = shape.head_size, bs = shape.block_size;
+    const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
+    const uint32_t stride = gridDim.x * THREADS, g = blockIdx.x * THREADS + threadIdx.x;
+    const int step_row = (int)(stride / (uint32_t)items),
+              step_item = (int)(stride % (uint32_t)items);
+    struct walk {
+        int row, item;
+        __device__ __forceinline__ void next(int step_row, int step_item, int items)
+        {
+            row += step_row;
+            item += step_item;
+            if (item >= items) {
+                item -= items;
+                row++;
+            }
+        }
+    };
+    walk w{(int)(g / (uint32_t)items), (int)(g % (uint32_t)items)};
+    seq_cursor cur;
+    while (w.row < total_rows) {
+        uint8_t codes[ITEMS][2][VEC];
+        walk x = w;
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++, x.next(step_row, step_item, items)) {
+            if (x.row >= total_rows)
+                continue;
+            cur.seek(row_start, num_seqs, x.row);
+            const int pos = x.row - cur.lo;
+            const int32_t block = block_table[(size_t)cur.seq * max_blocks_per_seq +
+                                              (bs_shift >= 0 ? pos >> bs_shift : pos / bs)];
+            const int64_t slot = (int64_t)block * bs + (bs_shift >= 0 ? pos & (bs - 1) : pos % bs);
+#pragma unroll
+            for (int i = 0; i < 2; i++) { /* constant indices: the codes stay in registers */
+                if (i >= nsides)
+                    continue;
+                const uint8_t *cache = sides.side[i].cache;
+                if (LAYOUT == FP8KV_LAYOUT_NHD) {
+                    load_bytes<VEC>(cache + (size_t)slot * row_elems + (size_t)x.item * VEC,
+                                    codes[u][i]);
+                } else {
+                    const int h = x.item * VEC / hs, d = x.item * VEC % hs;
+                    if (sides.side[i].is_key) {
+                        load_bytes<VEC>(cache + key_offset(shape, slot, h, d), codes[u][i]);
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < VEC; k++)
+                            codes[u][i][k] = cache[value_offset(shape, slot, h, d + k)];
+                    }
+                }
+            }
+        }
+        x = w;
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++, x.next(step_row, step_item, items)) {
+            if (x.row >= total_rows)
+                continue;
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                if (i >= nsides)
+                    continue;
+                uint8_t raw[VEC * E::size];
+                convert_item<OUT, VEC, HARDWARE>(codes[u][i], format, sides.side[i].scale,
+                                                 tables + i * TABLE_WORDS + threadIdx.x % COPIES,
+                                                 raw);
+                /* the output rows are [heads][head_size] in every layout */
+                uint8_t *out = sides.side[i].dst +
+                               ((size_t)x.row * row_elems + (size_t)x.item * VEC) * E::size;
+                if constexpr (VEC * E::size >= 16) {
+#pragma unroll
+                    for (int b = 0; b < VEC * E::size; b += 16)
+                        store_bytes<16>(out + b, raw + b);
+                } else {
+                    store_bytes<VEC * E::size>(out, raw);
+                }
+            }
+        }
+        w = x;
+    }
 }
 
-template <int OUT, int LAYOUT>
-void launch_layout(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &shape,
-                   const gather_sides &sides, const int32_t *table, int max_blocks,
-                   const int64_t *row_start, const int32_t *lens, int bs_shift)
+/* The launch arguments shared by the instantiations. */
+struct gather_launch {
+    int format;
+    struct fp8kv_cache_shape shape;
+    gather_sides sides;
+    int nsides;
+    const int32_t *table;
+    int max_blocks;
+    const int64_t *row_start;
+    int num_seqs, total_rows, bs_shift;
+    uint64_t items;
+};
+
+template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const gather_launch &a)
 {
+    const auto kernel = gather_kernel<OUT, VEC, LAYOUT, HARDWARE>;
+    /* the table path's two tables pass the default 48 KiB of dynamic shared memory */
+    constexpr size_t most = HARDWARE ? 0 : 2 * TABLE_WORDS * sizeof(uint32_t);
+    if (most > 0)
+        FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
+                                            hipFuncAttributeMaxDynamicSharedMemorySize, (int)most));
+    static const int resident = resident_blocks_of(kernel, THREADS, most);
+    const unsigned cap =
+        (unsigned)std::max(1, g_device.multiprocessors * std::min(resident, MAX_BLOCKS_PER_SM));
+    const size_t shared = HARDWARE ? 0 : (size_t)a.nsides * TABLE_WORDS * sizeof(uint32_t);
+    kernel<<<blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS, cap), THREADS, shared>>>(
+        a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks, a.row_start, a.num_seqs,
+        a.total_rows, a.bs_shift);
+    return FP8KV_OK;
+}
+
+template <int OUT, int LAYOUT> int launch_layout(int vec, bool hardware, const gather_launch &a)
+{
+    if (vec == 8 && hardware)
+        return launch_kernel<OUT, 8, LAYOUT, true>(a);
     if (vec == 8)
-        gather_kernel<OUT, 8, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
-            format, shape, sides, table, max_blocks, row_start, lens, bs_shift);
-    else
-        gather_kernel<OUT, 1, LAYOUT><<<grid, THREADS, shared_bytes(max_blocks)>>>(
-            format, shape, sides, table, max_blocks, row_start, lens, bs_shift);
+        return launch_kernel<OUT, 8, LAYOUT, false>(a);
+    return launch_kernel<OUT, 1, LAYOUT, false>(a);
 }
 
-template <int OUT>
-void launch_out(int vec, dim3 grid, int format, const struct fp8kv_cache_shape &shape,
-                const gather_sides &sides, const int32_t *table, int max_blocks,
-                const int64_t *row_start, const int32_t *lens)
+template <int OUT> int launch_out(int vec, bool hardware, const gather_launch &a)
 {
-    int bs_shift = -1; /* log2(block_size) when a power of two */
-    for (int b = 0; b < 31; b++)
-        if (shape.block_size == 1 << b)
-            bs_shift = b;
-    if (shape.layout == FP8KV_LAYOUT_NHD)
-        launch_layout<OUT, FP8KV_LAYOUT_NHD>(vec, grid, format, shape, sides, table, max_blocks,
-                                             row_start, lens, bs_shift);
-    else
-        launch_layout<OUT, FP8KV_LAYOUT_SPLIT_X>(vec, grid, format, shape, sides, table, max_blocks,
-                                                 row_start, lens, bs_shift);
+    if (a.shape.layout == FP8KV_LAYOUT_NHD)
+        return launch_layout<OUT, FP8KV_LAYOUT_NHD>(vec, hardware, a);
+    return launch_layout<OUT, FP8KV_LAYOUT_SPLIT_X>(vec, hardware, a);
 }
 
 } // namespace
@@ -252,47 +355,40 @@ namespace fp8kv_gpu
 
 int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                   const gather_sides &sides, int nsides, const int32_t *d_block_table,
-                  int max_blocks_per_seq, const int64_t *d_row_start, const int32_t *d_seq_lens,
-                  int num_seqs, int max_seq_len, int out)
+                  int max_blocks_per_seq, const int64_t *d_row_start, int num_seqs,
+                  int64_t total_rows, int out)
 {
-    if (num_seqs <= 0 || max_seq_len <= 0)
+    if (num_seqs <= 0 || total_rows <= 0)
         return FP8KV_OK;
-    if (num_seqs > 65535)
-        return FP8KV_FAIL("gather: %d sequences (at most 65535 per launch)", num_seqs);
     if (nsides < 1 || nsides > 2)
         return FP8KV_FAIL("gather: %d sides (key, value: 1 or 2)", nsides);
     /* 8 codes a thread: its 16-byte store of f16/bf16 values and its neighbours' are one
      * contiguous run (a thread writing 32 bytes as two stores would leave every 32-byte sector
      * half written by each store instruction, and L2 merging the halves) */
     const int vec = vec_of(shape.head_size, 8);
-    const uint64_t items = (uint64_t)max_seq_len * shape.num_heads * shape.head_size / vec;
+    const uint64_t items = (uint64_t)total_rows * shape.num_heads * shape.head_size / vec;
     if (items >= (1ull << 31))
-        return FP8KV_FAIL("gather: %llu work items for one sequence (at most 2^31)",
+        return FP8KV_FAIL("gather: %llu work items in one launch (at most 2^31)",
                           (unsigned long long)items);
-    /* two blocks per multiprocessor (over both sides), all resident at once, each building its
-     * table once: on the H200 fewer concurrent streams of cache blocks read faster (key and
-     * value in one launch, bf16 out; 2, 3, 4 blocks per multiprocessor and the 4 the registers
-     * allow: 83%, 79%, 79%, 80% of the copy bandwidth; one launch per side, 1, 2, 3, 4, 6
-     * blocks: 62%, 78%, 75%, 74%, 74%) */
-    const unsigned fill = (unsigned)std::max(1, g_device.multiprocessors * 2 / (num_seqs * nsides));
-    const dim3 grid(blocks_for((items + ITEMS - 1) / ITEMS, THREADS, std::min(fill, 1u << 16)),
-                    (unsigned)num_seqs, (unsigned)nsides);
-    const int format = cfg.format;
+    gather_launch a = {
+        cfg.format,  shape,    sides,           nsides, d_block_table, max_blocks_per_seq,
+        d_row_start, num_seqs, (int)total_rows, -1,     items};
+    for (int b = 0; b < 31; b++) /* log2(block_size) when a power of two */
+        if (shape.block_size == 1 << b)
+            a.bs_shift = b;
+    bool hardware = cfg.format == FP8KV_CODEC_E4M3FN &&
+                    fp8kv_gpu_codec_available(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE);
+    for (int i = 0; i < nsides; i++)
+        hardware = hardware && isfinite(sides.side[i].scale);
+    int rc;
     switch (out) {
-    case FP8KV_KV_F32:
-        launch_out<FP8KV_KV_F32>(vec, grid, format, shape, sides, d_block_table, max_blocks_per_seq,
-                                 d_row_start, d_seq_lens);
-        break;
-    case FP8KV_KV_F16:
-        launch_out<FP8KV_KV_F16>(vec, grid, format, shape, sides, d_block_table, max_blocks_per_seq,
-                                 d_row_start, d_seq_lens);
-        break;
-    case FP8KV_KV_BF16:
-        launch_out<FP8KV_KV_BF16>(vec, grid, format, shape, sides, d_block_table,
-                                  max_blocks_per_seq, d_row_start, d_seq_lens);
-        break;
+    case FP8KV_KV_F32: rc = launch_out<FP8KV_KV_F32>(vec, hardware, a); break;
+    case FP8KV_KV_F16: rc = launch_out<FP8KV_KV_F16>(vec, hardware, a); break;
+    case FP8KV_KV_BF16: rc = launch_out<FP8KV_KV_BF16>(vec, hardware, a); break;
     default: return FP8KV_FAIL("gather: unknown output dtype %d", out);
     }
+    if (rc != 0)
+        return rc;
     FP8KV_GPU_CHECK_LAUNCH();
     return FP8KV_OK;
 }
@@ -314,7 +410,6 @@ extern "C" int fp8kv_gpu_gather_dequant(struct fp8kv_codec_cfg cfg,
                           max_blocks_per_seq);
     /* the host checks the indices the kernel will follow: a bad table is an error, not a fault */
     std::vector<int64_t> row_start((size_t)num_seqs + 1, 0);
-    int longest = 0;
     for (int i = 0; i < num_seqs; i++) {
         if (seq_lens[i] < 0 || seq_lens[i] > max_blocks_per_seq * shape->block_size)
             return FP8KV_FAIL("gather: seq_lens[%d] = %d exceeds the block table", i, seq_lens[i]);
@@ -324,23 +419,20 @@ extern "C" int fp8kv_gpu_gather_dequant(struct fp8kv_codec_cfg cfg,
                 return FP8KV_FAIL("gather: block_table[%d][%d] = %d is outside the cache", i, j, b);
         }
         row_start[i + 1] = row_start[i] + seq_lens[i];
-        longest = seq_lens[i] > longest ? seq_lens[i] : longest;
     }
     const size_t rows = (size_t)row_start[num_seqs];
     const size_t out_bytes = rows * shape->num_heads * shape->head_size * fp8kv_kv_dtype_size(out);
-    buffer d_cache, d_table, d_rows, d_lens, d_dst;
+    buffer d_cache, d_table, d_rows, d_dst;
     if ((rc = d_cache.upload(cache, fp8kv_cache_bytes(shape))) != 0 ||
         (rc = d_table.upload(block_table,
                              (size_t)num_seqs * max_blocks_per_seq * sizeof(int32_t))) != 0 ||
         (rc = d_rows.upload(row_start.data(), row_start.size() * sizeof(int64_t))) != 0 ||
-        (rc = d_lens.upload(seq_lens, (size_t)num_seqs * sizeof(int32_t))) != 0 ||
         (rc = d_dst.upload(dst, out_bytes)) != 0) /* unwritten outputs stay as they were */
         return rc;
     gather_sides sides = {};
     sides.side[0] = {d_cache.as<uint8_t>(), static_cast<uint8_t *>(d_dst.ptr), scale, is_key};
     if ((rc = launch_gather(cfg, *shape, sides, 1, d_table.as<int32_t>(), max_blocks_per_seq,
-                            d_rows.as<int64_t>(), d_lens.as<int32_t>(), num_seqs, longest, out)) !=
-        0)
+                            d_rows.as<int64_t>(), num_seqs, row_start[num_seqs], out)) != 0)
         return rc;
     FP8KV_GPU_CHECK(hipDeviceSynchronize());
     return d_dst.download(dst, out_bytes);

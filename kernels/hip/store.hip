@@ -23,18 +23,27 @@ using namespace fp8kv_gpu;
 namespace
 {
 
-/* Threads per block, and the blocks of the bf16 store a multiprocessor must hold (the
- * registers capped to fit: 16 blocks, 32 registers; 12 blocks, 40). Measured on the H200, bf16
- * in, 16-byte loads, the bits codec (ptx cvt in brackets), fraction of the copy bandwidth: 12
- * blocks resident 0.91 (0.94), 16 resident 0.93 (0.94-0.95); with 32-byte runs a thread (two
- * adjacent 16-byte loads, each instruction reading every other 16 bytes) and 9 resident, 0.79
- * (0.89). More warps on the memory pipe keep more bytes in flight. The other kernels (f16 and
- * f32 inputs, the out-of-line codecs) would spill at 32 or 40 registers: they take what the
- * compiler gives them. */
+/* Threads per block, and the blocks of the bf16 store a multiprocessor must hold: as many as
+ * its threads allow (the registers capped to fit: 16 blocks, 32 registers; 12 blocks, 40). Measured
+ * on the H200, bf16 in, 16-byte loads, the bits codec (ptx cvt in brackets), fraction of the copy
+ * bandwidth: 12 blocks resident 0.91 (0.94), 16 resident 0.93 (0.94-0.95); with 32-byte runs a
+ * thread (two adjacent 16-byte loads, each instruction reading every other 16 bytes) and 9
+ * resident, 0.79 (0.89). More warps on the memory pipe keep more bytes in flight. The other kernels
+ * (f16 and f32 inputs, the out-of-line codecs) would spill at 32 or 40 registers: they take what
+ * the compiler gives them. */
 constexpr unsigned THREADS = 128;
+/* The threads an NVIDIA multiprocessor holds in this device pass (sm_86/87/89: 1536, the
+ * others: 2048); 0 elsewhere (HIP's second __launch_bounds__ argument counts warps per
+ * execution unit instead: no minimum is asked there). */
+#if defined(__CUDA_ARCH__) && !defined(__HIPCC__)
+constexpr int SM_THREADS =
+    __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 ? 1536 : 2048;
+#else
+constexpr int SM_THREADS = 0;
+#endif
 template <int IN, typename CODEC> constexpr int min_blocks()
 {
-    return CODEC::fast && IN == FP8KV_KV_BF16 ? 16 : 1;
+    return CODEC::fast && IN == FP8KV_KV_BF16 && SM_THREADS > 0 ? SM_THREADS / (int)THREADS : 1;
 }
 
 /* The VEC inputs src[i .. i + VEC) of dtype IN, widened exactly to f32 (16-byte loads when a
