@@ -86,6 +86,25 @@ template <typename F> int resident_blocks_of(F fn, int threads, size_t shared)
     return n < 1 ? 1 : n;
 }
 
+/* The threads an NVIDIA multiprocessor holds in this device pass (sm_86/87/89: 1536, the
+ * others: 2048), and nv_min_blocks(n): n as the minimum of blocks per multiprocessor a kernel
+ * asks __launch_bounds__ for on NVIDIA device passes, 1 elsewhere (the host pass; HIP, whose
+ * second __launch_bounds__ argument counts warps per execution unit instead). */
+#if defined(__CUDA_ARCH__) && !defined(__HIPCC__)
+constexpr int NV_SM_THREADS =
+    __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 ? 1536 : 2048;
+constexpr int nv_min_blocks(int n)
+{
+    return n;
+}
+#else
+constexpr int NV_SM_THREADS = 2048;
+constexpr int nv_min_blocks(int)
+{
+    return 1;
+}
+#endif
+
 /* Widening of an input element, exact (codec.h). */
 template <int DTYPE> __device__ __forceinline__ float widen(const void *base, size_t i);
 template <> __device__ __forceinline__ float widen<FP8KV_KV_F32>(const void *base, size_t i)

@@ -207,7 +207,7 @@ struct seq_cursor {
  * per item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the
  * tables of the table path. */
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
                   const int32_t *block_table, int max_blocks_per_seq, const int64_t *row_start,
                   int num_seqs, int total_rows, int bs_shift)

@@ -32,18 +32,9 @@ namespace
  * (f16 and f32 inputs, the out-of-line codecs) would spill at 32 or 40 registers: they take what
  * the compiler gives them. */
 constexpr unsigned THREADS = 128;
-/* The threads an NVIDIA multiprocessor holds in this device pass (sm_86/87/89: 1536, the
- * others: 2048); 0 elsewhere (HIP's second __launch_bounds__ argument counts warps per
- * execution unit instead: no minimum is asked there). */
-#if defined(__CUDA_ARCH__) && !defined(__HIPCC__)
-constexpr int SM_THREADS =
-    __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 ? 1536 : 2048;
-#else
-constexpr int SM_THREADS = 0;
-#endif
 template <int IN, typename CODEC> constexpr int min_blocks()
 {
-    return CODEC::fast && IN == FP8KV_KV_BF16 && SM_THREADS > 0 ? SM_THREADS / (int)THREADS : 1;
+    return CODEC::fast && IN == FP8KV_KV_BF16 ? nv_min_blocks(NV_SM_THREADS / (int)THREADS) : 1;
 }
 
 /* The VEC inputs src[i .. i + VEC) of dtype IN, widened exactly to f32 (16-byte loads when a
