@@ -4,11 +4,10 @@
  * row): output row r is token position r - row_start[i] of the sequence i whose rows hold r,
  * found through its block table. Each work item is VEC consecutive dimensions of one head of
  * one output row, for every side of the launch (key and value at once where both are asked
- * for: they share the row's lookup); a warp takes 32 ITEMS items of one row (a lane ITEMS of
- * them, one lookup), and the grid's warps take the rows in order, so that the whole grid reads
- * and writes one moving window of memory. A lane loads the codes of its items (one VEC-byte
- * load each where the layout keeps them contiguous: NHD, split-x key) before it converts and
- * stores any of them.
+ * for: they share the row's lookup); the grid's threads take the items in order, a grid's
+ * width apart, so that the whole grid reads and writes one moving window of memory. A thread
+ * loads the codes of ITEMS items (one VEC-byte load each where the layout keeps them
+ * contiguous: NHD, split-x key) before it converts and stores any of them.
  * Conversion: decode, times the side's scale in f32 (NaN codes passed through, not
  * multiplied), then the f16/bf16 rounding of codec.h; out_of_code below. Two ways compute it:
  *   - e4m3fn on devices with the hardware conversion (cvt.rn.f16x2.e4m3x2, exact) and finite
@@ -30,13 +29,14 @@ namespace
 {
 
 constexpr unsigned THREADS = 256;
-constexpr int ITEMS = 2; /* items per thread in flight, of one row */
+constexpr int ITEMS = 2; /* items per thread in flight */
 /* Blocks per multiprocessor at most. Measured on the H200, key and value, bf16 out, fraction of
  * the copy bandwidth: this kernel with 4, 6, 8 blocks of 256 0.87, 0.89, 0.88 (ITEMS 1, 2 or 4
  * alike); simple kernels of the same traffic: the grid walking one window of memory 0.91
  * against one window per sequence and side 0.87, a shared-memory table lookup per element
  * instead of arithmetic 0.86; the kernel before this one (a window per sequence and side, the
- * table, 2 blocks) 0.83. */
+ * table, 2 blocks) 0.83. Lost: a warp taking 32 ITEMS items of one row (one row lookup for a
+ * lane's ITEMS items) 0.86-0.88. */
 constexpr int MAX_BLOCKS_PER_SM = 6;
 
 template <int OUT> struct out_elem;
@@ -181,12 +181,6 @@ __device__ __forceinline__ void convert_item(const uint8_t (&codes)[VEC], int fo
     }
 }
 
-/* The segments of a row of `items` work items: runs of 32 ITEMS (a warp's, see gather_kernel). */
-__host__ __device__ constexpr int segments_of(int items)
-{
-    return (items + 32 * ITEMS - 1) / (32 * ITEMS);
-}
-
 /* The sequence holding output rows [lo, hi): found by binary search over row_start when a
  * thread's row passes hi (rows only grow along a thread's walk). */
 struct seq_cursor {
@@ -209,13 +203,10 @@ struct seq_cursor {
     }
 };
 
-/* One kernel per output dtype, vector width, layout and conversion. The work comes in units
- * (row, segment): segment j of a row is its items 32 ITEMS j + lane + 32 k (k < ITEMS), taken
- * by one warp, so that one row lookup serves ITEMS items a lane and each load and store
- * instruction of the warp is one contiguous run. The grid's warps take the units in order, the
- * grid's warps apart; (row, segment) advances by a fixed step with a carry (no division per
- * unit), and total_rows * segments < 2^31 (the host checks). Dynamic shared memory: the tables
- * of the table path. */
+/* One kernel per output dtype, vector width, layout and conversion. Thread g takes items g,
+ * g + the grid's threads, ...; (row, item) advances by a fixed step with a carry (no division
+ * per item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the
+ * tables of the table path. */
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
 __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
@@ -233,41 +224,45 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     }
     const int hs = shape.head_size, bs = shape.block_size;
     const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
-    const int segs = segments_of(items), lane = (int)(threadIdx.x & 31);
-    const uint32_t warps = gridDim.x * (THREADS / 32),
-                   wg = (blockIdx.x * THREADS + threadIdx.x) / 32;
-    const int step_row = (int)(warps / (uint32_t)segs), step_seg = (int)(warps % (uint32_t)segs);
-    int row = (int)(wg / (uint32_t)segs), seg = (int)(wg % (uint32_t)segs);
-    seq_cursor cur;
-    for (; row < total_rows; row += step_row, seg += step_seg) {
-        if (seg >= segs) {
-            seg -= segs;
-            row++;
-            if (row >= total_rows)
-                break;
+    const uint32_t stride = gridDim.x * THREADS, g = blockIdx.x * THREADS + threadIdx.x;
+    const int step_row = (int)(stride / (uint32_t)items),
+              step_item = (int)(stride % (uint32_t)items);
+    struct walk {
+        int row, item;
+        __device__ __forceinline__ void next(int step_row, int step_item, int items)
+        {
+            row += step_row;
+            item += step_item;
+            if (item >= items) {
+                item -= items;
+                row++;
+            }
         }
-        cur.seek(row_start, num_seqs, row);
-        const int pos = row - cur.lo;
-        const int32_t block = block_table[(size_t)cur.seq * max_blocks_per_seq +
-                                          (bs_shift >= 0 ? pos >> bs_shift : pos / bs)];
-        const int64_t slot = (int64_t)block * bs + (bs_shift >= 0 ? pos & (bs - 1) : pos % bs);
-        const int first = seg * 32 * ITEMS + lane;
+    };
+    walk w{(int)(g / (uint32_t)items), (int)(g % (uint32_t)items)};
+    seq_cursor cur;
+    while (w.row < total_rows) {
         uint8_t codes[ITEMS][2][VEC];
+        walk x = w;
 #pragma unroll
-        for (int u = 0; u < ITEMS; u++) {
-            const int item = first + 32 * u;
-            if (item >= items)
+        for (int u = 0; u < ITEMS; u++, x.next(step_row, step_item, items)) {
+            if (x.row >= total_rows)
                 continue;
+            cur.seek(row_start, num_seqs, x.row);
+            const int pos = x.row - cur.lo;
+            const int32_t block = block_table[(size_t)cur.seq * max_blocks_per_seq +
+                                              (bs_shift >= 0 ? pos >> bs_shift : pos / bs)];
+            const int64_t slot = (int64_t)block * bs + (bs_shift >= 0 ? pos & (bs - 1) : pos % bs);
 #pragma unroll
             for (int i = 0; i < 2; i++) { /* constant indices: the codes stay in registers */
                 if (i >= nsides)
                     continue;
                 const uint8_t *cache = sides.side[i].cache;
                 if (LAYOUT == FP8KV_LAYOUT_NHD) {
-                    load_bytes<VEC>(cache + (size_t)slot * row_elems + (size_t)item * VEC,
+                    load_bytes<VEC>(cache + (size_t)slot * row_elems + (size_t)x.item * VEC,
                                     codes[u][i]);
                 } else {
-                    const int h = item * VEC / hs, d = item * VEC % hs;
+                    const int h = x.item * VEC / hs, d = x.item * VEC % hs;
                     if (sides.side[i].is_key) {
                         load_bytes<VEC>(cache + key_offset(shape, slot, h, d), codes[u][i]);
                     } else {
@@ -278,10 +273,10 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
                 }
             }
         }
+        x = w;
 #pragma unroll
-        for (int u = 0; u < ITEMS; u++) {
-            const int item = first + 32 * u;
-            if (item >= items)
+        for (int u = 0; u < ITEMS; u++, x.next(step_row, step_item, items)) {
+            if (x.row >= total_rows)
                 continue;
 #pragma unroll
             for (int i = 0; i < 2; i++) {
@@ -292,8 +287,8 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
                                                  tables + i * TABLE_WORDS + threadIdx.x % COPIES,
                                                  raw);
                 /* the output rows are [heads][head_size] in every layout */
-                uint8_t *out =
-                    sides.side[i].dst + ((size_t)row * row_elems + (size_t)item * VEC) * E::size;
+                uint8_t *out = sides.side[i].dst +
+                               ((size_t)x.row * row_elems + (size_t)x.item * VEC) * E::size;
                 if constexpr (VEC * E::size >= 16) {
 #pragma unroll
                     for (int b = 0; b < VEC * E::size; b += 16)
@@ -303,6 +298,7 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
                 }
             }
         }
+        w = x;
     }
 }
 
@@ -316,7 +312,7 @@ struct gather_launch {
     int max_blocks;
     const int64_t *row_start;
     int num_seqs, total_rows, bs_shift;
-    uint64_t lanes; /* units (row, segment) times 32 */
+    uint64_t items;
 };
 
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const gather_launch &a)
@@ -331,7 +327,7 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
     const unsigned cap =
         (unsigned)std::max(1, g_device.multiprocessors * std::min(resident, MAX_BLOCKS_PER_SM));
     const size_t shared = HARDWARE ? 0 : (size_t)a.nsides * TABLE_WORDS * sizeof(uint32_t);
-    kernel<<<blocks_for(a.lanes, THREADS, cap), THREADS, shared>>>(
+    kernel<<<blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS, cap), THREADS, shared>>>(
         a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks, a.row_start, a.num_seqs,
         a.total_rows, a.bs_shift);
     return FP8KV_OK;
@@ -375,11 +371,9 @@ int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     if (items >= (1ull << 31))
         return FP8KV_FAIL("gather: %llu work items in one launch (at most 2^31)",
                           (unsigned long long)items);
-    const uint64_t lanes =
-        (uint64_t)total_rows * segments_of(shape.num_heads * shape.head_size / vec) * 32;
     gather_launch a = {
         cfg.format,  shape,    sides,           nsides, d_block_table, max_blocks_per_seq,
-        d_row_start, num_seqs, (int)total_rows, -1,     lanes};
+        d_row_start, num_seqs, (int)total_rows, -1,     items};
     for (int b = 0; b < 31; b++) /* log2(block_size) when a power of two */
         if (shape.block_size == 1 << b)
             a.bs_shift = b;
