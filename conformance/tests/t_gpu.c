@@ -86,6 +86,83 @@ Test(gpu, kv_kernels_pass_every_golden_case_of_every_profile)
     cr_assert_eq(fp8kv_gpu_error_count(), errors, "%s", fp8kv_last_error());
 }
 
+/* The gather walks the output rows of all sequences with one grid: empty sequences between
+ * others, many short ones, rows shorter than a warp's items, NaN codes among the others (the
+ * hardware decode's per-element fallback), every layout, format family and output dtype give
+ * the CPU reference's bytes exactly. */
+Test(gpu, gather_matches_the_cpu_reference_across_empty_and_short_sequences)
+{
+    require_gpu();
+    struct fp8kv_gpu_device_info info;
+    cr_assert_eq(fp8kv_gpu_open(0, &info), 0, "%s", fp8kv_last_error());
+    const int lens_a[] = {0, 5, 0, 0, 37, 1, 0, 16, 3, 0};
+    enum { MANY = 300, MAX_BLOCKS = 4 };
+    int lens_b[MANY];
+    uint64_t state = 0x9A7E;
+    for (int i = 0; i < MANY; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        lens_b[i] = (int)(state >> 62); /* 0 .. 3 tokens */
+    }
+    const struct {
+        const int *lens;
+        int num_seqs, num_heads, head_size;
+    } runs[] = {{lens_a, 10, 4, 64}, {lens_b, MANY, 2, 16}, {lens_a, 10, 1, 8}};
+    const int layouts[] = {FP8KV_LAYOUT_NHD, FP8KV_LAYOUT_SPLIT_X, FP8KV_LAYOUT_HND};
+    const int formats[] = {FP8KV_CODEC_E4M3FN, FP8KV_CODEC_E5M2};
+    const enum fp8kv_kv_dtype outs[] = {FP8KV_KV_BF16, FP8KV_KV_F16, FP8KV_KV_F32};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        for (size_t l = 0; l < 3; l++) {
+            if (layouts[l] == FP8KV_LAYOUT_SPLIT_X && runs[r].head_size % FP8KV_SPLIT_X != 0)
+                continue;
+            const int n = runs[r].num_seqs;
+            const struct fp8kv_cache_shape shape = {n * MAX_BLOCKS, 16, runs[r].num_heads,
+                                                    runs[r].head_size, layouts[l]};
+            const size_t bytes = fp8kv_cache_bytes(&shape);
+            uint8_t *cache = malloc(bytes);
+            int32_t *table = malloc((size_t)n * MAX_BLOCKS * sizeof(int32_t));
+            cr_assert(cache && table);
+            for (size_t i = 0; i < bytes; i++) { /* every code, NaN codes included */
+                state = state * 6364136223846793005ull + 1442695040888963407ull;
+                cache[i] = (uint8_t)(state >> 56);
+            }
+            for (int i = 0; i < n * MAX_BLOCKS; i++) /* a fixed permutation of the blocks */
+                table[i] = (int32_t)(((int64_t)i * 7919) % (n * MAX_BLOCKS));
+            size_t rows = 0;
+            for (int i = 0; i < n; i++)
+                rows += (size_t)runs[r].lens[i];
+            const size_t out_bytes = rows * shape.num_heads * shape.head_size * 4;
+            uint8_t *want = malloc(out_bytes + 1), *got = malloc(out_bytes + 1);
+            cr_assert(want && got);
+            for (size_t f = 0; f < 2; f++)
+                for (size_t o = 0; o < 3; o++)
+                    for (int is_key = 0; is_key < 2; is_key++) {
+                        const struct fp8kv_codec_cfg cfg = {(uint8_t)formats[f], 1, 0,
+                                                            FP8KV_CODEC_F32_DIV};
+                        const float scale = 0.37f;
+                        const struct fp8kv_kv_scales s = {FP8KV_SCALE_TENSOR, scale, NULL, NULL,
+                                                          NULL};
+                        memset(want, 0x5A, out_bytes);
+                        memset(got, 0x5A, out_bytes);
+                        cr_assert_eq(fp8kv_cpu_gather_dequant(cfg, &shape, is_key, cache, table,
+                                                              MAX_BLOCKS, runs[r].lens, n, &s,
+                                                              outs[o], want),
+                                     0, "%s", fp8kv_last_error());
+                        cr_assert_eq(fp8kv_gpu_gather_dequant(cfg, &shape, is_key, cache, table,
+                                                              MAX_BLOCKS, runs[r].lens, n, scale,
+                                                              outs[o], got),
+                                     0, "%s", fp8kv_last_error());
+                        cr_assert(memcmp(want, got, out_bytes) == 0,
+                                  "run %zu layout %d format %d out %d %s: the device rows differ",
+                                  r, layouts[l], formats[f], (int)outs[o],
+                                  is_key ? "key" : "value");
+                    }
+            free(want);
+            free(got);
+            free(cache);
+            free(table);
+        }
+}
+
 /* ---- codecs and decoders --------------------------------------------------------------------- */
 
 Test(gpu, configurable_codecs_pass_every_vector_set_strictly)
