@@ -1,5 +1,6 @@
 /* t_gpu.c — the device subjects of kernels/hip/ (built with FP8KV_GPU=cuda|hip): the KV
- * kernels pass every golden case, the device codecs and decoders pass the vector sets, short
+ * kernels pass every golden case (and the gather gives the CPU reference's bytes across empty
+ * and short sequences), the device codecs and decoders pass the vector sets, short
  * device sweeps judge like the CPU sweep (counts, classes, the lowest-index failures in order,
  * also when there are far more failures than the kernel captures), and the vendor conversions
  * differ only in the sign of NaN (defect 6 of docs/DESIGN.md §1.4) under NaN check strict.
