@@ -231,10 +231,7 @@ attn_params params_of(const attention_plan &pl, const struct fp8kv_cache_shape &
     p.seq_lens = d_seq_lens;
     p.q_scale = softmax_scale * 1.4426950408889634f * k_scale; /* log2(e) */
     p.v_scale = v_scale;
-    p.bs_shift = -1;
-    for (int b = 0; b < 31; b++)
-        if (shape.block_size == 1 << b)
-            p.bs_shift = b;
+    p.bs_shift = shift_of(shape.block_size);
     p.partition = pl.partition;
     p.max_partitions = pl.max_partitions;
     p.tpt = pl.tpt;

@@ -165,6 +165,16 @@ __device__ __forceinline__ size_t value_offset(const struct fp8kv_cache_shape &s
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
 }
 
+/* shift_of: log2(n) when n is a power of two, else -1 (a block size's shift, so that the
+ * kernels split positions with a shift where they can instead of a division). */
+inline int shift_of(int n)
+{
+    for (int b = 0; b < 31; b++)
+        if (n == 1 << b)
+            return b;
+    return -1;
+}
+
 /* vec_of: the widest of 16, 8, 1 elements that divides head_size (and, for the split-x
  * layout, 16), capped at max_vec: a thread's contiguous run of dimensions. */
 inline int vec_of(int head_size, int max_vec)

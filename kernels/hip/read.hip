@@ -371,12 +371,10 @@ int launch_gather(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     if (items >= (1ull << 31))
         return FP8KV_FAIL("gather: %llu work items in one launch (at most 2^31)",
                           (unsigned long long)items);
-    gather_launch a = {
-        cfg.format,  shape,    sides,           nsides, d_block_table, max_blocks_per_seq,
-        d_row_start, num_seqs, (int)total_rows, -1,     items};
-    for (int b = 0; b < 31; b++) /* log2(block_size) when a power of two */
-        if (shape.block_size == 1 << b)
-            a.bs_shift = b;
+    const int bs_shift = shift_of(shape.block_size);
+    const gather_launch a = {
+        cfg.format,  shape,    sides,           nsides,   d_block_table, max_blocks_per_seq,
+        d_row_start, num_seqs, (int)total_rows, bs_shift, items};
     bool hardware = cfg.format == FP8KV_CODEC_E4M3FN &&
                     fp8kv_gpu_codec_available(FP8KV_GPU_CODEC_PTX_CVT_SATFINITE);
     for (int i = 0; i < nsides; i++)
