@@ -336,26 +336,72 @@ __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
     merge_groups<C, GB, VEC>(p, stages, groups, grp, lane, active, seq, q0, part, m, l, acc);
 }
 
-/* Pass 2: grid (q head, sequence). */
+/* The maximum and the rescaled sum of THREADS (m, l) pairs, one per thread: M = max m (a NaN m
+ * ignored, as fmaxf does) and L = sum l 2^(m - M) (a NaN m making it NaN); every thread gets
+ * both. `red` holds 2 THREADS floats. */
+__device__ __forceinline__ void combine_pairs(float m, float l, float *red, float &M, float &L)
+{
+    red[threadIdx.x] = m;
+    __syncthreads();
+    for (int half = THREADS / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half)
+            red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + half]);
+        __syncthreads();
+    }
+    M = red[0];
+    red[THREADS + threadIdx.x] = l == 0.0f ? 0.0f : l * exp2f(m - M);
+    __syncthreads();
+    for (int half = THREADS / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half)
+            red[THREADS + threadIdx.x] += red[THREADS + threadIdx.x + half];
+        __syncthreads();
+    }
+    L = red[THREADS];
+}
+
+/* Partitions whose outputs a thread loads before it adds any of them (independent loads). */
+constexpr int COMBINE_LOADS = 8;
+
+/* Pass 2: grid (q head, sequence). Out = sum over partitions of out_i 2^(m_i - M), over
+ * L = sum l_i 2^(m_i - M), M the largest m_i. Its dependent reads are few, as pass 2 runs
+ * after pass 1 has finished (nothing hides its latency): the sequence's length before the wait
+ * (pass 1 does not write it), then one read of every partition's maximum and sum (a partition
+ * a thread, folded by thread), then the outputs, COMBINE_LOADS partitions at once. */
 __global__ void __launch_bounds__(THREADS)
     attention_combine(const int32_t *seq_lens, int num_q_heads, int head_size, int partition,
                       int max_partitions, const float *part_out, const float *part_max,
                       const float *part_sum, float *out)
 {
+    __shared__ float red[2 * THREADS];
     const int qh = blockIdx.x, seq = blockIdx.y, D = head_size;
-    wait_for_pass1(); /* launched early (see launch_combine) */
     const int n = seq_lens[seq], np = (n + partition - 1) / partition;
     const size_t row = ((size_t)seq * num_q_heads + qh) * max_partitions;
-    float M = -INFINITY;
-    for (int i = 0; i < np; i++)
-        M = fmaxf(M, part_max[row + i]);
-    float L = 0.0f; /* the maxima are scores times log2(e) */
-    for (int i = 0; i < np; i++)
-        L += part_sum[row + i] * exp2f(part_max[row + i] - M);
+    wait_for_pass1(); /* launched early (see launch_combine) */
+    /* this thread's partitions i = t, t + THREADS, ...: their maximum m and sum l at m */
+    float m = -INFINITY, l = 0.0f;
+    for (int i = threadIdx.x; i < np; i += THREADS) {
+        const float mi = part_max[row + i], li = part_sum[row + i];
+        const float top = fmaxf(m, mi);
+        l = (l == 0.0f ? 0.0f : l * exp2f(m - top)) + li * exp2f(mi - top);
+        m = top;
+    }
+    float M, L;
+    combine_pairs(m, l, red, M, L);
     for (int d = threadIdx.x; d < D; d += THREADS) {
         float o = 0.0f;
-        for (int i = 0; i < np; i++)
-            o = fmaf(part_out[(row + i) * D + d], exp2f(part_max[row + i] - M), o);
+        for (int i0 = 0; i0 < np; i0 += COMBINE_LOADS) {
+            float v[COMBINE_LOADS], w[COMBINE_LOADS];
+#pragma unroll
+            for (int k = 0; k < COMBINE_LOADS; k++) {
+                const bool in = i0 + k < np;
+                v[k] = in ? part_out[(row + i0 + k) * D + d] : 0.0f;
+                w[k] = in ? part_max[row + i0 + k] : -INFINITY;
+            }
+#pragma unroll
+            for (int k = 0; k < COMBINE_LOADS; k++)
+                if (i0 + k < np)
+                    o = fmaf(v[k], exp2f(w[k] - M), o);
+        }
         out[((size_t)seq * num_q_heads + qh) * D + d] = np ? o / L : 0.0f;
     }
 }
@@ -413,7 +459,13 @@ static bool combine_waits()
  * and wait in the kernel (griddepcontrol.wait) until pass 1 has completed and its writes are
  * visible, which hides the launch gap between the passes (measured on the H200, fp8 cache,
  * fraction of the read-only bandwidth: 8 x 32k tokens 0.80 -> 0.81-0.83, 8 x 4k 0.40 -> 0.44-0.46,
- * 64 x 4k 0.79 -> 0.80-0.81). Pass 1 alone runs at 0.86 there (141 us). Tried and lost:
+ * 64 x 4k 0.79 -> 0.80-0.81). Pass 1 alone runs at 0.86 there (141 us). The combining pass
+ * before its reads were made few (a loop of dependent loads per partition) cost 4.6 us after
+ * pass 1 at 8 x 32k (0.1471 ms against 0.1425 without it, device-held timing, one run); now
+ * 3.9-4.1 (0.1427-0.1429 against 0.1388, another run and machine). Pass 1's blocks there (one wave,
+ * the same work each) finish between 104 and 137 us (median 127): the tail, not the combine, is the
+ * larger loss. Also lost: an L2::256B prefetch hint on pass 1's copies (fp8 0.1451 against 0.1427;
+ * bf16 0.284 against 0.262). Tried and lost:
  * folding the combining into pass 1's last block per sequence (0.68: its serial reads
  * lengthen the tail); making the partitions of a (sequence, q heads) a thread-block cluster
  * that combines through distributed shared memory, no second kernel (0.56-0.59 at 8 x 32k,

@@ -26,6 +26,7 @@
 
 #define hipError_t cudaError_t
 #define hipSuccess cudaSuccess
+#define hipErrorNotReady cudaErrorNotReady
 #define hipErrorNoDevice cudaErrorNoDevice
 #define hipErrorInsufficientDriver cudaErrorInsufficientDriver
 #define hipGetErrorString cudaGetErrorString
@@ -63,6 +64,7 @@
 #define hipEventCreate cudaEventCreate
 #define hipEventRecord cudaEventRecord
 #define hipEventSynchronize cudaEventSynchronize
+#define hipEventQuery cudaEventQuery
 #define hipEventElapsedTime cudaEventElapsedTime
 #define hipEventDestroy cudaEventDestroy
 
