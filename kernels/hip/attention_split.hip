@@ -336,27 +336,34 @@ __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
     merge_groups<C, GB, VEC>(p, stages, groups, grp, lane, active, seq, q0, part, m, l, acc);
 }
 
+/* l, a sum of weights taken at maximum m, taken at maximum top >= m instead; 0 stays 0 (also
+ * where m and top are both -inf, whose difference is NaN). */
+__device__ __forceinline__ float rescaled(float l, float m, float top)
+{
+    return l == 0.0f ? 0.0f : l * exp2f(m - top);
+}
+
+/* The fold by `op` of one value per thread of the block (THREADS), into every thread; `red`
+ * holds THREADS floats, free for reuse only after the next barrier. */
+template <typename Op> __device__ __forceinline__ float block_fold(float v, float *red, Op op)
+{
+    red[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = THREADS / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half)
+            red[threadIdx.x] = op(red[threadIdx.x], red[threadIdx.x + half]);
+        __syncthreads();
+    }
+    return red[0];
+}
+
 /* The maximum and the rescaled sum of THREADS (m, l) pairs, one per thread: M = max m (a NaN m
  * ignored, as fmaxf does) and L = sum l 2^(m - M) (a NaN m making it NaN); every thread gets
  * both. `red` holds 2 THREADS floats. */
 __device__ __forceinline__ void combine_pairs(float m, float l, float *red, float &M, float &L)
 {
-    red[threadIdx.x] = m;
-    __syncthreads();
-    for (int half = THREADS / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half)
-            red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + half]);
-        __syncthreads();
-    }
-    M = red[0];
-    red[THREADS + threadIdx.x] = l == 0.0f ? 0.0f : l * exp2f(m - M);
-    __syncthreads();
-    for (int half = THREADS / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half)
-            red[THREADS + threadIdx.x] += red[THREADS + threadIdx.x + half];
-        __syncthreads();
-    }
-    L = red[THREADS];
+    M = block_fold(m, red, [](float a, float b) { return fmaxf(a, b); });
+    L = block_fold(rescaled(l, m, M), red + THREADS, [](float a, float b) { return a + b; });
 }
 
 /* Partitions whose outputs a thread loads before it adds any of them (independent loads). */
@@ -382,7 +389,7 @@ __global__ void __launch_bounds__(THREADS)
     for (int i = threadIdx.x; i < np; i += THREADS) {
         const float mi = part_max[row + i], li = part_sum[row + i];
         const float top = fmaxf(m, mi);
-        l = (l == 0.0f ? 0.0f : l * exp2f(m - top)) + li * exp2f(mi - top);
+        l = rescaled(l, m, top) + li * exp2f(mi - top);
         m = top;
     }
     float M, L;
@@ -462,15 +469,15 @@ static bool combine_waits()
  * 64 x 4k 0.79 -> 0.80-0.81). Pass 1 alone runs at 0.86 there (141 us). The combining pass
  * before its reads were made few (a loop of dependent loads per partition) cost 4.6 us after
  * pass 1 at 8 x 32k (0.1471 ms against 0.1425 without it, device-held timing, one run); now
- * 3.9-4.1 (0.1427-0.1429 against 0.1388, another run and machine). Pass 1's blocks there (one wave,
- * the same work each) finish between 104 and 137 us (median 127): the tail, not the combine, is the
- * larger loss. Also lost: an L2::256B prefetch hint on pass 1's copies (fp8 0.1451 against 0.1427;
- * bf16 0.284 against 0.262). Tried and lost:
- * folding the combining into pass 1's last block per sequence (0.68: its serial reads
- * lengthen the tail); making the partitions of a (sequence, q heads) a thread-block cluster
- * that combines through distributed shared memory, no second kernel (0.56-0.59 at 8 x 32k,
- * 0.68-0.69 at 64 x 4k with one partition a cluster; the kernel with the cluster code but
- * launched without clusters also lost 5% in pass 1). Elsewhere, a plain launch. */
+ * 3.9-4.1 (0.1427-0.1429 against 0.1388, another run and machine). Pass 1's blocks there (one
+ * wave, the same work each) finish between 104 and 137 us (median 127): the tail, not the
+ * combine, is the larger loss. Tried and lost: an L2::256B prefetch hint on pass 1's copies
+ * (fp8 0.1451 ms against 0.1427; bf16 0.284 against 0.262); folding the combining into pass
+ * 1's last block per sequence (0.68: its serial reads lengthen the tail); making the partitions of
+ * a (sequence, q heads) a thread-block cluster that combines through distributed shared memory, no
+ * second kernel (0.56-0.59 at 8 x 32k, 0.68-0.69 at 64 x 4k with one partition a cluster; the
+ * kernel with the cluster code but launched without clusters also lost 5% in pass 1). Elsewhere, a
+ * plain launch. */
 int launch_combine(const attn_params &p, int num_seqs, float *d_out)
 {
     const dim3 grid((unsigned)p.num_q_heads, (unsigned)num_seqs);

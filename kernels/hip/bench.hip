@@ -113,21 +113,22 @@ template <typename F> int time_median(int iterations, F fn, struct fp8kv_gpu_tim
     long long hold = HOLD_CYCLES;
     for (int i = 0; i < iterations; i++) {
         double one = 0.0;
-        bool late = false;
-        do {
+        for (;;) {
             hold_device<<<1, 1>>>(hold);
             FP8KV_GPU_CHECK_LAUNCH();
             if ((rc = tm.start()) != 0 || (rc = fn()) != 0)
                 return rc;
-            const hipError_t reached = hipEventQuery(tm.begin);
+            const hipError_t reached = hipEventQuery(tm.begin); /* hipSuccess: too late */
             if (reached == hipErrorNotReady)
                 (void)hipGetLastError(); /* not an error: the device is still holding */
             else
                 FP8KV_GPU_CHECK(reached);
-            late = reached == hipSuccess;
             if ((rc = tm.stop(&one)) != 0)
                 return rc;
-        } while (late && hold < HOLD_CYCLES_MAX && (hold *= 2) > 0);
+            if (reached == hipErrorNotReady || hold >= HOLD_CYCLES_MAX)
+                break;
+            hold *= 2;
+        }
         ms.push_back(one);
     }
     std::sort(ms.begin(), ms.end());
