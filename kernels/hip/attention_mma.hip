@@ -510,7 +510,18 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *   bf16: 16 x 4 0.91 (1 block), 32 x 2 0.90 (1 block), 16 x 3 0.90 (2 blocks), 16 x 2 0.79
  *         (3 blocks); with padded rows 16 x 2 was 0.87 (2 blocks).
  * More data in flight per warp pays; more warps per multiprocessor (and so more concurrent
- * streams of cache blocks) does not. */
+ * streams of cache blocks) does not. Tried and lost at 8 x 32k (one run each, against the same
+ * run's figures for this kernel, fp8 0.142 ms and bf16 0.264 ms):
+ *   - the transposed products S^T = K Q^T and O^T = V^T P^T (the mma's 16 rows tokens or
+ *     dimensions, its 8 columns the heads' terms, read back through a per-warp score scratch):
+ *     half the fp8 cache's mma count and 120 registers instead of 165, yet fp8 0.1417 ms
+ *     (unchanged) and bf16 0.300 ms: the fp8 kernel is not limited by its arithmetic;
+ *   - with those 110-120 registers, fp8 in 16-token chunks 3 deep at 4 blocks per
+ *     multiprocessor (16 warps, partitions of 4096): 0.1466 ms, 83.9% (64 x 4k 0.83, 8 x 4k
+ *     0.46);
+ *   - every warp of a sequence's blocks taking chunks from one counter per (sequence, kv head),
+ *     the block-table entries read from global memory a chunk ahead, so that faster warps take
+ *     more: fp8 0.169 ms, bf16 0.428 ms. */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;

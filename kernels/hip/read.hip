@@ -39,7 +39,10 @@ constexpr int ITEMS = 2; /* items per thread in flight */
  * lane's ITEMS items) 0.86-0.88. Also changing nothing (0.875-0.888, session of the device-held
  * timing): no conversion at all (codes copied out as they are), an integer decode in place of
  * the cvt, consecutive rows per thread sharing one block-table read, streaming cache hints,
- * and identity slots (no block table): the conversion and the indirection are not the gap. */
+ * and identity slots (no block table): the conversion and the indirection are not the gap. Lost
+ * too: a grid of one pass per block over its THREADS * n items, n = 2, 4, 8, 16 (0.886, 0.884,
+ * 0.852, 0.69; the cap per multiprocessor set for the registers), and key and value as two
+ * launches of one side each (0.78). */
 constexpr int MAX_BLOCKS_PER_SM = 6;
 
 template <int OUT> struct out_elem;
