@@ -521,7 +521,12 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     0.46);
  *   - every warp of a sequence's blocks taking chunks from one counter per (sequence, kv head),
  *     the block-table entries read from global memory a chunk ahead, so that faster warps take
- *     more: fp8 0.169 ms, bf16 0.428 ms. */
+ *     more: fp8 0.169 ms, bf16 0.428 ms; the same code with each warp's chunks assigned as
+ *     here (no counter) 0.153 and 0.311: that machinery (table reads from global memory, the
+ *     counters cleared before each launch) cost some 7%, the shared counter's order 10% more.
+ * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
+ * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
+ * multiprocessors holding one block instead of two ended at 110-118 us). */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
