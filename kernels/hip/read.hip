@@ -42,7 +42,12 @@ constexpr int ITEMS = 2; /* items per thread in flight */
  * and identity slots (no block table): the conversion and the indirection are not the gap. Lost
  * too: a grid of one pass per block over its THREADS * n items, n = 2, 4, 8, 16 (0.886, 0.884,
  * 0.852, 0.69; the cap per multiprocessor set for the registers), and key and value as two
- * launches of one side each (0.78). */
+ * launches of one side each (0.78); no clear change (paired runs, noise about 0.007): the next
+ * window's loads issued before this window's stores, and the NaN-code check left out. In a
+ * standalone program of the bench's shape, this walk stripped to one sequence without the
+ * cursor and the NaN check ran at 0.902-0.904, with the cursor's global binary search 0.891,
+ * and TMA bulk copies of whole cache blocks through shared memory (in 16 KiB, out 32 KiB,
+ * 1-4 stages) at 0.863-0.895. */
 constexpr int MAX_BLOCKS_PER_SM = 6;
 
 template <int OUT> struct out_elem;
@@ -187,11 +192,25 @@ __device__ __forceinline__ void convert_item(const uint8_t (&codes)[VEC], int fo
     }
 }
 
-/* The sequence holding output rows [lo, hi): found by binary search over row_start when a
+/* The sequences' first output rows (num_seqs + 1 of them): staged in shared memory when at most
+ * SHARED_ROWS, so that a cursor's seek makes no global round trips in the middle of a thread's
+ * loads (measured on the H200 at 16 sequences, paired runs: +0.5 to +0.9% of the copy
+ * bandwidth); else read from the global array. */
+constexpr int SHARED_ROWS = 2048;
+struct row_starts {
+    const int64_t *global;
+    const int32_t *shared; /* null: use global */
+    __device__ __forceinline__ int64_t operator[](int i) const
+    {
+        return shared ? shared[i] : global[i];
+    }
+};
+
+/* The sequence holding output rows [lo, hi): found by binary search over the row starts when a
  * thread's row passes hi (rows only grow along a thread's walk). */
 struct seq_cursor {
     int seq = -1, lo = 0, hi = 0;
-    __device__ __forceinline__ void seek(const int64_t *row_start, int num_seqs, int row)
+    __device__ __forceinline__ void seek(const row_starts &row_start, int num_seqs, int row)
     {
         if (row < hi)
             return;
@@ -212,7 +231,7 @@ struct seq_cursor {
 /* One kernel per output dtype, vector width, layout and conversion. Thread g takes items g,
  * g + the grid's threads, ...; (row, item) advances by a fixed step with a carry (no division
  * per item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the
- * tables of the table path. */
+ * tables of the table path, then the row starts when num_seqs < SHARED_ROWS. */
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
 __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
@@ -226,8 +245,16 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
         for (int i = 0; i < 2; i++)
             if (i < nsides)
                 fill_table<OUT>(tables + i * TABLE_WORDS, format, sides.side[i].scale);
-        __syncthreads();
     }
+    row_starts starts = {row_start, nullptr};
+    if (num_seqs < SHARED_ROWS) {
+        int32_t *shared =
+            reinterpret_cast<int32_t *>(tables + (HARDWARE ? 0 : nsides * TABLE_WORDS));
+        for (int i = threadIdx.x; i <= num_seqs; i += THREADS)
+            shared[i] = (int32_t)row_start[i]; /* total_rows < 2^31 */
+        starts.shared = shared;
+    }
+    __syncthreads();
     const int hs = shape.head_size, bs = shape.block_size;
     const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
     const uint32_t stride = gridDim.x * THREADS, g = blockIdx.x * THREADS + threadIdx.x;
@@ -254,7 +281,7 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
         for (int u = 0; u < ITEMS; u++, x.next(step_row, step_item, items)) {
             if (x.row >= total_rows)
                 continue;
-            cur.seek(row_start, num_seqs, x.row);
+            cur.seek(starts, num_seqs, x.row);
             const int pos = x.row - cur.lo;
             const int32_t block = block_table[(size_t)cur.seq * max_blocks_per_seq +
                                               (bs_shift >= 0 ? pos >> bs_shift : pos / bs)];
@@ -325,14 +352,15 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
 {
     const auto kernel = gather_kernel<OUT, VEC, LAYOUT, HARDWARE>;
     /* the table path's two tables pass the default 48 KiB of dynamic shared memory */
-    constexpr size_t most = HARDWARE ? 0 : 2 * TABLE_WORDS * sizeof(uint32_t);
-    if (most > 0)
+    constexpr size_t most = (HARDWARE ? 0 : 2 * TABLE_WORDS * sizeof(uint32_t)) + SHARED_ROWS * 4;
+    if (most > 48 * 1024)
         FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                             hipFuncAttributeMaxDynamicSharedMemorySize, (int)most));
     static const int resident = resident_blocks_of(kernel, THREADS, most);
     const unsigned cap =
         (unsigned)std::max(1, g_device.multiprocessors * std::min(resident, MAX_BLOCKS_PER_SM));
-    const size_t shared = HARDWARE ? 0 : (size_t)a.nsides * TABLE_WORDS * sizeof(uint32_t);
+    const size_t shared = (HARDWARE ? 0 : (size_t)a.nsides * TABLE_WORDS * sizeof(uint32_t)) +
+                          (a.num_seqs < SHARED_ROWS ? (size_t)(a.num_seqs + 1) * 4 : 0);
     kernel<<<blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS, cap), THREADS, shared>>>(
         a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks, a.row_start, a.num_seqs,
         a.total_rows, a.bs_shift);
