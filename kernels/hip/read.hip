@@ -192,10 +192,11 @@ __device__ __forceinline__ void convert_item(const uint8_t (&codes)[VEC], int fo
     }
 }
 
-/* The sequences' first output rows (num_seqs + 1 of them): staged in shared memory when at most
- * SHARED_ROWS, so that a cursor's seek makes no global round trips in the middle of a thread's
- * loads (measured on the H200 at 16 sequences, paired runs: +0.5 to +0.9% of the copy
- * bandwidth); else read from the global array. */
+/* The sequences' first output rows (num_seqs + 1 of them): on the hardware path, staged in
+ * shared memory when at most SHARED_ROWS, so that a cursor's seek makes no global round trips
+ * in the middle of a thread's loads (measured on the H200 at 16 sequences, paired runs: +0.5 to
+ * +0.9% of the copy bandwidth); else (and on the table path, whose shared memory its tables
+ * fill: 64 KiB, all a gfx90a block has) read from the global array. */
 constexpr int SHARED_ROWS = 2048;
 struct row_starts {
     const int64_t *global;
@@ -231,7 +232,7 @@ struct seq_cursor {
 /* One kernel per output dtype, vector width, layout and conversion. Thread g takes items g,
  * g + the grid's threads, ...; (row, item) advances by a fixed step with a carry (no division
  * per item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the
- * tables of the table path, then the row starts when num_seqs < SHARED_ROWS. */
+ * tables of the table path, or the row starts of the hardware path (see row_starts). */
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
 __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
@@ -247,9 +248,8 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
                 fill_table<OUT>(tables + i * TABLE_WORDS, format, sides.side[i].scale);
     }
     row_starts starts = {row_start, nullptr};
-    if (num_seqs < SHARED_ROWS) {
-        int32_t *shared =
-            reinterpret_cast<int32_t *>(tables + (HARDWARE ? 0 : nsides * TABLE_WORDS));
+    if (HARDWARE && num_seqs < SHARED_ROWS) {
+        int32_t *shared = reinterpret_cast<int32_t *>(tables);
         for (int i = threadIdx.x; i <= num_seqs; i += THREADS)
             shared[i] = (int32_t)row_start[i]; /* total_rows < 2^31 */
         starts.shared = shared;
@@ -352,15 +352,16 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
 {
     const auto kernel = gather_kernel<OUT, VEC, LAYOUT, HARDWARE>;
     /* the table path's two tables pass the default 48 KiB of dynamic shared memory */
-    constexpr size_t most = (HARDWARE ? 0 : 2 * TABLE_WORDS * sizeof(uint32_t)) + SHARED_ROWS * 4;
+    constexpr size_t most = HARDWARE ? SHARED_ROWS * 4 : 2 * TABLE_WORDS * sizeof(uint32_t);
     if (most > 48 * 1024)
         FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                             hipFuncAttributeMaxDynamicSharedMemorySize, (int)most));
     static const int resident = resident_blocks_of(kernel, THREADS, most);
     const unsigned cap =
         (unsigned)std::max(1, g_device.multiprocessors * std::min(resident, MAX_BLOCKS_PER_SM));
-    const size_t shared = (HARDWARE ? 0 : (size_t)a.nsides * TABLE_WORDS * sizeof(uint32_t)) +
-                          (a.num_seqs < SHARED_ROWS ? (size_t)(a.num_seqs + 1) * 4 : 0);
+    const size_t shared = !HARDWARE                  ? a.nsides * TABLE_WORDS * sizeof(uint32_t)
+                          : a.num_seqs < SHARED_ROWS ? (size_t)(a.num_seqs + 1) * 4
+                                                     : 0;
     kernel<<<blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS, cap), THREADS, shared>>>(
         a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks, a.row_start, a.num_seqs,
         a.total_rows, a.bs_shift);
