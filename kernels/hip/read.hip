@@ -198,6 +198,12 @@ __device__ __forceinline__ void convert_item(const uint8_t (&codes)[VEC], int fo
  * +0.9% of the copy bandwidth); else (and on the table path, whose shared memory its tables
  * fill: 64 KiB, all a gfx90a block has) read from the global array. */
 constexpr int SHARED_ROWS = 2048;
+/* Whether a launch stages them (the kernel and its launch both ask, so that they agree on the
+ * dynamic shared memory). */
+__host__ __device__ constexpr bool rows_staged(bool hardware, int num_seqs)
+{
+    return hardware && num_seqs < SHARED_ROWS;
+}
 struct row_starts {
     const int64_t *global;
     const int32_t *shared; /* null: use global */
@@ -248,7 +254,7 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
                 fill_table<OUT>(tables + i * TABLE_WORDS, format, sides.side[i].scale);
     }
     row_starts starts = {row_start, nullptr};
-    if (HARDWARE && num_seqs < SHARED_ROWS) {
+    if (rows_staged(HARDWARE, num_seqs)) {
         int32_t *shared = reinterpret_cast<int32_t *>(tables);
         for (int i = threadIdx.x; i <= num_seqs; i += THREADS)
             shared[i] = (int32_t)row_start[i]; /* total_rows < 2^31 */
@@ -359,9 +365,9 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
     static const int resident = resident_blocks_of(kernel, THREADS, most);
     const unsigned cap =
         (unsigned)std::max(1, g_device.multiprocessors * std::min(resident, MAX_BLOCKS_PER_SM));
-    const size_t shared = !HARDWARE                  ? a.nsides * TABLE_WORDS * sizeof(uint32_t)
-                          : a.num_seqs < SHARED_ROWS ? (size_t)(a.num_seqs + 1) * 4
-                                                     : 0;
+    const size_t shared = !HARDWARE ? a.nsides * TABLE_WORDS * sizeof(uint32_t)
+                          : rows_staged(HARDWARE, a.num_seqs) ? (size_t)(a.num_seqs + 1) * 4
+                                                              : 0;
     kernel<<<blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS, cap), THREADS, shared>>>(
         a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks, a.row_start, a.num_seqs,
         a.total_rows, a.bs_shift);
