@@ -343,71 +343,51 @@ __device__ __forceinline__ float rescaled(float l, float m, float top)
     return l == 0.0f ? 0.0f : l * exp2f(m - top);
 }
 
-/* The fold by `op` of one value per thread of the block (THREADS), into every thread; `red`
- * holds THREADS floats, free for reuse only after the next barrier. */
-template <typename Op> __device__ __forceinline__ float block_fold(float v, float *red, Op op)
-{
-    red[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = THREADS / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half)
-            red[threadIdx.x] = op(red[threadIdx.x], red[threadIdx.x + half]);
-        __syncthreads();
-    }
-    return red[0];
-}
-
-/* The maximum and the rescaled sum of THREADS (m, l) pairs, one per thread: M = max m (a NaN m
- * ignored, as fmaxf does) and L = sum l 2^(m - M) (a NaN m making it NaN); every thread gets
- * both. `red` holds 2 THREADS floats. */
-__device__ __forceinline__ void combine_pairs(float m, float l, float *red, float &M, float &L)
-{
-    M = block_fold(m, red, [](float a, float b) { return fmaxf(a, b); });
-    L = block_fold(rescaled(l, m, M), red + THREADS, [](float a, float b) { return a + b; });
-}
-
-/* Partitions whose outputs a thread loads before it adds any of them (independent loads). */
+/* Partitions whose results a thread loads before it adds any of them (independent loads). */
 constexpr int COMBINE_LOADS = 8;
 
 /* Pass 2: grid (q head, sequence). Out = sum over partitions of out_i 2^(m_i - M), over
- * L = sum l_i 2^(m_i - M), M the largest m_i. Its dependent reads are few, as pass 2 runs
- * after pass 1 has finished (nothing hides its latency): the sequence's length before the wait
- * (pass 1 does not write it), then one read of every partition's maximum and sum (a partition
- * a thread, folded by thread), then the outputs, COMBINE_LOADS partitions at once. */
+ * L = sum l_i 2^(m_i - M), M the largest m_i (a NaN m_i ignored, as fmaxf does; a NaN l_i or
+ * out_i makes the output NaN). Pass 2 runs after pass 1 has finished, where nothing hides its
+ * latency, so its dependent reads are few: the sequence's length before the wait (pass 1 does
+ * not write it), then, COMBINE_LOADS partitions at once, their maxima, sums and outputs
+ * together, merged online; each thread computes M and L itself along with its dimensions'
+ * sums (no barrier), and the usual few partitions cost one round trip. */
 __global__ void __launch_bounds__(THREADS)
     attention_combine(const int32_t *seq_lens, int num_q_heads, int head_size, int partition,
                       int max_partitions, const float *part_out, const float *part_max,
                       const float *part_sum, float *out)
 {
-    __shared__ float red[2 * THREADS];
     const int qh = blockIdx.x, seq = blockIdx.y, D = head_size;
     const int n = seq_lens[seq], np = (n + partition - 1) / partition;
     const size_t row = ((size_t)seq * num_q_heads + qh) * max_partitions;
     wait_for_pass1(); /* launched early (see launch_combine) */
-    /* this thread's partitions i = t, t + THREADS, ...: their maximum m and sum l at m */
-    float m = -INFINITY, l = 0.0f;
-    for (int i = threadIdx.x; i < np; i += THREADS) {
-        const float mi = part_max[row + i], li = part_sum[row + i];
-        const float top = fmaxf(m, mi);
-        l = rescaled(l, m, top) + li * exp2f(mi - top);
-        m = top;
-    }
-    float M, L;
-    combine_pairs(m, l, red, M, L);
     for (int d = threadIdx.x; d < D; d += THREADS) {
-        float o = 0.0f;
+        float M = -INFINITY, L = 0.0f, o = 0.0f;
         for (int i0 = 0; i0 < np; i0 += COMBINE_LOADS) {
-            float v[COMBINE_LOADS], w[COMBINE_LOADS];
+            float m[COMBINE_LOADS], l[COMBINE_LOADS], v[COMBINE_LOADS];
 #pragma unroll
             for (int k = 0; k < COMBINE_LOADS; k++) {
                 const bool in = i0 + k < np;
+                m[k] = in ? part_max[row + i0 + k] : -INFINITY;
+                l[k] = in ? part_sum[row + i0 + k] : 0.0f;
                 v[k] = in ? part_out[(row + i0 + k) * D + d] : 0.0f;
-                w[k] = in ? part_max[row + i0 + k] : -INFINITY;
             }
+            float top = M;
 #pragma unroll
             for (int k = 0; k < COMBINE_LOADS; k++)
-                if (i0 + k < np)
-                    o = fmaf(v[k], exp2f(w[k] - M), o);
+                top = fmaxf(top, m[k]);
+            /* what was summed at M, taken at top (unchanged where M is top, -inf included) */
+            const float f = M == top ? 1.0f : exp2f(M - top);
+            L *= f;
+            o *= f;
+#pragma unroll
+            for (int k = 0; k < COMBINE_LOADS; k++)
+                if (i0 + k < np) {
+                    L += rescaled(l[k], m[k], top);
+                    o = fmaf(v[k], exp2f(m[k] - top), o);
+                }
+            M = top;
         }
         out[((size_t)seq * num_q_heads + qh) * D + d] = np ? o / L : 0.0f;
     }
@@ -468,16 +448,22 @@ static bool combine_waits()
  * fraction of the read-only bandwidth: 8 x 32k tokens 0.80 -> 0.81-0.83, 8 x 4k 0.40 -> 0.44-0.46,
  * 64 x 4k 0.79 -> 0.80-0.81). Pass 1 alone runs at 0.86 there (141 us). The combining pass
  * before its reads were made few (a loop of dependent loads per partition) cost 4.6 us after
- * pass 1 at 8 x 32k (0.1471 ms against 0.1425 without it, device-held timing, one run); now
- * 3.9-4.1 (0.1427-0.1429 against 0.1388, another run and machine). Pass 1's blocks there (one
+ * pass 1 at 8 x 32k (0.1471 ms against 0.1425 without it, device-held timing, one run); then
+ * 3.9-4.1 (0.1427-0.1429 against 0.1388, another run and machine) with two round trips (the
+ * maxima and sums, a barrier fold, then the outputs); with one (attention_combine) 0.7-1.3 us
+ * less again (paired runs, fp8: 8 x 32k 0.1458-0.1460 ms against 0.1467-0.1471, 8 x 4k
+ * 0.0299-0.0306 against 0.0311-0.0313, 8 x 1k 0.0133-0.0134 against 0.0140-0.0142, 64 x 1k
+ * 0.0552-0.0556 against 0.0568-0.0569). Pass 1's blocks there (one
  * wave, the same work each) finish between 104 and 137 us (median 127): the tail, not the
  * combine, is the larger loss. Tried and lost: an L2::256B prefetch hint on pass 1's copies
  * (fp8 0.1451 ms against 0.1427; bf16 0.284 against 0.262); folding the combining into pass
  * 1's last block per sequence (0.68: its serial reads lengthen the tail); making the partitions of
  * a (sequence, q heads) a thread-block cluster that combines through distributed shared memory, no
  * second kernel (0.56-0.59 at 8 x 32k, 0.68-0.69 at 64 x 4k with one partition a cluster; the
- * kernel with the cluster code but launched without clusters also lost 5% in pass 1). Elsewhere, a
- * plain launch. */
+ * kernel with the cluster code but launched without clusters also lost 5% in pass 1); each
+ * combining block waiting only for its own heads' partitions, counted by pass 1 (a fence and an
+ * atomic at the end of every pass-1 block; the combining block's first thread polling): 1.2 us
+ * slower at 8 x 32k, 1 us at 8 x 1k. Elsewhere, a plain launch. */
 int launch_combine(const attn_params &p, int num_seqs, float *d_out)
 {
     const dim3 grid((unsigned)p.num_q_heads, (unsigned)num_seqs);
