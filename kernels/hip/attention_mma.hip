@@ -523,7 +523,14 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     the block-table entries read from global memory a chunk ahead, so that faster warps take
  *     more: fp8 0.169 ms, bf16 0.428 ms; the same code with each warp's chunks assigned as
  *     here (no counter) 0.153 and 0.311: that machinery (table reads from global memory, the
- *     counters cleared before each launch) cost some 7%, the shared counter's order 10% more.
+ *     counters cleared before each launch) cost some 7%, the shared counter's order 10% more;
+ *   - a persistent kernel: a grid of the resident blocks, each taking partitions ("units")
+ *     one after another from a counter, its warps' copies running on across a unit's end into
+ *     the next unit (its table entries and queries copied a unit ahead, its claim two units
+ *     ahead, so that no global round trip falls at a unit's end): fp8 at partitions of 2048
+ *     0.1553-0.1557 ms, of 1024 0.1689-0.1697 (this kernel 0.1458-0.1461 in the same run);
+ *     each unit's end (the warps' merge, the next queries' fragments) cost a block about 3.6
+ *     us of its stream, more than the balance won;
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us). */
