@@ -531,6 +531,24 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     0.1553-0.1557 ms, of 1024 0.1689-0.1697 (this kernel 0.1458-0.1461 in the same run);
  *     each unit's end (the warps' merge, the next queries' fragments) cost a block about 3.6
  *     us of its stream, more than the balance won;
+ *   - each full partition leaving its last k units of u tokens to whichever block claims them
+ *     (a global counter, claimed before the merge, answered after it; each unit its own result
+ *     slot): k x u = 1 x 1024 fp8 0.1452-0.1453 ms, 2 x 512 0.149, 1 x 2048 0.147, 2 x 1024
+ *     0.151, 4 x 256 0.158, against 0.1426-0.1433 in the same run (bf16 0.293 against 0.265);
+ *   - one block per multiprocessor, a warp per kv head (the block reads whole cache rows of
+ *     the same tokens), units of 64 tokens of one sequence claimed from the sequence's counter
+ *     (a barrier per unit, the whole sequence's table in shared memory), other sequences'
+ *     units taken when its own run out: 0.1522-0.1552 ms against 0.1412-0.1454 (units of 128
+ *     tokens 0.154, of 256 0.19), though 64 x 1k came out 2% faster;
+ *   - the last 1/16 to 1/8 of each sequence left to the warps of its kv head's blocks, chunk by
+ *     chunk from one counter per (sequence, kv head), after their own partitions: 0.171-0.177
+ *     ms against 0.141-0.145, with claims 1, 3 or 6 chunks ahead alike. The same kernel with
+ *     no tail at all ran as slowly (0.1706-0.1726), whether the tail chunks came in one stream
+ *     with the partition's or in a second loop (the chunk loop's last refills taking the first
+ *     tail chunks), and with or without spills: adding the tail's code, not the tail, cost the
+ *     20%, so the balance itself is unmeasured. In the SASS, the tail's fill inlined into the
+ *     chunk loop grew it from 1004 to 1305 instructions; a tail loop after an unchanged chunk
+ *     loop (969 instructions) is untested;
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us). */

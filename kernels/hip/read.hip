@@ -47,7 +47,11 @@ constexpr int ITEMS = 2; /* items per thread in flight */
  * standalone program of the bench's shape, this walk stripped to one sequence without the
  * cursor and the NaN check ran at 0.902-0.904, with the cursor's global binary search 0.891,
  * and TMA bulk copies of whole cache blocks through shared memory (in 16 KiB, out 32 KiB,
- * 1-4 stages) at 0.863-0.895. */
+ * 1-4 stages) at 0.863-0.895. No change either (paired runs, 3-4 rounds): the row starts of
+ * up to 48 sequences passed as a kernel parameter instead of read from global memory
+ * (0.878-0.882 against 0.879-0.884); lost: each window's slots (cursor seek and block-table
+ * read) looked up while the previous window's codes are in flight (0.875-0.878 against
+ * 0.882-0.887), so a thread's chain of dependent loads is not what limits it. */
 constexpr int MAX_BLOCKS_PER_SM = 6;
 
 template <int OUT> struct out_elem;
