@@ -548,7 +548,7 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     tail chunks), and with or without spills: adding the tail's code, not the tail, cost the
  *     20%, so the balance itself is unmeasured. In the SASS, the tail's fill inlined into the
  *     chunk loop grew it from 1004 to 1305 instructions; a tail loop after an unchanged chunk
- *     loop (969 instructions) is untested;
+ *     loop (969 instructions) is untested.
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us). */
