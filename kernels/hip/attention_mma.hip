@@ -540,6 +540,14 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     (a barrier per unit, the whole sequence's table in shared memory), other sequences'
  *     units taken when its own run out: 0.1522-0.1552 ms against 0.1412-0.1454 (units of 128
  *     tokens 0.154, of 256 0.19), though 64 x 1k came out 2% faster;
+ *   - the tensor-copy engine (sm_90 TMA) in place of cp.async for the fp8 cache: a chunk's K and
+ *     V rows as boxes of 16 tokens x 128 bytes (one per cache block, the 128-byte swizzle being
+ *     this layout's), completing on an mbarrier per stage; the chunk loop 934 instructions
+ *     instead of 1006, check-kv 600/600. 8 x 32k 0.1454 ms against 0.1417, 64 x 4k 0.1489
+ *     against 0.1463, 8 x 1k 0.0142 against 0.0133 (8 x 4k and 64 x 1k 1-2% faster). With a
+ *     barrier for each half of a stage, the K rows refilled as soon as the scores have read
+ *     them: 8 x 32k 0.1452-0.1456 against 0.1458-0.1461 (another machine), but 64 x 4k 0.154
+ *     against 0.150 and 8 x 1k 0.0151 against 0.0136;
  *   - the last 1/16 to 1/8 of each sequence left to the warps of its kv head's blocks, chunk by
  *     chunk from one counter per (sequence, kv head), after their own partitions: 0.171-0.177
  *     ms against 0.141-0.145, with claims 1, 3 or 6 chunks ahead alike. The same kernel with
@@ -551,7 +559,19 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     loop (969 instructions) is untested.
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
- * multiprocessors holding one block instead of two ended at 110-118 us). */
+ * multiprocessors holding one block instead of two ended at 110-118 us).
+ * Where the time goes (8 x 32k, the fp8 cache, one machine whose read-only figure was 0.486 ms,
+ * this kernel 0.1455-0.1468 ms in the same runs, both passes): the same launches with the
+ * arithmetic left out (the copies and their waits kept) take 0.1359-0.1367 ms, and with the
+ * copies left out (the stale stages computed over) 0.0876. So the copies alone bound this
+ * design near 0.136 ms on that machine, and overlapping the arithmetic with them costs some 7%:
+ * while a warp computes one of its three stages, two chunks are in flight instead of three, and a
+ * fourth stage does not fit beside a second block. With the arithmetic left out, smaller partitions
+ * (more blocks than fit at once, so that the blocks that finish first take more) lose too:
+ * 4096, 2048, 1024 tokens 0.1394, 0.1441, 0.1491 ms against 0.1367 at 8192 (with it, 0.1486,
+ * 0.1543, 0.1691 against 0.1460). A block's rows read as one 2 KiB run per cache block (the
+ * HND layout's addresses, outputs wrong, timing only) take 0.1333-0.1337 ms without the
+ * arithmetic and 0.1420-0.1427 with it: the NHD layout's scattered 128-byte rows cost 2-3%. */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
