@@ -562,16 +562,19 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * multiprocessors holding one block instead of two ended at 110-118 us).
  * Where the time goes (8 x 32k, the fp8 cache, one machine whose read-only figure was 0.486 ms,
  * this kernel 0.1455-0.1468 ms in the same runs, both passes): the same launches with the
- * arithmetic left out (the copies and their waits kept) take 0.1359-0.1367 ms, and with the
- * copies left out (the stale stages computed over) 0.0876. So the copies alone bound this
- * design near 0.136 ms on that machine, and overlapping the arithmetic with them costs some 7%:
- * while a warp computes one of its three stages, two chunks are in flight instead of three, and a
- * fourth stage does not fit beside a second block. With the arithmetic left out, smaller partitions
- * (more blocks than fit at once, so that the blocks that finish first take more) lose too:
- * 4096, 2048, 1024 tokens 0.1394, 0.1441, 0.1491 ms against 0.1367 at 8192 (with it, 0.1486,
- * 0.1543, 0.1691 against 0.1460). A block's rows read as one 2 KiB run per cache block (the
- * HND layout's addresses, outputs wrong, timing only) take 0.1333-0.1337 ms without the
- * arithmetic and 0.1420-0.1427 with it: the NHD layout's scattered 128-byte rows cost 2-3%. */
+ * arithmetic left out (the copies and their waits kept) take 0.1359-0.1367 ms, and with the copies
+ * left out (the stale stages computed over) 0.0876. So the copies alone bound this design near
+ * 0.136 ms on that machine, and overlapping the arithmetic with them costs some 7%. With the
+ * arithmetic left out, smaller partitions (more blocks than fit at once, so that the blocks that
+ * finish first take more) lose too: 4096, 2048, 1024 tokens 0.1394, 0.1441, 0.1491 ms against
+ * 0.1367 at 8192 (with it, 0.1486, 0.1543, 0.1691 against 0.1460). A block's rows read as one 2 KiB
+ * run per cache block (the HND layout's addresses, outputs wrong, timing only) take 0.1333-0.1337
+ * ms without the arithmetic and 0.1420-0.1427 with it: the NHD layout's scattered 128-byte rows
+ * cost 2-3%. The 7% is not the chunk being computed holding its stage (two chunks in flight instead
+ * of three, a fourth stage not fitting beside a second block): each chunk read into registers (its
+ * 16 ldmatrix, 64 registers, 223 in all, no spills) and its stage refilled before the arithmetic
+ * ran at 0.1425-0.1428 ms against 0.1417-0.1428 with the refill after it (paired runs, another
+ * machine; check-kv 600/600). */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
