@@ -574,7 +574,13 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * of three, a fourth stage not fitting beside a second block): each chunk read into registers (its
  * 16 ldmatrix, 64 registers, 223 in all, no spills) and its stage refilled before the arithmetic
  * ran at 0.1425-0.1428 ms against 0.1417-0.1428 with the refill after it (paired runs, another
- * machine; check-kv 600/600). */
+ * machine; check-kv 600/600). Per-block end times of pass 1 (globaltimer, %smid; 6 launches on one
+ * machine, us from the first block's start): the multiprocessors holding two blocks end in two
+ * groups, a fifth or so at 117-120 and the rest at 131-141 (median 133); without the arithmetic
+ * they end in two groups too, at 98-102 and 126-131. The slow group sets the time with or without
+ * the arithmetic, so the multiprocessors' speeds are a property of the memory side, and a launch
+ * balanced between the two groups would end at about 132 us instead of 139-141: about 5% of pass 1,
+ * the prize every balancing scheme above lost to its own costs. */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
