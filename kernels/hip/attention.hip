@@ -85,12 +85,18 @@ int pow2_at_least(int x)
 
 /* The default partition of the fast path: enough partitions for about one wave of resident
  * blocks (a second, partial wave measured up to 20% slower), of at least 256 and at most 8192
- * tokens, in chunks of 32. Sets the kernel's shared-memory opt-in first, as the occupancy
- * query needs it. Also lost (H200, fp8, 8 x 32k, 0.1407-0.1413 ms as here): partitions of
- * len / (blocks per sequence + f), so that each sequence's last, short partition runs on the
- * blocks that finish first: f = 1/8, 1/4, 1/2 gave 0.164, 0.165, 0.188 ms in this launch
- * order, and 0.149-0.154, 0.147, 0.166-0.168 with the partitions outermost in launch order
- * (every sequence's long partitions first). */
+ * tokens, in chunks of 32. Where that wave leaves slots free, each sequence gets a short last
+ * partition too (at least 256 tokens, at most half a long one): together they are half of
+ * what the free slots could stream while the long partitions run, and the free slots take them
+ * one after another (they are launched last: block_work_of), so that no multiprocessor is left
+ * with one block. Measured on the H200, fp8, 8 x 32k (256 long blocks, 264 slots; paired runs):
+ * short partitions of 512 tokens (this rule) 0.1361-0.1363 ms against 0.1419-0.1420 without; of
+ * 384 tokens 0.1369-0.1370; of 640, 896, 1920 and 3072 tokens 0.159, 0.154-0.156, 0.147 and
+ * 0.162 (too much for the free slots: the last ones start when the long ones end), as was a
+ * short partition of len / 33 in the launch order before (0.149-0.154; in an order that mixed
+ * short and long, up to 0.188). The other benchmark shapes have no free slots or too short a
+ * tail (unchanged). Sets the kernel's shared-memory opt-in first, as the occupancy query needs
+ * it. */
 int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &shape, int num_seqs,
                      int max_seq_len, size_t stage_bytes, int *partition)
 {
@@ -100,9 +106,16 @@ int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &s
                                             (int)(stage_bytes + 2048)));
     const long slots = (long)g_device.multiprocessors * resident_blocks(pl.fn, stage_bytes + 2048);
     const long pairs = (long)num_seqs * shape.num_heads * (pl.group / pl.gb);
-    const long want = std::max(1L, slots / pairs);
-    *partition =
-        (int)std::min(8192L, std::max(256L, ((max_seq_len + want - 1) / want + 31) / 32 * 32));
+    const long want = std::max(1L, slots / pairs), len = max_seq_len;
+    long part = std::min(8192L, std::max(256L, ((len + want - 1) / want + 31) / 32 * 32));
+    const long per_seq = (len + part - 1) / part, free_slots = slots - pairs * per_seq;
+    if (free_slots > 0) { /* the short last partitions, at most half a long one */
+        const long tail = std::min(free_slots * part / pairs, part) / 2 / 32 * 32;
+        const long shortened = ((len - tail + per_seq - 1) / per_seq + 31) / 32 * 32;
+        if (tail >= 256 && shortened * per_seq < len)
+            part = shortened;
+    }
+    *partition = (int)part;
     return FP8KV_OK;
 }
 
@@ -304,9 +317,9 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     /* the heads of one (sequence, partition) are neighbours in launch order: they run together
      * and read the cache rows of the same tokens (in NHD, one contiguous run per token) at the
      * same time, instead of one head's slice of every row in turn, which leaves DRAM reading
-     * short scattered segments */
-    const dim3 grid((unsigned)(shape.num_heads * p.qchunks), (unsigned)pl.max_partitions,
-                    (unsigned)num_seqs);
+     * short scattered segments; partitions outermost (block_work_of) */
+    const dim3 grid((unsigned)(shape.num_heads * p.qchunks), (unsigned)num_seqs,
+                    (unsigned)pl.max_partitions);
     pl.fn<<<grid, pl.threads, pl.shared>>>(p);
     FP8KV_GPU_CHECK_LAUNCH();
     return launch_combine(p, num_seqs, d_out);

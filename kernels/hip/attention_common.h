@@ -186,6 +186,21 @@ struct bf16_cache {
 
 /* ---- the block table ------------------------------------------------------------------------ */
 
+/* What a pass-1 block computes: the grid is (kv heads x q-head chunks, sequences, partitions),
+ * partitions outermost in launch order, so that every sequence's long partitions are dispatched
+ * before any short last one (staged_partition in attention.hip: the short ones fill the slots
+ * the long ones leave free, and then those that free up first). */
+struct block_work {
+    int seq, part; /* the sequence, the partition of it */
+    int kvh, q0;   /* the kv head, the first of the block's GB q heads */
+};
+__device__ __forceinline__ block_work block_work_of(const attn_params &p, int gb)
+{
+    const int kvh = (int)blockIdx.x / p.qchunks;
+    return {(int)blockIdx.y, (int)blockIdx.z, kvh,
+            kvh * p.group + (int)(blockIdx.x % p.qchunks) * gb};
+}
+
 /* The block of token position t, and t's position in it. */
 __device__ __forceinline__ int block_index(const attn_params &p, int t)
 {

@@ -347,9 +347,8 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     typedef mma_rows<C> R;
     constexpr bool BF16 = mma_cache<C>::BF16;
     constexpr int NT = CT / 8, NS = mma_cache<C>::NS, SB = R::stage_bytes(CT);
-    const int seq = blockIdx.z, part = blockIdx.y;
-    const int kvh = blockIdx.x / p.qchunks;
-    const int q0 = kvh * p.group + (int)(blockIdx.x % p.qchunks) * GB;
+    const block_work work = block_work_of(p, GB);
+    const int seq = work.seq, part = work.part, kvh = work.kvh, q0 = work.q0;
     const int n = p.seq_lens[seq], t0 = part * p.partition;
     if (t0 >= n)
         return;

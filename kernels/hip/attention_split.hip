@@ -252,9 +252,8 @@ template <typename C, int GB, int VEC, int U>
 __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
 {
     allow_combine_launch();
-    const int seq = blockIdx.z, part = blockIdx.y;
-    const int kvh = blockIdx.x / p.qchunks;
-    const int q0 = kvh * p.group + (int)(blockIdx.x % p.qchunks) * GB;
+    const block_work work = block_work_of(p, GB);
+    const int seq = work.seq, part = work.part, kvh = work.kvh, q0 = work.q0;
     const int n = p.seq_lens[seq], t0 = part * p.partition;
     if (t0 >= n)
         return;

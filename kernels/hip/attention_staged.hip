@@ -209,9 +209,8 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_sta
     allow_combine_launch();
     typedef word_decode<C> W;
     typedef staged_rows<C> R;
-    const int seq = blockIdx.z, part = blockIdx.y;
-    const int kvh = blockIdx.x / p.qchunks;
-    const int q0 = kvh * p.group + (int)(blockIdx.x % p.qchunks) * GB;
+    const block_work work = block_work_of(p, GB);
+    const int seq = work.seq, part = work.part, kvh = work.kvh, q0 = work.q0;
     const int n = p.seq_lens[seq], t0 = part * p.partition;
     if (t0 >= n)
         return;
