@@ -559,27 +559,29 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us).
- * Where the time goes (8 x 32k, the fp8 cache, one machine whose read-only figure was 0.486 ms,
- * this kernel 0.1455-0.1468 ms in the same runs, both passes): the same launches with the
- * arithmetic left out (the copies and their waits kept) take 0.1359-0.1367 ms, and with the copies
- * left out (the stale stages computed over) 0.0876. So the copies alone bound this design near
- * 0.136 ms on that machine, and overlapping the arithmetic with them costs some 7%. With the
- * arithmetic left out, smaller partitions (more blocks than fit at once, so that the blocks that
- * finish first take more) lose too: 4096, 2048, 1024 tokens 0.1394, 0.1441, 0.1491 ms against
- * 0.1367 at 8192 (with it, 0.1486, 0.1543, 0.1691 against 0.1460). A block's rows read as one 2 KiB
- * run per cache block (the HND layout's addresses, outputs wrong, timing only) take 0.1333-0.1337
- * ms without the arithmetic and 0.1420-0.1427 with it: the NHD layout's scattered 128-byte rows
- * cost 2-3%. The 7% is not the chunk being computed holding its stage (two chunks in flight instead
- * of three, a fourth stage not fitting beside a second block): each chunk read into registers (its
- * 16 ldmatrix, 64 registers, 223 in all, no spills) and its stage refilled before the arithmetic
- * ran at 0.1425-0.1428 ms against 0.1417-0.1428 with the refill after it (paired runs, another
- * machine; check-kv 600/600). Per-block end times of pass 1 (globaltimer, %smid; 6 launches on one
- * machine, us from the first block's start): the multiprocessors holding two blocks end in two
- * groups, a fifth or so at 117-120 and the rest at 131-141 (median 133); without the arithmetic
- * they end in two groups too, at 98-102 and 126-131. The slow group sets the time with or without
- * the arithmetic, so the multiprocessors' speeds are a property of the memory side, and a launch
- * balanced between the two groups would end at about 132 us instead of 139-141: about 5% of pass 1,
- * the prize every balancing scheme above lost to its own costs. */
+ * Where the time went before the short last partitions (staged_partition) (8 x 32k, the fp8 cache,
+ * one machine whose read-only figure was 0.486 ms, this kernel 0.1455-0.1468 ms in the same runs,
+ * both passes): the same launches with the arithmetic left out (the copies and their waits kept)
+ * take 0.1359-0.1367 ms, and with the copies left out (the stale stages computed over) 0.0876. So
+ * the copies alone bound this design near 0.136 ms on that machine, and overlapping the arithmetic
+ * with them costs some 7%. With the arithmetic left out, smaller partitions (more blocks than fit
+ * at once, so that the blocks that finish first take more) lose too: 4096, 2048, 1024 tokens
+ * 0.1394, 0.1441, 0.1491 ms against 0.1367 at 8192 (with it, 0.1486, 0.1543, 0.1691 against
+ * 0.1460). A block's rows read as one 2 KiB run per cache block (the HND layout's addresses,
+ * outputs wrong, timing only) take 0.1333-0.1337 ms without the arithmetic and 0.1420-0.1427 with
+ * it: the NHD layout's scattered 128-byte rows cost 2-3%. The 7% is not the chunk being computed
+ * holding its stage (two chunks in flight instead of three, a fourth stage not fitting beside a
+ * second block): each chunk read into registers (its 16 ldmatrix, 64 registers, 223 in all, no
+ * spills) and its stage refilled before the arithmetic ran at 0.1425-0.1428 ms against
+ * 0.1417-0.1428 with the refill after it (paired runs, another machine; check-kv 600/600).
+ * Per-block end times of pass 1 (globaltimer, %smid; 6 launches on one machine, us from the first
+ * block's start): the multiprocessors holding two blocks end in two groups, a fifth or so at
+ * 117-120 and the rest at 131-141 (median 133); without the arithmetic they end in two groups too,
+ * at 98-102 and 126-131. The slow group sets the time with or without the arithmetic, so the
+ * multiprocessors' speeds are a property of the memory side, and a launch balanced between the two
+ * groups would end at about 132 us instead of 139-141: about 5% of pass 1, the prize every
+ * balancing scheme above lost to its own costs. What did pay is filling the slots that one wave
+ * leaves free (the 8 multiprocessors holding one block: staged_partition). */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
