@@ -53,6 +53,14 @@ constexpr int ITEMS = 2; /* items per thread in flight */
  * read) looked up while the previous window's codes are in flight (0.875-0.878 against
  * 0.882-0.887), so a thread's chain of dependent loads is not what limits it. */
 constexpr int MAX_BLOCKS_PER_SM = 6;
+/* Passes of a block over its own THREADS x ITEMS items: the grid holds many waves of short
+ * blocks, so that the multiprocessors that stream faster (about a fifth of them on the H200, see
+ * mma_config in attention_mma.hip) take more blocks, where one wave walking the whole output in
+ * steps of the grid left them idle at its end. Measured (paired runs, the bench's shape, bf16
+ * out, fraction of the copy bandwidth): 2 passes (8192 blocks) 0.895-0.896, 3 passes
+ * 0.890-0.893, 6 passes 0.858-0.860, 11 0.851-0.854, 21 (about one wave) 0.836, against
+ * 0.885-0.888 for the one-wave walk; one pass (an earlier session) 0.886. */
+constexpr int PASSES = 2;
 
 template <int OUT> struct out_elem;
 template <> struct out_elem<FP8KV_KV_F32> {
@@ -239,10 +247,11 @@ struct seq_cursor {
     }
 };
 
-/* One kernel per output dtype, vector width, layout and conversion. Thread g takes items g,
- * g + the grid's threads, ...; (row, item) advances by a fixed step with a carry (no division
- * per item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the
- * tables of the table path, or the row starts of the hardware path (see row_starts). */
+/* One kernel per output dtype, vector width, layout and conversion. Block b takes items
+ * b x PASSES x THREADS x ITEMS onwards, PASSES x THREADS x ITEMS of them, thread t of it the
+ * items t, t + THREADS, ...; (row, item) advances by a fixed step with a carry (no division per
+ * item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the tables of
+ * the table path, or the row starts of the hardware path (see row_starts). */
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
 __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
@@ -267,9 +276,13 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     __syncthreads();
     const int hs = shape.head_size, bs = shape.block_size;
     const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
-    const uint32_t stride = gridDim.x * THREADS, g = blockIdx.x * THREADS + threadIdx.x;
-    const int step_row = (int)(stride / (uint32_t)items),
-              step_item = (int)(stride % (uint32_t)items);
+    /* this block's items: PASSES x THREADS x ITEMS consecutive ones, a thread's THREADS apart
+     * (unsigned: total_rows x items < 2^31, so an index a few steps past the end still fits) */
+    constexpr uint32_t per_block = PASSES * THREADS * ITEMS;
+    const uint32_t total = (uint32_t)total_rows * (uint32_t)items, first = blockIdx.x * per_block;
+    const uint32_t end = first + min(per_block, total - first), stride = THREADS;
+    const uint32_t g = first + threadIdx.x;
+    const int step_row = (int)stride / items, step_item = (int)stride % items;
     struct walk {
         int row, item;
         __device__ __forceinline__ void next(int step_row, int step_item, int items)
@@ -284,12 +297,13 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     };
     walk w{(int)(g / (uint32_t)items), (int)(g % (uint32_t)items)};
     seq_cursor cur;
-    while (w.row < total_rows) {
+    uint32_t lin = g;
+    while (lin < end) {
         uint8_t codes[ITEMS][2][VEC];
         walk x = w;
 #pragma unroll
         for (int u = 0; u < ITEMS; u++, x.next(step_row, step_item, items)) {
-            if (x.row >= total_rows)
+            if (lin + u * stride >= end)
                 continue;
             cur.seek(starts, num_seqs, x.row);
             const int pos = x.row - cur.lo;
@@ -319,7 +333,7 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
         x = w;
 #pragma unroll
         for (int u = 0; u < ITEMS; u++, x.next(step_row, step_item, items)) {
-            if (x.row >= total_rows)
+            if (lin + u * stride >= end)
                 continue;
 #pragma unroll
             for (int i = 0; i < 2; i++) {
@@ -342,6 +356,7 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
             }
         }
         w = x;
+        lin += ITEMS * stride;
     }
 }
 
@@ -366,15 +381,14 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
     if (most > 48 * 1024)
         FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                             hipFuncAttributeMaxDynamicSharedMemorySize, (int)most));
-    static const int resident = resident_blocks_of(kernel, THREADS, most);
-    const unsigned cap =
-        (unsigned)std::max(1, g_device.multiprocessors * std::min(resident, MAX_BLOCKS_PER_SM));
     const size_t shared = !HARDWARE ? a.nsides * TABLE_WORDS * sizeof(uint32_t)
                           : rows_staged(HARDWARE, a.num_seqs) ? (size_t)(a.num_seqs + 1) * 4
                                                               : 0;
-    kernel<<<blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS, cap), THREADS, shared>>>(
-        a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks, a.row_start, a.num_seqs,
-        a.total_rows, a.bs_shift);
+    /* each block its own PASSES x THREADS x ITEMS consecutive items (see PASSES) */
+    constexpr uint64_t per_block = (uint64_t)PASSES * THREADS * ITEMS;
+    const unsigned grid = (unsigned)std::max<uint64_t>(1, (a.items + per_block - 1) / per_block);
+    kernel<<<grid, THREADS, shared>>>(a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks,
+                                      a.row_start, a.num_seqs, a.total_rows, a.bs_shift);
     return FP8KV_OK;
 }
 
