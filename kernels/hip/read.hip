@@ -53,13 +53,14 @@ constexpr int ITEMS = 2; /* items per thread in flight */
  * read) looked up while the previous window's codes are in flight (0.875-0.878 against
  * 0.882-0.887), so a thread's chain of dependent loads is not what limits it. */
 constexpr int MAX_BLOCKS_PER_SM = 6;
-/* Passes of a block over its own THREADS x ITEMS items: the grid holds many waves of short
- * blocks, so that the multiprocessors that stream faster (about a fifth of them on the H200, see
- * mma_config in attention_mma.hip) take more blocks, where one wave walking the whole output in
- * steps of the grid left them idle at its end. Measured (paired runs, the bench's shape, bf16
- * out, fraction of the copy bandwidth): 2 passes (8192 blocks) 0.895-0.896, 3 passes
- * 0.890-0.893, 6 passes 0.858-0.860, 11 0.851-0.854, 21 (about one wave) 0.836, against
- * 0.885-0.888 for the one-wave walk; one pass (an earlier session) 0.886. */
+/* Passes of a block over its own THREADS x ITEMS items on the hardware path (the table path's
+ * blocks fill their tables first: one wave of them walks the whole output in steps of the
+ * grid): the grid holds many waves of short blocks, so that the multiprocessors that stream faster
+ * (about a fifth of them on the H200, see mma_config in attention_mma.hip) take more blocks, where
+ * one wave walking the whole output in steps of the grid left them idle at its end. Measured
+ * (paired runs, the bench's shape, bf16 out, fraction of the copy bandwidth): 2 passes (8192
+ * blocks) 0.895-0.896, 3 passes 0.890-0.893, 6 passes 0.858-0.860, 11 0.851-0.854, 21 (about one
+ * wave) 0.836, against 0.885-0.888 for the one-wave walk; one pass (an earlier session) 0.886. */
 constexpr int PASSES = 2;
 
 template <int OUT> struct out_elem;
@@ -247,11 +248,12 @@ struct seq_cursor {
     }
 };
 
-/* One kernel per output dtype, vector width, layout and conversion. Block b takes items
- * b x PASSES x THREADS x ITEMS onwards, PASSES x THREADS x ITEMS of them, thread t of it the
- * items t, t + THREADS, ...; (row, item) advances by a fixed step with a carry (no division per
- * item), and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the tables of
- * the table path, or the row starts of the hardware path (see row_starts). */
+/* One kernel per output dtype, vector width, layout and conversion. On the hardware path block
+ * b takes the PASSES x THREADS x ITEMS items from b x PASSES x THREADS x ITEMS on, thread t of it
+ * the items t, t + THREADS, ... of them; on the table path thread g takes items g, g + the
+ * grid's threads, ... (row, item) advances by a fixed step with a carry (no division per item),
+ * and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the tables of the
+ * table path, or the row starts of the hardware path (see row_starts). */
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
 __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
@@ -276,12 +278,21 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
     __syncthreads();
     const int hs = shape.head_size, bs = shape.block_size;
     const int items = shape.num_heads * hs / VEC, row_elems = shape.num_heads * hs;
-    /* this block's items: PASSES x THREADS x ITEMS consecutive ones, a thread's THREADS apart
-     * (unsigned: total_rows x items < 2^31, so an index a few steps past the end still fits) */
-    constexpr uint32_t per_block = PASSES * THREADS * ITEMS;
-    const uint32_t total = (uint32_t)total_rows * (uint32_t)items, first = blockIdx.x * per_block;
-    const uint32_t end = first + min(per_block, total - first), stride = THREADS;
-    const uint32_t g = first + threadIdx.x;
+    /* this thread's items: g, g + stride, ... below end (unsigned: total_rows x items < 2^31,
+     * so an index a few strides past the end still fits) */
+    const uint32_t total = (uint32_t)total_rows * (uint32_t)items;
+    uint32_t g, stride, end;
+    if constexpr (HARDWARE) { /* the block's own PASSES x THREADS x ITEMS consecutive items */
+        constexpr uint32_t per_block = PASSES * THREADS * ITEMS;
+        const uint32_t first = blockIdx.x * per_block;
+        g = first + threadIdx.x;
+        stride = THREADS;
+        end = first + min(per_block, total - first);
+    } else { /* every item, in steps of the grid */
+        g = blockIdx.x * THREADS + threadIdx.x;
+        stride = gridDim.x * THREADS;
+        end = total;
+    }
     const int step_row = (int)stride / items, step_item = (int)stride % items;
     struct walk {
         int row, item;
@@ -384,9 +395,15 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
     const size_t shared = !HARDWARE ? a.nsides * TABLE_WORDS * sizeof(uint32_t)
                           : rows_staged(HARDWARE, a.num_seqs) ? (size_t)(a.num_seqs + 1) * 4
                                                               : 0;
-    /* each block its own PASSES x THREADS x ITEMS consecutive items (see PASSES) */
+    /* the hardware path: short blocks, each PASSES x THREADS x ITEMS consecutive items (see
+     * PASSES); the table path, whose blocks first fill 64 KiB of tables: one wave of them */
     constexpr uint64_t per_block = (uint64_t)PASSES * THREADS * ITEMS;
-    const unsigned grid = (unsigned)std::max<uint64_t>(1, (a.items + per_block - 1) / per_block);
+    static const int resident = resident_blocks_of(kernel, THREADS, most);
+    const unsigned grid =
+        HARDWARE ? (unsigned)std::max<uint64_t>(1, (a.items + per_block - 1) / per_block)
+                 : blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS,
+                              (unsigned)std::max(1, g_device.multiprocessors *
+                                                        std::min(resident, MAX_BLOCKS_PER_SM)));
     kernel<<<grid, THREADS, shared>>>(a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks,
                                       a.row_start, a.num_seqs, a.total_rows, a.bs_shift);
     return FP8KV_OK;
