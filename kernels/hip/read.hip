@@ -62,6 +62,7 @@ constexpr int MAX_BLOCKS_PER_SM = 6;
  * blocks) 0.895-0.896, 3 passes 0.890-0.893, 6 passes 0.858-0.860, 11 0.851-0.854, 21 (about one
  * wave) 0.836, against 0.885-0.888 for the one-wave walk; one pass (an earlier session) 0.886. */
 constexpr int PASSES = 2;
+constexpr unsigned BLOCK_ITEMS = PASSES * THREADS * ITEMS; /* a hardware-path block's items */
 
 template <int OUT> struct out_elem;
 template <> struct out_elem<FP8KV_KV_F32> {
@@ -249,8 +250,8 @@ struct seq_cursor {
 };
 
 /* One kernel per output dtype, vector width, layout and conversion. On the hardware path block
- * b takes the PASSES x THREADS x ITEMS items from b x PASSES x THREADS x ITEMS on, thread t of it
- * the items t, t + THREADS, ... of them; on the table path thread g takes items g, g + the
+ * b takes the BLOCK_ITEMS items from b x BLOCK_ITEMS on, thread t of it the items t,
+ * t + THREADS, ... of them; on the table path thread g takes items g, g + the
  * grid's threads, ... (row, item) advances by a fixed step with a carry (no division per item),
  * and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the tables of the
  * table path, or the row starts of the hardware path (see row_starts). */
@@ -282,12 +283,11 @@ __global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
      * so an index a few strides past the end still fits) */
     const uint32_t total = (uint32_t)total_rows * (uint32_t)items;
     uint32_t g, stride, end;
-    if constexpr (HARDWARE) { /* the block's own PASSES x THREADS x ITEMS consecutive items */
-        constexpr uint32_t per_block = PASSES * THREADS * ITEMS;
-        const uint32_t first = blockIdx.x * per_block;
+    if constexpr (HARDWARE) { /* the block's own BLOCK_ITEMS consecutive items */
+        const uint32_t first = blockIdx.x * BLOCK_ITEMS;
         g = first + threadIdx.x;
         stride = THREADS;
-        end = first + min(per_block, total - first);
+        end = first + min(BLOCK_ITEMS, total - first);
     } else { /* every item, in steps of the grid */
         g = blockIdx.x * THREADS + threadIdx.x;
         stride = gridDim.x * THREADS;
@@ -395,12 +395,11 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
     const size_t shared = !HARDWARE ? a.nsides * TABLE_WORDS * sizeof(uint32_t)
                           : rows_staged(HARDWARE, a.num_seqs) ? (size_t)(a.num_seqs + 1) * 4
                                                               : 0;
-    /* the hardware path: short blocks, each PASSES x THREADS x ITEMS consecutive items (see
-     * PASSES); the table path, whose blocks first fill 64 KiB of tables: one wave of them */
-    constexpr uint64_t per_block = (uint64_t)PASSES * THREADS * ITEMS;
+    /* the hardware path: short blocks, each BLOCK_ITEMS consecutive items (see PASSES); the
+     * table path, whose blocks first fill 64 KiB of tables: one wave of them */
     static const int resident = resident_blocks_of(kernel, THREADS, most);
     const unsigned grid =
-        HARDWARE ? (unsigned)std::max<uint64_t>(1, (a.items + per_block - 1) / per_block)
+        HARDWARE ? blocks_for(a.items, BLOCK_ITEMS, ~0u)
                  : blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS,
                               (unsigned)std::max(1, g_device.multiprocessors *
                                                         std::min(resident, MAX_BLOCKS_PER_SM)));
