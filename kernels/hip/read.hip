@@ -6,7 +6,7 @@
  * one output row, for every side of the launch (key and value at once where both are asked
  * for: they share the row's lookup); the grid's threads take the items in order, a grid's
  * width apart, so that the whole grid reads and writes one moving window of memory. A thread
- * loads the codes of ITEMS items (one VEC-byte load each where the layout keeps them
+ * loads the codes of its items in flight (one VEC-byte load each where the layout keeps them
  * contiguous: NHD, split-x key) before it converts and stores any of them.
  * Conversion: decode, times the side's scale in f32 (NaN codes passed through, not
  * multiplied), then the f16/bf16 rounding of codec.h; out_of_code below. Two ways compute it:
@@ -29,8 +29,9 @@ namespace
 {
 
 constexpr unsigned THREADS = 256;
-constexpr int ITEMS = 2; /* items per thread in flight */
-/* Blocks per multiprocessor at most. Measured on the H200, key and value, bf16 out, fraction of
+/* The table path's walk: one wave of blocks walks the whole output in steps of the grid, with
+ * TABLE_ITEMS items per thread in flight and TABLE_BLOCKS_PER_SM blocks per multiprocessor at
+ * most (also the register cap). Measured on the H200, key and value, bf16 out, fraction of
  * the copy bandwidth: this kernel with 4, 6, 8 blocks of 256 0.87, 0.89, 0.88 (ITEMS 1, 2 or 4
  * alike); simple kernels of the same traffic: the grid walking one window of memory 0.91
  * against one window per sequence and side 0.87, a shared-memory table lookup per element
@@ -52,17 +53,26 @@ constexpr int ITEMS = 2; /* items per thread in flight */
  * (0.878-0.882 against 0.879-0.884); lost: each window's slots (cursor seek and block-table
  * read) looked up while the previous window's codes are in flight (0.875-0.878 against
  * 0.882-0.887), so a thread's chain of dependent loads is not what limits it. */
-constexpr int MAX_BLOCKS_PER_SM = 6;
-/* Passes of a block over its own THREADS x ITEMS items on the hardware path (the table path's
- * blocks fill their tables first: one wave of them walks the whole output in steps of the
- * grid): the grid holds many waves of short blocks, so that the multiprocessors that stream faster
- * (about a fifth of them on the H200, see mma_config in attention_mma.hip) take more blocks, where
- * one wave walking the whole output in steps of the grid left them idle at its end. Measured
- * (paired runs, the bench's shape, bf16 out, fraction of the copy bandwidth): 2 passes (8192
- * blocks) 0.895-0.896, 3 passes 0.890-0.893, 6 passes 0.858-0.860, 11 0.851-0.854, 21 (about one
- * wave) 0.836, against 0.885-0.888 for the one-wave walk; one pass (an earlier session) 0.886. */
-constexpr int PASSES = 2;
-constexpr unsigned BLOCK_ITEMS = PASSES * THREADS * ITEMS; /* a hardware-path block's items */
+constexpr int TABLE_ITEMS = 2, TABLE_BLOCKS_PER_SM = 6;
+/* The hardware path's walk (its blocks have no tables to fill first): many waves of short
+ * blocks, each PASSES passes of THREADS x HARDWARE_ITEMS consecutive items, so that the
+ * multiprocessors that stream faster (about a fifth of them on the H200, see mma_config in
+ * attention_mma.hip) take more blocks, where one wave walking the whole output left them idle at
+ * its end; hardware_blocks_per_sm blocks per multiprocessor at least. Measured on the H200 (paired
+ * runs, the bench's shape, bf16 out, fraction of the copy bandwidth): blocks of 256 x 1 item x 2
+ * passes at 8 blocks per multiprocessor 0.909-0.913, of 128 or 64 threads at 16 or 32 0.908-0.913,
+ * 128 x 1 x 3 0.909-0.910, 64 x 1 x 4 0.895-0.901, one pass 0.859-0.877; with 2 items a thread (40
+ * registers, 6 blocks of 256 or 12 of 128) 0.894-0.903 at 2 passes, 0.890-0.893 at 3, 0.858 at 6,
+ * 0.836 at about one wave; the one-wave walk 0.885-0.888. */
+constexpr int HARDWARE_ITEMS = 1, PASSES = 2;
+constexpr unsigned BLOCK_ITEMS = PASSES * THREADS * HARDWARE_ITEMS; /* a hardware-path block */
+/* The hardware path's blocks per multiprocessor at least (the register cap): 8, every thread slot
+ * filled (32 registers), where the kernel fits without spilling (NHD, 2-byte outputs: nvcc 13
+ * spills 12 bytes for f32 outputs, 68 for the split-x layout), else 6 (40 registers). */
+constexpr int hardware_blocks_per_sm(int out, int layout)
+{
+    return layout == FP8KV_LAYOUT_NHD && out != FP8KV_KV_F32 ? 8 : 6;
+}
 
 template <int OUT> struct out_elem;
 template <> struct out_elem<FP8KV_KV_F32> {
@@ -256,12 +266,15 @@ struct seq_cursor {
  * and total_rows * items < 2^31 (the host checks). Dynamic shared memory: the tables of the
  * table path, or the row starts of the hardware path (see row_starts). */
 template <int OUT, int VEC, int LAYOUT, bool HARDWARE>
-__global__ void __launch_bounds__(THREADS, nv_min_blocks(MAX_BLOCKS_PER_SM))
+__global__ void __launch_bounds__(THREADS,
+                                  nv_min_blocks(HARDWARE ? hardware_blocks_per_sm(OUT, LAYOUT)
+                                                         : TABLE_BLOCKS_PER_SM))
     gather_kernel(int format, struct fp8kv_cache_shape shape, gather_sides sides, int nsides,
                   const int32_t *block_table, int max_blocks_per_seq, const int64_t *row_start,
                   int num_seqs, int total_rows, int bs_shift)
 {
     typedef out_elem<OUT> E;
+    constexpr int ITEMS = HARDWARE ? HARDWARE_ITEMS : TABLE_ITEMS; /* a thread's items in flight */
     extern __shared__ uint32_t tables[]; /* [side][256][COPIES], the table path only */
     if constexpr (!HARDWARE) {
 #pragma unroll
@@ -395,14 +408,14 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
     const size_t shared = !HARDWARE ? a.nsides * TABLE_WORDS * sizeof(uint32_t)
                           : rows_staged(HARDWARE, a.num_seqs) ? (size_t)(a.num_seqs + 1) * 4
                                                               : 0;
-    /* the hardware path: short blocks, each BLOCK_ITEMS consecutive items (see PASSES); the
+    /* the hardware path: short blocks, each BLOCK_ITEMS consecutive items (see HARDWARE_ITEMS); the
      * table path, whose blocks first fill 64 KiB of tables: one wave of them */
     static const int resident = resident_blocks_of(kernel, THREADS, most);
     const unsigned grid =
         HARDWARE ? blocks_for(a.items, BLOCK_ITEMS, ~0u)
-                 : blocks_for((a.items + ITEMS - 1) / ITEMS, THREADS,
+                 : blocks_for((a.items + TABLE_ITEMS - 1) / TABLE_ITEMS, THREADS,
                               (unsigned)std::max(1, g_device.multiprocessors *
-                                                        std::min(resident, MAX_BLOCKS_PER_SM)));
+                                                        std::min(resident, TABLE_BLOCKS_PER_SM)));
     kernel<<<grid, THREADS, shared>>>(a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks,
                                       a.row_start, a.num_seqs, a.total_rows, a.bs_shift);
     return FP8KV_OK;
