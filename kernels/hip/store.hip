@@ -13,7 +13,6 @@
  */
 #include "common.h"
 
-#include <algorithm>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +28,26 @@ namespace
  * bandwidth: 12 blocks resident 0.91 (0.94), 16 resident 0.93 (0.94-0.95); with 32-byte runs a
  * thread (two adjacent 16-byte loads, each instruction reading every other 16 bytes) and 9
  * resident, 0.79 (0.89). More warps on the memory pipe keep more bytes in flight. The other kernels
- * (f16 and f32 inputs, the out-of-line codecs) would spill at 32 or 40 registers: they take what
- * the compiler gives them. */
+ * (f16 and f32 inputs, the out-of-line codecs, the scale models without the shortcut) would spill
+ * at 32 or 40 registers: they take what the compiler gives them. */
 constexpr unsigned THREADS = 128;
-template <int IN, typename CODEC> constexpr int min_blocks()
+template <int IN, typename CODEC, int MODEL> constexpr int min_blocks()
 {
-    return CODEC::fast && IN == FP8KV_KV_BF16 ? nv_min_blocks(NV_SM_THREADS / (int)THREADS) : 1;
+    return CODEC::fast && IN == FP8KV_KV_BF16 &&
+                   (MODEL == FP8KV_CODEC_F32_DIV || MODEL == FP8KV_CODEC_F32_MUL_RECIP)
+               ? nv_min_blocks(NV_SM_THREADS / (int)THREADS)
+               : 1;
 }
+/* The walk: many waves of short blocks, each PASSES passes of its THREADS threads over its own
+ * THREADS x PASSES consecutive items, so that the multiprocessors that stream faster (about a
+ * fifth of them on the H200, see mma_config in attention_mma.hip) take more blocks, where one wave
+ * of resident blocks walking the whole input in steps of the grid left them idle at its end.
+ * Measured on the H200 (paired runs, the bench's shape: 65536 tokens x 8 heads x 128, bf16 in,
+ * NHD; fraction of the copy bandwidth with the bits codec, ptx-cvt-satfinite in brackets): 3
+ * passes 0.939-0.942 (0.965-0.969), 2 passes 0.923-0.926 (0.968-0.970), 4 passes 0.935-0.939
+ * (0.962-0.964), 8 passes 0.918-0.920 (0.947-0.949), 16 passes 0.890-0.893 (0.932-0.934), one pass
+ * 0.813-0.820 (0.937-0.941), against 0.895-0.918 (0.932-0.950) for the one-wave walk. */
+constexpr unsigned PASSES = 3;
 
 /* The VEC inputs src[i .. i + VEC) of dtype IN, widened exactly to f32 (16-byte loads when a
  * run is at least that long). */
@@ -225,12 +237,14 @@ __device__ __forceinline__ bool encode_run_fast(const fast_store &f, const float
     return ok;
 }
 
-/* One kernel per input dtype, vector width, codec kind and scale model. A thread takes item g:
- * VEC dimensions of one head of one token, key and value; then the item a grid's width
- * further, (token, item) advancing with a carry (no division per item). The inputs are loaded
- * before the slot is looked at, so that the three loads are in flight together. */
+/* One kernel per input dtype, vector width, codec kind and scale model. An item is VEC
+ * dimensions of one head of one token, key and value; block b takes the THREADS x PASSES items
+ * from b x THREADS x PASSES on, thread t of it the items t, t + THREADS, ... of them, (token,
+ * item) advancing with a carry (no division per item), and num_tokens x the items of a token
+ * < 2^31 (the host checks). The inputs are loaded before the slot is looked at, so that the three
+ * loads are in flight together. */
 template <int IN, int VEC, typename CODEC, int MODEL>
-__global__ void __launch_bounds__(THREADS, (min_blocks<IN, CODEC>()))
+__global__ void __launch_bounds__(THREADS, (min_blocks<IN, CODEC, MODEL>()))
     store_kernel(int codec, struct fp8kv_codec_cfg cfg, struct fp8kv_cache_shape shape,
                  const void *key, const void *value, int num_tokens, const int64_t *slot_mapping,
                  float k_scale, float v_scale, fast_store fast, uint8_t *key_cache,
@@ -241,11 +255,11 @@ __global__ void __launch_bounds__(THREADS, (min_blocks<IN, CODEC>()))
     const CODEC encode{codec};
     cfg.model = (uint8_t)MODEL; /* the same value, known to the compiler */
     const int hs = shape.head_size, row = shape.num_heads * hs, items = row / VEC;
-    const uint32_t stride = gridDim.x * blockDim.x, g = blockIdx.x * blockDim.x + threadIdx.x;
-    const int step_token = (int)(stride / (uint32_t)items);
-    const int step_item = (int)(stride % (uint32_t)items);
+    const uint32_t g = blockIdx.x * (THREADS * PASSES) + threadIdx.x; /* this thread's first */
+    const int step_token = (int)(THREADS / (uint32_t)items);
+    const int step_item = (int)(THREADS % (uint32_t)items);
     int token = (int)(g / (uint32_t)items), item = (int)(g % (uint32_t)items);
-    while (token < num_tokens) {
+    for (unsigned pass = 0; pass < PASSES && token < num_tokens; pass++) {
         const size_t i = (size_t)token * row + (size_t)item * VEC; /* [token][head][dim] */
         float xk[VEC], xv[VEC];
         const int64_t slot = slot_mapping[token];
@@ -288,17 +302,15 @@ __global__ void __launch_bounds__(THREADS, (min_blocks<IN, CODEC>()))
     }
 }
 
-/* One launch of store_kernel<IN, VEC, CODEC, MODEL> over `items` work items: a grid of blocks
- * that all stay resident (asked of the runtime once per kernel), each thread walking its items. */
+/* One launch of store_kernel<IN, VEC, CODEC, MODEL> over `items` work items (< 2^31): a block
+ * per THREADS x PASSES of them (see PASSES). */
 template <int IN, int VEC, typename CODEC, int MODEL>
 void launch_vec(uint64_t items, int codec, struct fp8kv_codec_cfg cfg,
                 const struct fp8kv_cache_shape &shape, const void *key, const void *value,
                 int num_tokens, const int64_t *slots, float ks, float vs, const fast_store &f,
                 uint8_t *kc, uint8_t *vc)
 {
-    static const int resident = resident_blocks_of(store_kernel<IN, VEC, CODEC, MODEL>, THREADS, 0);
-    const unsigned blocks =
-        blocks_for(items, THREADS, (unsigned)std::max(1, g_device.multiprocessors * resident));
+    const unsigned blocks = blocks_for(items, THREADS * PASSES, ~0u);
     store_kernel<IN, VEC, CODEC, MODEL>
         <<<blocks, THREADS>>>(codec, cfg, shape, key, value, num_tokens, slots, ks, vs, f, kc, vc);
 }
