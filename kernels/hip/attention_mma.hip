@@ -556,6 +556,11 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     20%, so the balance itself is unmeasured. In the SASS, the tail's fill inlined into the
  *     chunk loop grew it from 1004 to 1305 instructions; a tail loop after an unchanged chunk
  *     loop (969 instructions) is untested.
+ *   - two kv heads per block (two warps per head, so that one multiprocessor reads each token's
+ *     two adjacent 128-byte rows together; half as many blocks per partition, partitions half as
+ *     long): 8 x 32k 0.1623 ms against 0.1371-0.1379 (partitions of 4032 and the short last ones
+ *     of 512), 64 x 4k 0.1488-0.1493 against 0.1482-0.1484, 8 x 4k and 8 x 1k 15-25% slower;
+ *     check-kv 600/600.
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us).
