@@ -66,12 +66,13 @@ constexpr int TABLE_ITEMS = 2, TABLE_BLOCKS_PER_SM = 6;
  * 0.836 at about one wave; the one-wave walk 0.885-0.888. */
 constexpr int HARDWARE_ITEMS = 1, PASSES = 2;
 constexpr unsigned BLOCK_ITEMS = PASSES * THREADS * HARDWARE_ITEMS; /* a hardware-path block */
-/* The hardware path's blocks per multiprocessor at least (the register cap): 8, every thread slot
- * filled (32 registers), where the kernel fits without spilling (NHD, 2-byte outputs: nvcc 13
- * spills 12 bytes for f32 outputs, 68 for the split-x layout), else 6 (40 registers). */
+/* The hardware path's blocks per multiprocessor at least (the register cap): every thread slot
+ * filled (8 blocks, 32 registers on sm_90; 6 where a multiprocessor holds 1536 threads) where
+ * the kernel fits without spilling (NHD, 2-byte outputs: at 32 registers nvcc 13 spills 12 bytes
+ * for f32 outputs, 68 for the split-x layout), else 6 (40 registers). */
 constexpr int hardware_blocks_per_sm(int out, int layout)
 {
-    return layout == FP8KV_LAYOUT_NHD && out != FP8KV_KV_F32 ? 8 : 6;
+    return layout == FP8KV_LAYOUT_NHD && out != FP8KV_KV_F32 ? NV_SM_THREADS / (int)THREADS : 6;
 }
 
 template <int OUT> struct out_elem;
