@@ -4,10 +4,12 @@
  * row): output row r is token position r - row_start[i] of the sequence i whose rows hold r,
  * found through its block table. Each work item is VEC consecutive dimensions of one head of
  * one output row, for every side of the launch (key and value at once where both are asked
- * for: they share the row's lookup); the grid's threads take the items in order, a grid's
- * width apart, so that the whole grid reads and writes one moving window of memory. A thread
- * loads the codes of its items in flight (one VEC-byte load each where the layout keeps them
- * contiguous: NHD, split-x key) before it converts and stores any of them.
+ * for: they share the row's lookup), taken in order so that the resident blocks read and write
+ * one moving window of memory: on the hardware path, many waves of short blocks, each over its
+ * own run of consecutive items (HARDWARE_ITEMS); on the table path, one wave of blocks whose
+ * threads walk the items a grid's width apart (TABLE_ITEMS). A thread loads the codes of its
+ * items in flight (one VEC-byte load each where the layout keeps them contiguous: NHD, split-x
+ * key) before it converts and stores any of them.
  * Conversion: decode, times the side's scale in f32 (NaN codes passed through, not
  * multiplied), then the f16/bf16 rounding of codec.h; out_of_code below. Two ways compute it:
  *   - e4m3fn on devices with the hardware conversion (cvt.rn.f16x2.e4m3x2, exact) and finite
