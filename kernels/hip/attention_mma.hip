@@ -560,7 +560,17 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     two adjacent 128-byte rows together; half as many blocks per partition, partitions half as
  *     long): 8 x 32k 0.1623 ms against 0.1371-0.1379 (partitions of 4032 and the short last ones
  *     of 512), 64 x 4k 0.1488-0.1493 against 0.1482-0.1484, 8 x 4k and 8 x 1k 15-25% slower;
- *     check-kv 600/600.
+ *     check-kv 600/600;
+ *   - the short last partitions (staged_partition) as a second pass-1 grid with smaller stages
+ *     (16-token chunks, 3 deep: two fit beside a long block), launched as a programmatic
+ *     dependent of the long grid (its last block waiting for the long grid before it exits, so
+ *     that the combining pass's wait covers both): short partitions of 512 tokens 0.1395-0.1402
+ *     ms against 0.1394-0.1399 for one grid (a machine slow for this kernel), of 768, 1024, 1280
+ *     and 1536 tokens 0.1615, 0.1475-0.1477, 0.1704 and 0.1577-0.1584 (one grid's figures at
+ *     those sizes, another session: 0.162, 0.153-0.157, -, 0.162-0.166). Twice the room for the
+ *     short blocks changed nothing, so their fixed cost is not what bounds the tail; why the
+ *     launch slows when the long partitions shorten by a few chunks (8064 tokens to 8000) is
+ *     not known.
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us).
