@@ -568,9 +568,18 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     ms against 0.1394-0.1399 for one grid (a machine slow for this kernel), of 768, 1024, 1280
  *     and 1536 tokens 0.1615, 0.1475-0.1477, 0.1704 and 0.1577-0.1584 (one grid's figures at
  *     those sizes, another session: 0.162, 0.153-0.157, -, 0.162-0.166). Twice the room for the
- *     short blocks changed nothing, so their fixed cost is not what bounds the tail; why the
- *     launch slows when the long partitions shorten by a few chunks (8064 tokens to 8000) is
- *     not known.
+ *     short blocks changed nothing, so their fixed cost is not what bounds the tail.
+ * Why the launch slows when the long partitions shorten by a few chunks (per-block traces,
+ * globaltimer and %smid, one machine, one grid; median duration of the 256 long blocks): 125 us
+ * at 8064 tokens (0.1354 ms in all), 147 at 8000 (0.1611), 134 at 7936 (0.1594). The long
+ * blocks slow, evenly over partitions and kv heads, in the group of multiprocessors that
+ * streams slower (the fast group's 105-115 us does not move). Not yet tested, but every figure
+ * so far fits it: the stages' offset in shared memory (2192 bytes of static arrays, then
+ * table_words * 4) is a multiple of 128 in each fast configuration (partitions of 8064 and 8096
+ * tokens: 4224) and in none of the slow ones (8192, 8032, 8000, 7968, 7936, 7872, 7808, 7712,
+ * 7680, 7424: 32 to 112 past one). The test: the stages placed at the next 128 (or 1024) bytes
+ * with the dynamic allocation grown to match, at the same tails. If it holds, the tail can be
+ * sized freely and the bf16 kernel (offset 4256 at 8 x 32k) may be slowed by it too.
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us).
