@@ -92,11 +92,11 @@ int pow2_at_least(int x)
  * with one block. Measured on the H200, fp8, 8 x 32k (256 long blocks, 264 slots; paired runs):
  * short partitions of 512 tokens (this rule) 0.1361-0.1363 ms against 0.1419-0.1420 without; of
  * 384 tokens 0.1369-0.1370; of 640, 896, 1920 and 3072 tokens 0.159, 0.154-0.156, 0.147 and
- * 0.162 (too much for the free slots: the last ones start when the long ones end), as was a
- * short partition of len / 33 in the launch order before (0.149-0.154; in an order that mixed
- * short and long, up to 0.188). The other benchmark shapes have no free slots or too short a
- * tail (unchanged). Sets the kernel's shared-memory opt-in first, as the occupancy query needs
- * it. */
+ * 0.162 (the long blocks themselves slow at those sizes, not the free slots running out: see
+ * the end of mma_config's comment), as was a short partition of len / 33 in the launch order
+ * before (0.149-0.154; in an order that mixed short and long, up to 0.188). The other benchmark
+ * shapes have no free slots or too short a tail (unchanged). Sets the kernel's shared-memory opt-in
+ * first, as the occupancy query needs it. */
 int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &shape, int num_seqs,
                      int max_seq_len, size_t stage_bytes, int *partition)
 {
