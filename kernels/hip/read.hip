@@ -412,13 +412,17 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
                           : rows_staged(HARDWARE, a.num_seqs) ? (size_t)(a.num_seqs + 1) * 4
                                                               : 0;
     /* the hardware path: short blocks, each BLOCK_ITEMS consecutive items (see HARDWARE_ITEMS); the
-     * table path, whose blocks first fill 64 KiB of tables: one wave of them */
-    static const int resident = resident_blocks_of(kernel, THREADS, most);
-    const unsigned grid =
-        HARDWARE ? blocks_for(a.items, BLOCK_ITEMS, ~0u)
-                 : blocks_for((a.items + TABLE_ITEMS - 1) / TABLE_ITEMS, THREADS,
-                              (unsigned)std::max(1, g_device.multiprocessors *
-                                                        std::min(resident, TABLE_BLOCKS_PER_SM)));
+     * table path, whose blocks first fill 64 KiB of tables: one wave of them (the occupancy query
+     * asked once, and only there) */
+    unsigned grid;
+    if constexpr (HARDWARE) {
+        grid = blocks_for(a.items, BLOCK_ITEMS, ~0u);
+    } else {
+        static const int resident = resident_blocks_of(kernel, THREADS, most);
+        grid = blocks_for((a.items + TABLE_ITEMS - 1) / TABLE_ITEMS, THREADS,
+                          (unsigned)std::max(1, g_device.multiprocessors *
+                                                    std::min(resident, TABLE_BLOCKS_PER_SM)));
+    }
     kernel<<<grid, THREADS, shared>>>(a.format, a.shape, a.sides, a.nsides, a.table, a.max_blocks,
                                       a.row_start, a.num_seqs, a.total_rows, a.bs_shift);
     return FP8KV_OK;
