@@ -100,11 +100,12 @@ int pow2_at_least(int x)
 int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &shape, int num_seqs,
                      int max_seq_len, size_t stage_bytes, int *partition)
 {
-    if (stage_bytes + 2048 > DEFAULT_SHARED)
+    const size_t shared = stage_bytes + 2048 + STAGE_PAD; /* a table of 8192 / 16 entries or so */
+    if (shared > DEFAULT_SHARED)
         FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(pl.fn),
                                             hipFuncAttributeMaxDynamicSharedMemorySize,
-                                            (int)(stage_bytes + 2048)));
-    const long slots = (long)g_device.multiprocessors * resident_blocks(pl.fn, stage_bytes + 2048);
+                                            (int)shared));
+    const long slots = (long)g_device.multiprocessors * resident_blocks(pl.fn, shared);
     const long pairs = (long)num_seqs * shape.num_heads * (pl.group / pl.gb);
     const long want = std::max(1L, slots / pairs), len = max_seq_len;
     long part = std::min(8192L, std::max(256L, ((len + want - 1) / want + 31) / 32 * 32));
@@ -158,18 +159,20 @@ int choose_kernel(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &sh
     return FP8KV_OK;
 }
 
-/* The dynamic shared memory of the planned kernel: the block-table entries, then the staged
- * kernel's stages, or the split-K kernel's stages or (later, in the same bytes) its merge. */
+/* The dynamic shared memory of the planned kernel: the block-table entries, then (at the next
+ * multiple of STAGE_ALIGN bytes) the staged kernels' stages, or the split-K kernel's stages or
+ * (later, in the same bytes) its merge. */
 size_t shared_bytes(const attention_plan &pl, const struct fp8kv_cache_shape &shape,
                     size_t stage_bytes)
 {
+    const size_t before_stages = (size_t)pl.table_words * 4 + STAGE_PAD;
     if (pl.kind != PLAN_SPLIT_K)
-        return (size_t)pl.table_words * 4 + stage_bytes;
+        return before_stages + stage_bytes;
     const int groups = THREADS / pl.tpt, T = groups * UNROLL;
     const size_t stage_area = (size_t)STAGES * 2 * T * pl.row_bytes;
     const size_t merge_area =
         ((size_t)groups * pl.gb * shape.head_size + 2 * (size_t)groups * pl.gb) * sizeof(float);
-    return (size_t)pl.table_words * 4 + std::max(stage_area, merge_area);
+    return before_stages + std::max(stage_area, merge_area);
 }
 
 /* plan_attention: the configuration the launcher runs for these arguments (partition 0: the

@@ -74,11 +74,6 @@ template <> struct mma_cache<bf16_cache> {
     static constexpr int NS = 3;
 };
 
-__device__ __forceinline__ uint32_t shared_address(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
 /* Four 8x8 matrices of 16-bit elements from shared memory, lane L giving the address of row
  * L % 8 of matrix L / 8; TRANS: each matrix transposed. */
 template <bool TRANS>
@@ -360,7 +355,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     __shared__ unsigned qmax;
     extern __shared__ __align__(16) uint8_t smem[];
     int32_t *blocks = reinterpret_cast<int32_t *>(smem);
-    uint8_t *stages = smem + (size_t)p.table_words * 4 + (size_t)warp * SW * SB;
+    uint8_t *const area = stage_area(smem, p.table_words), *stages = area + (size_t)warp * SW * SB;
 
     const int first_block = block_index(p, t0), nblocks = block_index(p, t1 - 1) - first_block + 1;
     load_block_table<FAST_THREADS>(p, seq, first_block, nblocks, blocks);
@@ -463,7 +458,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     __syncthreads(); /* the stages are free: the merge reuses them */
 
     /* this warp's result for each head: the terms summed, the lanes of a quad's sums added */
-    float *macc = reinterpret_cast<float *>(smem + (size_t)p.table_words * 4); /* [w][g][FD] */
+    float *macc = reinterpret_cast<float *>(area); /* [w][g][FD] */
     const float oback = ldexpf(1.0f, -P_EXP);
     const int row = lane >> 2;
 #pragma unroll
@@ -573,13 +568,13 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * globaltimer and %smid, one machine, one grid; median duration of the 256 long blocks): 125 us
  * at 8064 tokens (0.1354 ms in all), 147 at 8000 (0.1611), 134 at 7936 (0.1594). The long
  * blocks slow, evenly over partitions and kv heads, in the group of multiprocessors that
- * streams slower (the fast group's 105-115 us does not move). Not yet tested, but every figure
- * so far fits it: the stages' offset in shared memory (2192 bytes of static arrays, then
- * table_words * 4) is a multiple of 128 in each fast configuration (partitions of 8064 and 8096
- * tokens: 4224) and in none of the slow ones (8192, 8032, 8000, 7968, 7936, 7872, 7808, 7712,
- * 7680, 7424: 32 to 112 past one). The test: the stages placed at the next 128 (or 1024) bytes
- * with the dynamic allocation grown to match, at the same tails. If it holds, the tail can be
- * sized freely and the bf16 kernel (offset 4256 at 8 x 32k) may be slowed by it too.
+ * streams slower (the fast group's 105-115 us does not move). The cause was where the stages
+ * lay: 2192 bytes of static arrays, then table_words * 4, put them at a multiple of 128 bytes at
+ * 8064 and 8096 tokens and 32 to 112 bytes past one at every slow length (8192, 8032, 8000,
+ * 7968, 7936, 7872, 7808, 7712, 7680, 7424). Placed at the next multiple of 128 (STAGE_ALIGN,
+ * attention_common.h), every length ran as fast (the figures are there). Experiments above
+ * whose partitions or shared arrays differ from this kernel's may have run misaligned; at
+ * partitions of 1024 to 4096 tokens that cost 1-2% (staged_partition), at about 8000 15%.
  * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
  * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
  * multiprocessors holding one block instead of two ended at 110-118 us).

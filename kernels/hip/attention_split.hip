@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
 
     extern __shared__ __align__(16) uint8_t smem[];
     int32_t *blocks = reinterpret_cast<int32_t *>(smem);
-    uint8_t *stages = smem + (size_t)p.table_words * 4;
+    uint8_t *stages = stage_area(smem, p.table_words);
     const size_t stage_bytes = (size_t)2 * T * p.row_bytes;
 
     /* the partition's block-table entries, so that a token's slot costs no global round trip */

@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_sta
     __shared__ float mm[FAST_WARPS][GB], ml[FAST_WARPS][GB];
     extern __shared__ __align__(16) uint8_t smem[];
     int32_t *blocks = reinterpret_cast<int32_t *>(smem);
-    uint8_t *stages = smem + (size_t)p.table_words * 4 + (size_t)warp * 2 * R::SB;
+    uint8_t *const area = stage_area(smem, p.table_words), *stages = area + (size_t)warp * 2 * R::SB;
 
     const int first_block = block_index(p, t0), nblocks = block_index(p, t1 - 1) - first_block + 1;
     load_block_table<FAST_THREADS>(p, seq, first_block, nblocks, blocks);
@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_sta
     wait_copies<0>();
     __syncthreads(); /* the stages are free: the merge reuses them */
 
-    float *macc = reinterpret_cast<float *>(smem + (size_t)p.table_words * 4); /* [w][g][FD] */
+    float *macc = reinterpret_cast<float *>(area); /* [w][g][FD] */
     merge_warps<GB>(p, macc, mm, ml, warp, lane, seq, q0, part, m, l, acc);
 }
 
