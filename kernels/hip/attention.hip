@@ -90,12 +90,16 @@ int pow2_at_least(int x)
  * what the free slots could stream while the long partitions run, and the free slots take them
  * one after another (they are launched last: block_work_of), so that no multiprocessor is left
  * with one block. Measured on the H200, fp8, 8 x 32k (256 long blocks, 264 slots; paired runs):
- * short partitions of 512 tokens (this rule) 0.1361-0.1363 ms against 0.1419-0.1420 without; of
- * 384 tokens 0.1369-0.1370; of 640, 896, 1920 and 3072 tokens 0.159, 0.154-0.156, 0.147 and
- * 0.162 (the long blocks themselves slow at those sizes, not the free slots running out: see
- * the end of mma_config's comment), as was a short partition of len / 33 in the launch order
- * before (0.149-0.154; in an order that mixed short and long, up to 0.188). The other benchmark
- * shapes have no free slots or too short a tail (unchanged). Sets the kernel's shared-memory opt-in
+ * short partitions of 512 tokens (this rule) 0.1361-0.1363 ms against 0.1419-0.1420 without.
+ * Other sizes, with the stages aligned (STAGE_ALIGN; before, most sizes ran misaligned and
+ * 10-18% slower), against 512 in the same run, on five machines: 1024 tokens 0.1369-0.1385
+ * against 0.1367-0.1379, 0.1379-0.1380 against 0.1391-0.1401, 0.1352-0.1356 against
+ * 0.1369-0.1375, 0.1405-0.1412 against 0.1376-0.1384; 768 and 1280 as 512 or up to 1% slower,
+ * 1536 4% and 2048 7% slower; 384 as 512. No size wins on every machine: how much a free slot
+ * can take depends on which multiprocessors stream slower, which differs from one H200 to
+ * another. Fixed partitions shorter than the wave needs lose whether aligned or not (aligned,
+ * in place of 8064 + 512: 4096 tokens 4% slower, 2048 9%, 1024 18%). The other benchmark shapes
+ * have no free slots or too short a tail (unchanged). Sets the kernel's shared-memory opt-in
  * first, as the occupancy query needs it. */
 int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &shape, int num_seqs,
                      int max_seq_len, size_t stage_bytes, int *partition)
@@ -274,6 +278,7 @@ attn_params params_of(const attention_plan &pl, const struct fp8kv_cache_shape &
     p.row_bytes = pl.row_bytes;
     p.table_words = pl.table_words;
     p.part_out = p.part_max = p.part_sum = nullptr;
+    p.out = nullptr;
     return p;
 }
 
@@ -309,14 +314,22 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     attn_params p =
         params_of(pl, shape, d_query, num_q_heads, d_key_cache, d_value_cache, d_block_table,
                   max_blocks_per_seq, d_seq_lens, k_scale, v_scale, softmax_scale);
+    /* one partition per sequence: pass 1 writes the output, no combining pass (paired runs on
+     * the H200, fp8: 64 x 4k 0.1420-0.1423 ms against 0.1464-0.1468 with the pass, 64 x 1k
+     * 0.0507-0.0510 against 0.0545-0.0550; bf16 0.274 against 0.278, 0.093 against 0.097) */
+    const bool one_pass = pl.max_partitions == 1;
     const size_t D = (size_t)shape.head_size;
     const size_t rows = (size_t)num_seqs * num_q_heads * pl.max_partitions;
-    if (scratch.bytes < rows * (D + 2) * sizeof(float) &&
-        (rc = scratch.alloc(rows * (D + 2) * sizeof(float))) != 0)
-        return rc;
-    p.part_out = scratch.as<float>();
-    p.part_max = p.part_out + rows * D;
-    p.part_sum = p.part_max + rows;
+    if (one_pass)
+        p.out = d_out;
+    else {
+        if (scratch.bytes < rows * (D + 2) * sizeof(float) &&
+            (rc = scratch.alloc(rows * (D + 2) * sizeof(float))) != 0)
+            return rc;
+        p.part_out = scratch.as<float>();
+        p.part_max = p.part_out + rows * D;
+        p.part_sum = p.part_max + rows;
+    }
     /* the heads of one (sequence, partition) are neighbours in launch order: they run together
      * and read the cache rows of the same tokens (in NHD, one contiguous run per token) at the
      * same time, instead of one head's slice of every row in turn, which leaves DRAM reading
@@ -325,7 +338,7 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
                     (unsigned)pl.max_partitions);
     pl.fn<<<grid, pl.threads, pl.shared>>>(p);
     FP8KV_GPU_CHECK_LAUNCH();
-    return launch_combine(p, num_seqs, d_out);
+    return one_pass ? FP8KV_OK : launch_combine(p, num_seqs, d_out);
 }
 
 } // namespace fp8kv_gpu

@@ -49,6 +49,7 @@ struct attn_params {
     int row_bytes;   /* shared bytes per K or V row: head_size elements, rounded up to 16 */
     int table_words; /* shared words for a partition's block-table entries (a multiple of 4) */
     float *part_out, *part_max, *part_sum;
+    float *out; /* set where every sequence has one partition: pass 1 writes the output itself */
 };
 
 /* A pass-1 kernel. */
@@ -251,12 +252,81 @@ __device__ __forceinline__ void load_block_table(const attn_params &p, int seq, 
         blocks[i] = p.block_table[(size_t)seq * p.max_blocks + first_block + i];
 }
 
+/* ---- combining the partitions --------------------------------------------------------------- */
+
+/* l, a sum of weights taken at maximum m, taken at maximum top >= m instead; 0 stays 0 (also
+ * where m and top are both -inf, whose difference is NaN). */
+__device__ __forceinline__ float rescaled(float l, float m, float top)
+{
+    return l == 0.0f ? 0.0f : l * exp2f(m - top);
+}
+
+/* The combination of a head's partitions, for one output dimension, folded online: out = sum
+ * over partitions of out_i 2^(m_i - M), over L = sum l_i 2^(m_i - M), M the largest m_i (a NaN
+ * m_i ignored, as fmaxf does; a NaN l_i or out_i makes the output NaN). The one home of that
+ * arithmetic: the combining pass folds K partitions at a time, pass 1 its one partition where a
+ * launch has no combining pass (attn_params::out). */
+struct combined {
+    float M = -INFINITY, L = 0.0f, o = 0.0f;
+    /* adds the first `count` of K partitions' maxima m, sums l and outputs v (the others' m
+     * -inf) */
+    template <int K>
+    __device__ __forceinline__ void fold(const float (&m)[K], const float (&l)[K],
+                                         const float (&v)[K], int count)
+    {
+        float top = M;
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            top = fmaxf(top, m[k]);
+        /* what was summed at M, taken at top (unchanged where M is top, -inf included) */
+        const float f = M == top ? 1.0f : exp2f(M - top);
+        L *= f;
+        o *= f;
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if (k < count) {
+                L += rescaled(l[k], m[k], top);
+                o = fmaf(v[k], exp2f(m[k] - top), o);
+            }
+        M = top;
+    }
+    /* the output, after all np partitions are folded (0 for a sequence without tokens) */
+    __device__ __forceinline__ float output(int np) const
+    {
+        return np ? o / L : 0.0f;
+    }
+};
+
+/* The output row of q head qh of sequence seq. */
+__device__ __forceinline__ float *output_row(const attn_params &p, float *out, int seq, int qh)
+{
+    return out + ((size_t)seq * p.num_q_heads + qh) * p.shape.head_size;
+}
+
+/* A block whose partition starts at or past its sequence's end computes nothing; where pass 1
+ * writes the output itself, the first partition of an empty sequence writes its GB heads' 0s,
+ * as the combining pass does (NT threads). */
+template <int GB, int NT>
+__device__ __forceinline__ void skip_partition(const attn_params &p, int seq, int q0, int part)
+{
+    if (p.out && part == 0)
+        for (int o = threadIdx.x; o < GB * p.shape.head_size; o += NT)
+            output_row(p, p.out, seq, q0 + o / p.shape.head_size)[o % p.shape.head_size] = 0.0f;
+}
+
 /* Writes a partition's result for q head q0 + g, dimension d, where pass 2 reads it: the
- * unnormalized output A (times v_scale), and the maximum M and sum Lsum once per head. */
+ * unnormalized output A (times v_scale), and the maximum M and sum Lsum once per head; where
+ * pass 1 writes the output itself (attn_params::out), the output. */
 __device__ __forceinline__ void store_partition(const attn_params &p, int D, int seq, int q0,
                                                 int part, int g, int d, float A, float M,
                                                 float Lsum)
 {
+    if (p.out) {
+        combined c;
+        c.fold<1>({M}, {Lsum}, {A * p.v_scale}, 1);
+        output_row(p, p.out, seq, q0 + g)[d] = c.output(1);
+        return;
+    }
     const size_t row = ((size_t)seq * p.num_q_heads + q0 + g) * p.max_partitions + part;
     p.part_out[row * D + d] = A * p.v_scale;
     if (d == 0) {

@@ -345,8 +345,10 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     const block_work work = block_work_of(p, GB);
     const int seq = work.seq, part = work.part, kvh = work.kvh, q0 = work.q0;
     const int n = p.seq_lens[seq], t0 = part * p.partition;
-    if (t0 >= n)
+    if (t0 >= n) {
+        skip_partition<GB, FAST_THREADS>(p, seq, q0, part);
         return;
+    }
     const int t1 = n - t0 < p.partition ? n : t0 + p.partition;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3;
 
@@ -355,7 +357,8 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     __shared__ unsigned qmax;
     extern __shared__ __align__(16) uint8_t smem[];
     int32_t *blocks = reinterpret_cast<int32_t *>(smem);
-    uint8_t *const area = stage_area(smem, p.table_words), *stages = area + (size_t)warp * SW * SB;
+    uint8_t *const area = stage_area(smem, p.table_words);
+    uint8_t *const stages = area + (size_t)warp * SW * SB;
 
     const int first_block = block_index(p, t0), nblocks = block_index(p, t1 - 1) - first_block + 1;
     load_block_table<FAST_THREADS>(p, seq, first_block, nblocks, blocks);

@@ -255,8 +255,10 @@ __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
     const block_work work = block_work_of(p, GB);
     const int seq = work.seq, part = work.part, kvh = work.kvh, q0 = work.q0;
     const int n = p.seq_lens[seq], t0 = part * p.partition;
-    if (t0 >= n)
+    if (t0 >= n) {
+        skip_partition<GB, THREADS>(p, seq, q0, part);
         return;
+    }
     const int t1 = n - t0 < p.partition ? n : t0 + p.partition;
     const int D = p.shape.head_size, chunks = D / VEC;
     const int tpt = p.tpt, lane = threadIdx.x % tpt, grp = threadIdx.x / tpt;
@@ -335,23 +337,15 @@ __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
     merge_groups<C, GB, VEC>(p, stages, groups, grp, lane, active, seq, q0, part, m, l, acc);
 }
 
-/* l, a sum of weights taken at maximum m, taken at maximum top >= m instead; 0 stays 0 (also
- * where m and top are both -inf, whose difference is NaN). */
-__device__ __forceinline__ float rescaled(float l, float m, float top)
-{
-    return l == 0.0f ? 0.0f : l * exp2f(m - top);
-}
-
 /* Partitions whose results a thread loads before it adds any of them (independent loads). */
 constexpr int COMBINE_LOADS = 8;
 
-/* Pass 2: grid (q head, sequence). Out = sum over partitions of out_i 2^(m_i - M), over
- * L = sum l_i 2^(m_i - M), M the largest m_i (a NaN m_i ignored, as fmaxf does; a NaN l_i or
- * out_i makes the output NaN). Pass 2 runs after pass 1 has finished, where nothing hides its
- * latency, so its dependent reads are few: the sequence's length before the wait (pass 1 does
- * not write it), then, COMBINE_LOADS partitions at once, their maxima, sums and outputs
- * together, merged online; each thread computes M and L itself along with its dimensions'
- * sums (no barrier), and the usual few partitions cost one round trip. */
+/* Pass 2: grid (q head, sequence); the partitions combined (struct combined). Pass 2 runs
+ * after pass 1 has finished, where nothing hides its latency, so its dependent reads are few:
+ * the sequence's length before the wait (pass 1 does not write it), then, COMBINE_LOADS
+ * partitions at once, their maxima, sums and outputs together, folded online; each thread
+ * computes M and L itself along with its dimensions' sums (no barrier), and the usual few
+ * partitions cost one round trip. */
 __global__ void __launch_bounds__(THREADS)
     attention_combine(const int32_t *seq_lens, int num_q_heads, int head_size, int partition,
                       int max_partitions, const float *part_out, const float *part_max,
@@ -362,7 +356,7 @@ __global__ void __launch_bounds__(THREADS)
     const size_t row = ((size_t)seq * num_q_heads + qh) * max_partitions;
     wait_for_pass1(); /* launched early (see launch_combine) */
     for (int d = threadIdx.x; d < D; d += THREADS) {
-        float M = -INFINITY, L = 0.0f, o = 0.0f;
+        combined c;
         for (int i0 = 0; i0 < np; i0 += COMBINE_LOADS) {
             float m[COMBINE_LOADS], l[COMBINE_LOADS], v[COMBINE_LOADS];
 #pragma unroll
@@ -372,23 +366,9 @@ __global__ void __launch_bounds__(THREADS)
                 l[k] = in ? part_sum[row + i0 + k] : 0.0f;
                 v[k] = in ? part_out[(row + i0 + k) * D + d] : 0.0f;
             }
-            float top = M;
-#pragma unroll
-            for (int k = 0; k < COMBINE_LOADS; k++)
-                top = fmaxf(top, m[k]);
-            /* what was summed at M, taken at top (unchanged where M is top, -inf included) */
-            const float f = M == top ? 1.0f : exp2f(M - top);
-            L *= f;
-            o *= f;
-#pragma unroll
-            for (int k = 0; k < COMBINE_LOADS; k++)
-                if (i0 + k < np) {
-                    L += rescaled(l[k], m[k], top);
-                    o = fmaf(v[k], exp2f(m[k] - top), o);
-                }
-            M = top;
+            c.fold(m, l, v, np - i0);
         }
-        out[((size_t)seq * num_q_heads + qh) * D + d] = np ? o / L : 0.0f;
+        out[((size_t)seq * num_q_heads + qh) * D + d] = c.output(np);
     }
 }
 
@@ -456,7 +436,10 @@ static bool combine_waits()
  * wave, the same work each) finish between 104 and 137 us (median 127): the tail, not the
  * combine, is the larger loss. Tried and lost: an L2::256B prefetch hint on pass 1's copies
  * (fp8 0.1451 ms against 0.1427; bf16 0.284 against 0.262); folding the combining into pass
- * 1's last block per sequence (0.68: its serial reads lengthen the tail); making the partitions of
+ * 1's last block per sequence (0.68: its serial reads lengthen the tail; again with the stages
+ * aligned, a fence and an atomic at the end of every block, the last of a sequence's q heads
+ * combining them: 8 x 32k 0.1390-0.1403 ms against 0.1369-0.1375, 8 x 1k 0.0167 against
+ * 0.0135, 64 x 4k 0.149 against 0.144); making the partitions of
  * a (sequence, q heads) a thread-block cluster that combines through distributed shared memory, no
  * second kernel (0.56-0.59 at 8 x 32k, 0.68-0.69 at 64 x 4k with one partition a cluster; the
  * kernel with the cluster code but launched without clusters also lost 5% in pass 1); each
