@@ -507,7 +507,11 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *   bf16: 16 x 4 0.91 (1 block), 32 x 2 0.90 (1 block), 16 x 3 0.90 (2 blocks), 16 x 2 0.79
  *         (3 blocks); with padded rows 16 x 2 was 0.87 (2 blocks).
  * More data in flight per warp pays; more warps per multiprocessor (and so more concurrent
- * streams of cache blocks) does not. Tried and lost at 8 x 32k (one run each, against the same
+ * streams of cache blocks) does not. Those figures predate STAGE_ALIGN; again with the stages
+ * aligned (fp8, paired runs, ms at 8 x 32k / 64 x 4k): 32 x 3 (this) 0.1393-0.1396 / 0.1420,
+ * 32 x 2 (3 blocks) 0.1406-0.1408 / 0.171, 16 x 3 (3 blocks) 0.1403-0.1410 / 0.186, 16 x 4
+ * (3 blocks) 0.1413-0.1419 / 0.185, 16 x 5 0.146 / 0.150-0.152, 16 x 6 0.144 / 0.149-0.150,
+ * 64 x 1 (3 blocks) 0.149 / 0.196. Tried and lost at 8 x 32k (one run each, against the same
  * run's figures for this kernel, fp8 0.142 ms and bf16 0.264 ms):
  *   - the transposed products S^T = K Q^T and O^T = V^T P^T (the mma's 16 rows tokens or
  *     dimensions, its 8 columns the heads' terms, read back through a per-warp score scratch):
