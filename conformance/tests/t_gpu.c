@@ -1,12 +1,14 @@
 /* t_gpu.c — the device subjects of kernels/hip/ (built with FP8KV_GPU=cuda|hip): the KV
  * kernels pass every golden case (and the gather gives the CPU reference's bytes across empty
- * and short sequences), the device codecs and decoders pass the vector sets, short
- * device sweeps judge like the CPU sweep (counts, classes, the lowest-index failures in order,
- * also when there are far more failures than the kernel captures), and the vendor conversions
- * differ only in the sign of NaN (defect 6 of docs/DESIGN.md §1.4) under NaN check strict.
- * Without a usable GPU every test is skipped (a skip, never a pass). Run with --jobs=1. */
+ * and short sequences, the attention its values with one or many partitions), the device codecs and
+ * decoders pass the vector sets, short device sweeps judge like the CPU sweep (counts, classes, the
+ * lowest-index failures in order, also when there are far more failures than the kernel captures),
+ * and the vendor conversions differ only in the sign of NaN (defect 6 of docs/DESIGN.md §1.4) under
+ * NaN check strict. Without a usable GPU every test is skipped (a skip, never a pass). Run with
+ * --jobs=1. */
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +164,88 @@ Test(gpu, gather_matches_the_cpu_reference_across_empty_and_short_sequences)
             free(cache);
             free(table);
         }
+}
+
+/* The attention's launches against the CPU reference: one partition per sequence (pass 1
+ * writes the output) and several (a combining pass), on the head-128 fast path and the split-K
+ * path, with empty sequences among short and long ones; every output written (the buffer starts
+ * as a sentinel), empty sequences' exactly 0. */
+Test(gpu, attention_matches_the_cpu_reference_with_one_or_many_partitions)
+{
+    require_gpu();
+    struct fp8kv_gpu_device_info info;
+    cr_assert_eq(fp8kv_gpu_open(0, &info), 0, "%s", fp8kv_last_error());
+    const int32_t lens[] = {0, 5, 0, 37, 1, 16, 130, 0};
+    enum { SEQS = 8, MAX_BLOCKS = 9, KV_HEADS = 2, Q_HEADS = 8, BLOCK = 16 };
+    const int head_sizes[] = {128, 64};
+    const int partitions[] = {0, 1024, 64, 32};
+    uint64_t state = 0xA77E;
+    for (size_t h = 0; h < 2; h++) {
+        const int D = head_sizes[h];
+        const struct fp8kv_cache_shape shape = {SEQS * MAX_BLOCKS, BLOCK, KV_HEADS, D,
+                                                FP8KV_LAYOUT_NHD};
+        const size_t bytes = fp8kv_cache_bytes(&shape), qn = (size_t)SEQS * Q_HEADS * D;
+        uint8_t *kc = malloc(bytes), *vc = malloc(bytes);
+        int32_t table[SEQS * MAX_BLOCKS];
+        float *q = malloc(qn * sizeof *q), *want = malloc(qn * sizeof *want),
+              *got = malloc(qn * sizeof *got);
+        cr_assert(kc && vc && q && want && got);
+        for (size_t i = 0; i < 2 * bytes; i++) { /* finite codes */
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            uint8_t code = (uint8_t)(state >> 56);
+            if ((code & 0x7F) == 0x7F)
+                code ^= 0x01;
+            (i < bytes ? kc : vc)[i % bytes] = code;
+        }
+        for (size_t i = 0; i < qn; i++) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            q[i] = (float)((int64_t)(state >> 40) - (1 << 23)) * 0x1p-23f;
+        }
+        for (int i = 0; i < SEQS * MAX_BLOCKS; i++) /* a fixed permutation of the blocks */
+            table[i] = (int32_t)(((int64_t)i * 31) % (SEQS * MAX_BLOCKS));
+        const struct fp8kv_codec_cfg cfg = {FP8KV_CODEC_E4M3FN, 1, 0, FP8KV_CODEC_F32_DIV};
+        const float ks = 0.05f, vs = 0.0123f, softmax_scale = 0.088388348f;
+        const struct fp8kv_kv_scales k_scale = {FP8KV_SCALE_TENSOR, ks, NULL, NULL, NULL},
+                                     v_scale = {FP8KV_SCALE_TENSOR, vs, NULL, NULL, NULL};
+        cr_assert_eq(fp8kv_cpu_paged_attention(cfg, &shape, q, Q_HEADS, kc, vc, table, MAX_BLOCKS,
+                                               lens, SEQS, &k_scale, &v_scale, softmax_scale, want),
+                     0, "%s", fp8kv_last_error());
+        for (size_t k = 0; k < sizeof partitions / sizeof partitions[0]; k++) {
+            char plan[96];
+            cr_assert_eq(fp8kv_gpu_attention_plan(1, cfg, &shape, Q_HEADS, SEQS, 130, partitions[k],
+                                                  plan, sizeof plan),
+                         0, "%s", fp8kv_last_error());
+            memset(got, 0x5A, qn * sizeof *got);
+            cr_assert_eq(fp8kv_gpu_paged_attention(cfg, &shape, q, Q_HEADS, kc, vc, table,
+                                                   MAX_BLOCKS, lens, SEQS, ks, vs, softmax_scale,
+                                                   partitions[k], got),
+                         0, "%s", fp8kv_last_error());
+            for (int s = 0; s < SEQS; s++)
+                for (int qh = 0; qh < Q_HEADS; qh++) {
+                    const float *w = want + ((size_t)s * Q_HEADS + qh) * D,
+                                *g = got + ((size_t)s * Q_HEADS + qh) * D;
+                    float top = 0.0f;
+                    for (int d = 0; d < D; d++)
+                        top = fabsf(w[d]) > top ? fabsf(w[d]) : top;
+                    for (int d = 0; d < D; d++) {
+                        if (lens[s] == 0)
+                            cr_assert(g[d] == 0.0f && !signbit(g[d]),
+                                      "%s: empty sequence %d head %d dim %d is %a, not 0", plan, s,
+                                      qh, d, (double)g[d]);
+                        else
+                            cr_assert(fabsf(g[d] - w[d]) <= 1e-4f * top,
+                                      "%s: sequence %d (%d tokens) head %d dim %d: %a, the CPU "
+                                      "reference %a",
+                                      plan, s, (int)lens[s], qh, d, (double)g[d], (double)w[d]);
+                    }
+                }
+        }
+        free(kc);
+        free(vc);
+        free(q);
+        free(want);
+        free(got);
+    }
 }
 
 /* ---- codecs and decoders --------------------------------------------------------------------- */

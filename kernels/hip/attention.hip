@@ -11,9 +11,10 @@
  *   "split-k"        every other shape and layout: attention_split.hip, VEC elements per
  *                    lane (8, or 1 when head_size is not a multiple of 8), partitions of the
  *                    power of two at or above a quarter of the longest sequence (8 .. 2048).
- * Both take GB q heads of one kv head per thread block (4, 2 or 1, the largest that divides
- * the group), and both end with pass 2, attention_combine (attention_split.hip). The plan's
- * name is what fp8kv_gpu_attention_plan reports.
+ * Each takes GB q heads of one kv head per thread block (4, 2 or 1, the largest that divides
+ * the group). Where a launch has several partitions per sequence, pass 2, attention_combine
+ * (attention_split.hip), merges them; where it has one, pass 1 writes the output itself. The
+ * plan's name is what fp8kv_gpu_attention_plan reports.
  */
 #include "attention_common.h"
 
@@ -208,7 +209,7 @@ int plan_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &s
     if (partition <= 0 && fast &&
         (rc = staged_partition(*pl, shape, num_seqs, max_seq_len, stage_bytes, &partition)) != 0)
         return rc;
-    if (partition <= 0) /* split even short sequences: the combining pass always runs */
+    if (partition <= 0) /* split-K: about four partitions per sequence, 8 to 2048 tokens */
         partition = std::min(2048, std::max(8, pow2_at_least((max_seq_len + 3) / 4)));
     pl->partition = partition;
     pl->max_partitions = std::max(1, (max_seq_len + partition - 1) / partition);

@@ -227,7 +227,8 @@ int fp8kv_gpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cach
                              float scale, enum fp8kv_kv_dtype out, void *dst);
 
 /* Paged attention; partition: tokens per thread block of the first pass (0: the default
- * choice, which splits even short sequences so the combining pass always runs). */
+ * choice). Where every sequence fits one partition, the first pass writes out itself; else a
+ * combining pass merges the partitions. */
 int fp8kv_gpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                               const float *query, int num_q_heads, const uint8_t *key_cache,
                               const uint8_t *value_cache, const int32_t *block_table,
