@@ -562,7 +562,9 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     two adjacent 128-byte rows together; half as many blocks per partition, partitions half as
  *     long): 8 x 32k 0.1623 ms against 0.1371-0.1379 (partitions of 4032 and the short last ones
  *     of 512), 64 x 4k 0.1488-0.1493 against 0.1482-0.1484, 8 x 4k and 8 x 1k 15-25% slower;
- *     check-kv 600/600;
+ *     check-kv 600/600. With the stages aligned (STAGE_ALIGN), still 3% slower at 8 x 32k
+ *     (0.1414-0.1416 against 0.1367-0.1374; partitions of 4032 and 512), 64 x 4k alike, 8 x 4k
+ *     13% and 8 x 1k 24% slower;
  *   - the short last partitions (staged_partition) as a second pass-1 grid with smaller stages
  *     (16-token chunks, 3 deep: two fit beside a long block), launched as a programmatic
  *     dependent of the long grid (its last block waiting for the long grid before it exits, so
