@@ -183,6 +183,20 @@ static int attention_figure(const struct attention_shape *sh, int fp8, int kerne
     return 0;
 }
 
+/* The multiprocessors' read speeds, the context of every one-wave kernel's figure. */
+static void print_spread(const struct fp8kv_gpu_sm_spread *s)
+{
+    printf("multiprocessor read speeds: %s\n", s->what);
+    if (!s->measured)
+        return;
+    printf("  a block's run took %.1f-%.1f us (median %.1f) on %d of %d multiprocessors; %d within "
+           "5%% of the fastest\n",
+           s->min_us, s->max_us, s->median_us, s->reporting, s->multiprocessors, s->fast);
+    printf("bench: sm_read_min_us=%.1f sm_read_median_us=%.1f sm_read_max_us=%.1f "
+           "sm_read_fast=%d\n",
+           s->min_us, s->median_us, s->max_us, s->fast);
+}
+
 /* bench_attention: every shape, fp8 and bf16 caches, the planned kernel and (where the plan
  * picks the tensor-core one) the CUDA-core kernel it replaces; torch's figures first. */
 static int bench_attention(int quick, int iterations)
@@ -194,6 +208,10 @@ static int bench_attention(int quick, int iterations)
         0)
         return -1;
     print_timing("read", &read);
+    struct fp8kv_gpu_sm_spread spread;
+    if (fp8kv_gpu_bench_sm_spread(quick ? ((size_t)64 << 20) : ((size_t)2 << 30), 5, &spread) != 0)
+        return -1;
+    print_spread(&spread);
     double torch_ms[MAX_SHAPES];
     torch_sdpa(shapes, n, torch_ms);
     for (int i = 0; i < n; i++) {

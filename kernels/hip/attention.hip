@@ -31,7 +31,6 @@ namespace
  * blocks per multiprocessor, measured faster for both caches; and the q heads per block at
  * most. */
 constexpr int MAX_VEC = 8, MAX_GB = 4;
-constexpr size_t DEFAULT_SHARED = 48 * 1024; /* dynamic shared memory without the opt-in */
 
 enum plan_kind { PLAN_NONE, PLAN_SPLIT_K, PLAN_NHD128_STAGED, PLAN_NHD128_MMA };
 

@@ -226,7 +226,126 @@ __global__ void read_once(const uint4 *x, size_t n, uint32_t *out)
     if ((threadIdx.x & 31) == 0)
         atomicAdd(&out[blockIdx.x], acc);
 }
+
+/* Each block reads its own run of `words` 16-byte words and its thread 0 records where and how
+ * long: spans[2 b] the multiprocessor (%smid), spans[2 b + 1] the nanoseconds from the block's
+ * start to its last load (%globaltimer). CUDA only. */
+#if defined(__CUDACC__) && !defined(__HIPCC__)
+__global__ void __launch_bounds__(256)
+    read_share_timed(const uint4 *x, size_t words, uint32_t *sums, unsigned long long *spans)
+{
+#ifdef __CUDA_ARCH__
+    unsigned long long start, end;
+    unsigned sm;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    /* SPREAD_LOADS independent loads a thread: 128 KiB in flight per multiprocessor, enough to
+     * stream at the memory's pace rather than at its latency's */
+    constexpr int SPREAD_LOADS = 16;
+    const uint4 *mine = x + blockIdx.x * words;
+    uint32_t acc = 0;
+    for (size_t i0 = 0; i0 < words; i0 += (size_t)SPREAD_LOADS * blockDim.x) {
+        uint4 w[SPREAD_LOADS];
+#pragma unroll
+        for (int k = 0; k < SPREAD_LOADS; k++) {
+            const size_t i = i0 + (size_t)k * blockDim.x + threadIdx.x;
+            w[k] = i < words ? mine[i] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int k = 0; k < SPREAD_LOADS; k++)
+            acc += w[k].x ^ w[k].y ^ w[k].z ^ w[k].w;
+    }
+    for (int m = 16; m > 0; m /= 2)
+        acc += FP8KV_SHFL_XOR(acc, m);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(&sums[blockIdx.x], acc);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(end));
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        spans[2 * blockIdx.x] = sm;
+        spans[2 * blockIdx.x + 1] = end - start;
+    }
+#else
+    (void)x, (void)words, (void)sums, (void)spans;
+#endif
+}
+#endif
 } // namespace
+
+extern "C" int fp8kv_gpu_bench_sm_spread(size_t bytes, int iterations,
+                                         struct fp8kv_gpu_sm_spread *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = require_open("fp8kv_gpu_bench_sm_spread");
+    if (rc != 0)
+        return rc;
+    if (iterations < 1)
+        return FP8KV_FAIL("fp8kv_gpu_bench_sm_spread: %d iterations", iterations);
+    s->multiprocessors = g_device.multiprocessors;
+#if !(defined(__CUDACC__) && !defined(__HIPCC__))
+    (void)bytes;
+    snprintf(s->what, sizeof s->what,
+             "not measured (the probe reads NVIDIA's %%smid and %%globaltimer)");
+    return FP8KV_OK;
+#else
+    /* two blocks per multiprocessor, held there by their shared memory (three would not fit) */
+    const size_t shared = (size_t)g_device.max_shared_per_block * 2 / 5;
+    if (shared > DEFAULT_SHARED)
+        FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(read_share_timed),
+                                            hipFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)shared));
+    if (resident_blocks_of(read_share_timed, 256, shared) != 2) {
+        snprintf(s->what, sizeof s->what,
+                 "not measured (two blocks of %zu shared bytes per multiprocessor do not fit)",
+                 shared);
+        return FP8KV_OK;
+    }
+    const int sms = g_device.multiprocessors, blocks = 2 * sms;
+    const size_t words = bytes / 16 / (size_t)blocks;
+    buffer src, sums, spans;
+    if ((rc = src.alloc(words * 16 * blocks)) != 0 ||
+        (rc = sums.alloc(blocks * sizeof(uint32_t))) != 0 ||
+        (rc = spans.alloc(2 * blocks * sizeof(unsigned long long))) != 0)
+        return rc;
+    FP8KV_GPU_CHECK(hipMemset(src.ptr, 0x3C, words * 16 * blocks));
+    FP8KV_GPU_CHECK(hipMemset(sums.ptr, 0, blocks * sizeof(uint32_t)));
+    std::vector<double> total((size_t)sms, 0.0);
+    std::vector<int> count((size_t)sms, 0);
+    std::vector<unsigned long long> h(2 * (size_t)blocks);
+    for (int it = -1; it < iterations; it++) { /* one untimed first */
+        read_share_timed<<<blocks, 256, shared>>>(src.as<uint4>(), words, sums.as<uint32_t>(),
+                                                  spans.as<unsigned long long>());
+        FP8KV_GPU_CHECK_LAUNCH();
+        if ((rc = spans.download(h.data(), h.size() * sizeof h[0])) != 0)
+            return rc;
+        for (int b = 0; it >= 0 && b < blocks; b++)
+            if (h[2 * (size_t)b] < (unsigned long long)sms) {
+                total[h[2 * (size_t)b]] += (double)h[2 * (size_t)b + 1] * 1e-3;
+                count[h[2 * (size_t)b]]++;
+            }
+    }
+    std::vector<double> us;
+    for (int m = 0; m < sms; m++)
+        if (count[(size_t)m] > 0)
+            us.push_back(total[(size_t)m] / count[(size_t)m]);
+    if (us.empty()) {
+        snprintf(s->what, sizeof s->what, "not measured (no block reported its multiprocessor)");
+        return FP8KV_OK;
+    }
+    std::sort(us.begin(), us.end());
+    s->measured = 1;
+    s->reporting = (int)us.size();
+    s->min_us = us.front();
+    s->median_us = us[us.size() / 2];
+    s->max_us = us.back();
+    for (double u : us)
+        s->fast += u <= 1.05 * s->min_us;
+    snprintf(s->what, sizeof s->what,
+             "2 blocks on each multiprocessor read %.0f MiB at once, %.1f MiB each (%d runs)",
+             (double)words * 16 * blocks / 1048576.0, (double)words * 16 / 1048576.0, iterations);
+    return FP8KV_OK;
+#endif
+}
 
 extern "C" int fp8kv_gpu_bench_read(size_t bytes, int iterations, struct fp8kv_gpu_timing *t)
 {

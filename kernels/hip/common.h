@@ -69,6 +69,10 @@ inline unsigned blocks_for(uint64_t n, unsigned threads, unsigned cap)
     return (unsigned)(b > cap ? cap : b);
 }
 
+/* The dynamic shared memory a kernel gets without the opt-in (hipFuncSetAttribute's
+ * hipFuncAttributeMaxDynamicSharedMemorySize raises it). */
+constexpr size_t DEFAULT_SHARED = 48 * 1024;
+
 /* resident_blocks_of: blocks of kernel fn (`threads` each, `shared` dynamic bytes) the open
  * device keeps resident per multiprocessor, at least 1 (1 when the runtime cannot say). A grid
  * of exactly that many per multiprocessor gives every multiprocessor the same share of a

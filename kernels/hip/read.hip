@@ -405,7 +405,7 @@ template <int OUT, int VEC, int LAYOUT, bool HARDWARE> int launch_kernel(const g
     const auto kernel = gather_kernel<OUT, VEC, LAYOUT, HARDWARE>;
     /* the table path's two tables pass the default 48 KiB of dynamic shared memory */
     constexpr size_t most = HARDWARE ? SHARED_ROWS * 4 : 2 * TABLE_WORDS * sizeof(uint32_t);
-    if (most > 48 * 1024)
+    if (most > DEFAULT_SHARED)
         FP8KV_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                             hipFuncAttributeMaxDynamicSharedMemorySize, (int)most));
     const size_t shared = !HARDWARE ? a.nsides * TABLE_WORDS * sizeof(uint32_t)

@@ -260,6 +260,21 @@ int fp8kv_gpu_bench_copy(size_t bytes, int iterations, struct fp8kv_gpu_timing *
  * block written out), the yardstick of kernels that mostly read (attention). */
 int fp8kv_gpu_bench_read(size_t bytes, int iterations, struct fp8kv_gpu_timing *t);
 
+/* How evenly the multiprocessors stream: two blocks on each multiprocessor (held there by their
+ * shared memory) read equal runs of a buffer of `bytes` at once, each timing itself on the device;
+ * per multiprocessor, the mean time of its blocks over `iterations` launches (one untimed first).
+ * A kernel of one wave of equal blocks ends with the slowest multiprocessor, so the spread says
+ * how much such a kernel leaves idle on this device. NVIDIA only (%smid, %globaltimer): elsewhere
+ * measured is 0 and what says why. Returns 0 or a negative status. */
+struct fp8kv_gpu_sm_spread {
+    int measured;
+    int multiprocessors, reporting;   /* the device's, and those that ran a block */
+    double min_us, median_us, max_us; /* per multiprocessor, a block's time for its run */
+    int fast;                         /* multiprocessors within 5% of the fastest */
+    char what[160];
+};
+int fp8kv_gpu_bench_sm_spread(size_t bytes, int iterations, struct fp8kv_gpu_sm_spread *s);
+
 /* The store: num_tokens tokens of bf16 key and value [tokens, heads, head_size] into an fp8
  * NHD cache through a shuffled slot mapping, with device codec `codec` (e4m3fn satfinite,
  * f32_div). */
