@@ -297,10 +297,10 @@ struct combined {
     }
 };
 
-/* The output row of q head qh of sequence seq. */
-__device__ __forceinline__ float *output_row(const attn_params &p, float *out, int seq, int qh)
+/* The output row of q head qh of sequence seq, where pass 1 writes the output itself. */
+__device__ __forceinline__ float *output_row(const attn_params &p, int seq, int qh)
 {
-    return out + ((size_t)seq * p.num_q_heads + qh) * p.shape.head_size;
+    return p.out + ((size_t)seq * p.num_q_heads + qh) * p.shape.head_size;
 }
 
 /* A block whose partition starts at or past its sequence's end computes nothing; where pass 1
@@ -311,7 +311,7 @@ __device__ __forceinline__ void skip_partition(const attn_params &p, int seq, in
 {
     if (p.out && part == 0)
         for (int o = threadIdx.x; o < GB * p.shape.head_size; o += NT)
-            output_row(p, p.out, seq, q0 + o / p.shape.head_size)[o % p.shape.head_size] = 0.0f;
+            output_row(p, seq, q0 + o / p.shape.head_size)[o % p.shape.head_size] = 0.0f;
 }
 
 /* Writes a partition's result for q head q0 + g, dimension d, where pass 2 reads it: the
@@ -324,7 +324,7 @@ __device__ __forceinline__ void store_partition(const attn_params &p, int D, int
     if (p.out) {
         combined c;
         c.fold<1>({M}, {Lsum}, {A * p.v_scale}, 1);
-        output_row(p, p.out, seq, q0 + g)[d] = c.output(1);
+        output_row(p, seq, q0 + g)[d] = c.output(1);
         return;
     }
     const size_t row = ((size_t)seq * p.num_q_heads + q0 + g) * p.max_partitions + part;

@@ -212,7 +212,17 @@ extern "C" int fp8kv_gpu_bench_copy(size_t bytes, int iterations, struct fp8kv_g
 
 namespace
 {
-/* Reads n 16-byte words once; one sum per block (so the loads cannot be dropped). */
+/* A read kernel's thread's sum of its words, added into the block's sum (so that the loads
+ * cannot be dropped). */
+__device__ __forceinline__ void keep_sum(uint32_t acc, uint32_t *block_sum)
+{
+    for (int m = 16; m > 0; m /= 2)
+        acc += FP8KV_SHFL_XOR(acc, m);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(block_sum, acc);
+}
+
+/* Reads n 16-byte words once; one sum per block. */
 __global__ void read_once(const uint4 *x, size_t n, uint32_t *out)
 {
     uint32_t acc = 0;
@@ -221,10 +231,7 @@ __global__ void read_once(const uint4 *x, size_t n, uint32_t *out)
         const uint4 w = x[i];
         acc += w.x ^ w.y ^ w.z ^ w.w;
     }
-    for (int m = 16; m > 0; m /= 2)
-        acc += FP8KV_SHFL_XOR(acc, m);
-    if ((threadIdx.x & 31) == 0)
-        atomicAdd(&out[blockIdx.x], acc);
+    keep_sum(acc, &out[blockIdx.x]);
 }
 
 /* Each block reads its own run of `words` 16-byte words and its thread 0 records where and how
@@ -254,10 +261,7 @@ __global__ void __launch_bounds__(256)
         for (int k = 0; k < SPREAD_LOADS; k++)
             acc += w[k].x ^ w[k].y ^ w[k].z ^ w[k].w;
     }
-    for (int m = 16; m > 0; m /= 2)
-        acc += FP8KV_SHFL_XOR(acc, m);
-    if ((threadIdx.x & 31) == 0)
-        atomicAdd(&sums[blockIdx.x], acc);
+    keep_sum(acc, &sums[blockIdx.x]);
     __syncthreads();
     if (threadIdx.x == 0) {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(end));
