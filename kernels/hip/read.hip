@@ -58,14 +58,15 @@ constexpr unsigned THREADS = 256;
 constexpr int TABLE_ITEMS = 2, TABLE_BLOCKS_PER_SM = 6;
 /* The hardware path's walk (its blocks have no tables to fill first): many waves of short
  * blocks, each PASSES passes of THREADS x HARDWARE_ITEMS consecutive items, so that the
- * multiprocessors that stream faster (about a fifth of them on the H200, see mma_config in
- * attention_mma.hip) take more blocks, where one wave walking the whole output left them idle at
- * its end; hardware_blocks_per_sm blocks per multiprocessor at least. Measured on the H200 (paired
- * runs, the bench's shape, bf16 out, fraction of the copy bandwidth): blocks of 256 x 1 item x 2
- * passes at 8 blocks per multiprocessor 0.909-0.913, of 128 or 64 threads at 16 or 32 0.908-0.913,
- * 128 x 1 x 3 0.909-0.910, 64 x 1 x 4 0.895-0.901, one pass 0.859-0.877; with 2 items a thread (40
- * registers, 6 blocks of 256 or 12 of 128) 0.894-0.903 at 2 passes, 0.890-0.893 at 3, 0.858 at 6,
- * 0.836 at about one wave; the one-wave walk 0.885-0.888. */
+ * multiprocessors that free up first take the next blocks, where one wave walking the whole
+ * output left some idle at its end (why a wave's blocks end unevenly is not known: the
+ * multiprocessors read a plain contiguous buffer at one pace, fp8kv_gpu_bench_sm_spread in
+ * bench.hip); hardware_blocks_per_sm blocks per multiprocessor at least. Measured on the H200
+ * (paired runs, the bench's shape, bf16 out, fraction of the copy bandwidth): blocks of 256 x 1
+ * item x 2 passes at 8 blocks per multiprocessor 0.909-0.913, of 128 or 64 threads at 16 or 32
+ * 0.908-0.913, 128 x 1 x 3 0.909-0.910, 64 x 1 x 4 0.895-0.901, one pass 0.859-0.877; with 2 items
+ * a thread (40 registers, 6 blocks of 256 or 12 of 128) 0.894-0.903 at 2 passes, 0.890-0.893 at 3,
+ * 0.858 at 6, 0.836 at about one wave; the one-wave walk 0.885-0.888. */
 constexpr int HARDWARE_ITEMS = 1, PASSES = 2;
 constexpr unsigned BLOCK_ITEMS = PASSES * THREADS * HARDWARE_ITEMS; /* a hardware-path block */
 /* The hardware path's blocks per multiprocessor at least (the register cap): every thread slot

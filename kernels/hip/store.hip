@@ -39,9 +39,9 @@ template <int IN, typename CODEC, int MODEL> constexpr int min_blocks()
                : 1;
 }
 /* The walk: many waves of short blocks, each PASSES passes of its THREADS threads over its own
- * THREADS x PASSES consecutive items, so that the multiprocessors that stream faster (about a
- * fifth of them on the H200, see mma_config in attention_mma.hip) take more blocks, where one wave
- * of resident blocks walking the whole input in steps of the grid left them idle at its end.
+ * THREADS x PASSES consecutive items, so that the multiprocessors that free up first take the
+ * next blocks, where one wave of resident blocks walking the whole input in steps of the grid left
+ * some idle at its end (why is not known: see the gather's PASSES in read.hip).
  * Measured on the H200 (paired runs, the bench's shape: 65536 tokens x 8 heads x 128, bf16 in,
  * NHD; fraction of the copy bandwidth with the bits codec, ptx-cvt-satfinite in brackets): 3
  * passes 0.939-0.942 (0.965-0.969), 2 passes 0.923-0.926 (0.968-0.970), 4 passes 0.935-0.939
