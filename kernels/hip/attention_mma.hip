@@ -605,10 +605,12 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * Per-block end times of pass 1 (globaltimer, %smid; 6 launches on one machine, us from the first
  * block's start): the multiprocessors holding two blocks end in two groups, a fifth or so at
  * 117-120 and the rest at 131-141 (median 133); without the arithmetic they end in two groups too,
- * at 98-102 and 126-131. The slow group sets the time with or without the arithmetic, so the
- * multiprocessors' speeds are a property of the memory side, and a launch balanced between the two
- * groups would end at about 132 us instead of 139-141: about 5% of pass 1, the prize every
- * balancing scheme above lost to its own costs. What did pay is filling the slots that one wave
+ * at 98-102 and 126-131 (those runs' stages were misaligned: see STAGE_ALIGN). The slow group
+ * sets the time with or without the arithmetic. It is not the memory side alone: a plain
+ * contiguous read with as many bytes in flight ends within 2% on every multiprocessor
+ * (fp8kv_gpu_bench_sm_spread in bench.hip), so the spread comes with this kernel's access
+ * pattern. A launch balanced between the two groups would end at about 132 us instead of
+ * 139-141: about 5% of pass 1, the prize every balancing scheme above lost to its own costs. What did pay is filling the slots that one wave
  * leaves free (the 8 multiprocessors holding one block: staged_partition). */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
