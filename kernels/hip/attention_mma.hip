@@ -610,8 +610,9 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * contiguous read with as many bytes in flight ends within 2% on every multiprocessor
  * (fp8kv_gpu_bench_sm_spread in bench.hip), so the spread comes with this kernel's access
  * pattern. A launch balanced between the two groups would end at about 132 us instead of
- * 139-141: about 5% of pass 1, the prize every balancing scheme above lost to its own costs. What did pay is filling the slots that one wave
- * leaves free (the 8 multiprocessors holding one block: staged_partition). */
+ * 139-141: about 5% of pass 1, the prize every balancing scheme above lost to its own costs. What
+ * did pay is filling the slots that one wave leaves free (the 8 multiprocessors holding one block:
+ * staged_partition). */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
