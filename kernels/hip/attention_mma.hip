@@ -612,7 +612,32 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  * pattern. A launch balanced between the two groups would end at about 132 us instead of
  * 139-141: about 5% of pass 1, the prize every balancing scheme above lost to its own costs. What
  * did pay is filling the slots that one wave leaves free (the 8 multiprocessors holding one block:
- * staged_partition). */
+ * staged_partition).
+ * What the arithmetic costs, with the stages aligned (fp8, 8 x 32k, paired runs, ms; "timing only"
+ * variants give wrong outputs):
+ *   - the copies alone (the chunk's arithmetic skipped): 0.1297-0.1302 against 0.1369-0.1374;
+ *     a __nanosleep of 300 or 700 ns in its place: 0.1309-0.1315 and 0.1335-0.1337 (this kernel
+ *     0.1349-0.1356, the copies alone 0.1297 on that machine). So the warps' time computing
+ *     costs some 5%, about as much as 0.8-1 us of sleep per chunk;
+ *   - it is not shared-memory traffic: ldmatrix replaced by register values, 0.1357;
+ *   - nor the instruction count: Nsight Compute (clocks locked at 1.3 GHz) counts 941
+ *     instructions per chunk and warp, issue slots 57% busy, 2 warps per scheduler, 3.3 cycles
+ *     per issued instruction; holding the A operands' zero rows in registers (the SASS rebuilt
+ *     them with 126 moves per chunk) and hoisting the copies' loop-invariant addresses (about 250
+ *     instructions per chunk) left fp8 where it was (0.1360-0.1367 against 0.1361-0.1370) and
+ *     8 x 1k 1.5% slower, though bf16 gained 2.2% at 8 x 32k and 3.4% at 64 x 4k; 2 blocks in
+ *     __launch_bounds__ (171 registers instead of the 168 of 3 blocks): fp8 the same, bf16 -1.1%;
+ *   - nor how early a stage is refilled: the chunk read into 64 registers and its stage refilled
+ *     before the arithmetic (211 registers) 0.1362-0.1365 against 0.1349-0.1356; the K rows
+ *     refilled after the scores (K and V their own copy groups) 0.1384-0.1395 against
+ *     0.1364-0.1366, bf16 25% slower;
+ *   - the e4m3 codes widened to f16 by byte permutes and logic ops instead of cvt: slower.
+ * Per-block progress (globaltimer at each quarter of a block's chunks): the middle quarters
+ * stream at about 4.15 TB/s in all, the first takes about 5 us longer (the first chunks' latency
+ * while every warp's copies are queued at once), the last 3-4 us less (no latency after the last
+ * chunk). Which multiprocessors run fast differs from one H200 to another. Thread-block clusters
+ * of a partition's 8 kv-head blocks (one GPC): 2 blocks the same, 4 or 8 41% slower (0.193 ms).
+ * A block table in order (timing only) was 1% faster: the shuffled blocks' pages cost little. */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
