@@ -366,22 +366,28 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
         qmax = 0;
     __syncthreads();
 
-    /* every stage filled first (the copies need only the block table, so they are in flight
-     * while the queries are prepared), then each refilled as soon as it is consumed: SW - 1
-     * chunks in flight while one is computed */
+    /* the first stage filled first (the copies need only the block table, so they are in flight
+     * while the queries are prepared), the other stages after the queries, then each refilled
+     * as soon as it is consumed: SW - 1 chunks in flight while one is computed. Every warp's
+     * first chunk is queued alone, ahead of the rest. With every stage filled at once, the first
+     * quarter of a block's chunks took about 5 us longer than the middle ones (per-block traces);
+     * this order, in paired runs on the H200, fp8: 8 x 32k 0.1378-0.1383 ms against
+     * 0.1391-0.1398, 8 x 4k, 8 x 1k and 64 x 1k 2.5-3.5% faster, 64 x 4k 1%; bf16 the same to
+     * 6.5% faster */
     const uint32_t rowb = (uint32_t)p.shape.num_heads * FD * C::size;
     const uint32_t headb = (uint32_t)kvh * FD * C::size;
     const int nchunks = (t1 - t0 + CT - 1) / CT;
     auto fill = [&](int c, int s) {
         fill_mma_chunk<C, CT>(p, stages, c, s, t0, t1, lane, blocks, first_block, rowb, headb);
     };
-#pragma unroll
-    for (int k = 0; k < SW; k++) {
+    /* the warp's k-th chunk into stage k, if it has one */
+    auto fill_stage = [&](int k) {
         if (warp + k * FAST_WARPS < nchunks)
             fill(warp + k * FAST_WARPS, k);
         else
             commit_copies();
-    }
+    };
+    fill_stage(0);
 
     unsigned mine = 0;
     for (int i = threadIdx.x; i < GB * FD; i += FAST_THREADS) {
@@ -404,6 +410,9 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
 #pragma unroll
     for (int s = 0; s < 8; s++)
         query_fragment<BF16, NS, GB>(qs, qscale, s, lane, qa[s]);
+#pragma unroll
+    for (int k = 1; k < SW; k++)
+        fill_stage(k);
 
     float m = -INFINITY, l = 0.0f, o[16][4];
 #pragma unroll
@@ -633,11 +642,13 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
  *     0.1364-0.1366, bf16 25% slower;
  *   - the e4m3 codes widened to f16 by byte permutes and logic ops instead of cvt: slower.
  * Per-block progress (globaltimer at each quarter of a block's chunks): the middle quarters
- * stream at about 4.15 TB/s in all, the first takes about 5 us longer (the first chunks' latency
- * while every warp's copies are queued at once), the last 3-4 us less (no latency after the last
- * chunk). Which multiprocessors run fast differs from one H200 to another. Thread-block clusters
- * of a partition's 8 kv-head blocks (one GPC): 2 blocks the same, 4 or 8 41% slower (0.193 ms).
- * A block table in order (timing only) was 1% faster: the shuffled blocks' pages cost little. */
+ * stream at about 4.15 TB/s in all, the first took about 5 us longer while every warp's SW chunks
+ * were queued at once (hence the first stage alone before the queries: see the kernel), the last
+ * 3-4 us less (no latency after the last chunk). Delaying the other stages by a further 1.5 us
+ * (__nanosleep) lost that gain again. Which multiprocessors run fast differs from one H200 to
+ * another. Thread-block clusters of a partition's 8 kv-head blocks (one GPC): 2 blocks the same, 4
+ * or 8 41% slower (0.193 ms). A block table in order (timing only) was 1% faster: the shuffled
+ * blocks' pages cost little. */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;
