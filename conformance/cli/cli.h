@@ -93,6 +93,8 @@ int fp8kv_cli_parse_device(const char *cmd, const char *text, int *device);
  * unknown name is a usage error (FP8KV_EXIT_USAGE). */
 int fp8kv_cli_bench_gpu(int device, int quick, const char *vectors_dir, const char *only);
 
+/* ---- a sweep check as text (output.c) ---- */
+
 struct fp8kv_check;
 /* fp8kv_cli_print_classes: the nonzero per-class mismatch counts of c, one indented line each. */
 void fp8kv_cli_print_classes(const struct fp8kv_check *c);
@@ -212,7 +214,7 @@ const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in);
 /* fp8kv_cli_inputs_close: releases the line buffer. */
 void fp8kv_cli_inputs_close(struct fp8kv_cli_inputs *in);
 
-/* ---- --json FILE|- (json_out.c) -------------------------------------------------------- */
+/* ---- --json FILE|- (output.c) ---------------------------------------------------------- */
 
 /* The --json line of every judging command's help. */
 #define FP8KV_CLI_JSON_HELP                                                                        \
@@ -233,7 +235,7 @@ int fp8kv_cli_json_write(const char *cmd, const char *path, json_t *doc);
 json_t *fp8kv_cli_verdict_doc(const char *command, const char *verdict,
                               const struct fp8kv_check *checks, size_t count, json_t *extra);
 
-/* ---- shards, their merge and --device all (cmd_merge.c) ---------------------------------- */
+/* ---- shards, their merge and --device all (shards.c) ------------------------------------- */
 
 #include "fp8kv/shard.h"
 
@@ -272,27 +274,39 @@ json_t *fp8kv_cli_verdict_shard_doc(const char *command, const char *verdict,
 /* fp8kv_cli_print_shard: for a shard (s.count > 0), the line that says which inputs it judged. */
 void fp8kv_cli_print_shard(struct fp8kv_shard s, unsigned domains);
 
-/* fp8kv_cli_merge_files: `fp8kv merge`: reads the n shard documents at paths, checks that they are
- * the N shards of one pass (same `of`, each index once, the slices of this fp8kv), and prints
- * and writes (--json json_path) the merged verdict as the unsharded command would. An exit
- * code; FP8KV_EXIT_USAGE naming the file and the problem when they are not. */
-int fp8kv_cli_merge_files(const char *cmd, char *const *paths, int n, const char *json_path);
+/* The merge of one command's shards (fp8kv_cli_sweep_merge, fp8kv_cli_audit_merge): docs[k] is
+ * shard k's document (read from paths[k]), all validated by fp8kv_cli_merge_files; an exit code. */
+typedef int (*fp8kv_cli_merge_fn)(json_t *const *docs, char *const *paths, int n,
+                                  const char *json_path);
+/* The commands whose shards a caller merges: {command, its merge}, ended by {NULL, NULL}. */
+struct fp8kv_cli_merger {
+    const char *command;
+    fp8kv_cli_merge_fn merge;
+};
+
+/* fp8kv_cli_merge_files: reads the n shard documents at paths, checks that they are the N shards
+ * of one pass (same `of`, each index once, the slices of this fp8kv) of a command in mergers, and
+ * prints and writes (--json json_path) the merged verdict as the unsharded command would, through
+ * that command's merge. An exit code; FP8KV_EXIT_USAGE naming the file and the problem when they
+ * are not. */
+int fp8kv_cli_merge_files(const char *cmd, char *const *paths, int n, const char *json_path,
+                          const struct fp8kv_cli_merger *mergers);
 
 /* fp8kv_cli_on_every_device: --device all: runs this command once per visible GPU k as
  * `--device k --shard k/D --json FILE` (the other options as given in a, skipping the options
  * numbered opt_device, opt_shard and opt_json), in parallel processes, then merges their files
- * (fp8kv_cli_merge_files) into the output (--json json_path). An exit code: a child's when one
- * failed (its output shown), FP8KV_EXIT_UNAVAILABLE without a GPU. */
+ * (fp8kv_cli_merge_files, through mergers) into the output (--json json_path). An exit code: a
+ * child's when one failed (its output shown), FP8KV_EXIT_UNAVAILABLE without a GPU. */
 int fp8kv_cli_on_every_device(const char *cmd, const struct fp8kv_cli_args *a,
                               const struct fp8kv_cli_option *options, int count, int opt_device,
-                              int opt_shard, int opt_json, const char *json_path);
+                              int opt_shard, int opt_json, const char *json_path,
+                              const struct fp8kv_cli_merger *mergers);
 
-/* The merge of each command's shards (cmd_sweep.c, cmd_audit.c): docs[k] is shard k's document
- * (read from paths[k]), all validated by fp8kv_cli_merge_files; an exit code. */
+/* Each command's merge (cmd_sweep.c, cmd_audit.c). */
 int fp8kv_cli_sweep_merge(json_t *const *docs, char *const *paths, int n, const char *json_path);
 int fp8kv_cli_audit_merge(json_t *const *docs, char *const *paths, int n, const char *json_path);
 
-/* ---- block codecs (cmd_check_block.c; shared with audit --block) ---- */
+/* ---- block codecs (block_options.c: check-block, audit --block, encode-block, decode-block) */
 
 struct fp8kv_block_format;
 struct fp8kv_block_subject;

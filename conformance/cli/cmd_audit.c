@@ -10,6 +10,10 @@
 #include "fp8kv/run.h"
 #include "report_model.h"
 
+/* --device all merges this command's shards only */
+static const struct fp8kv_cli_merger audit_merger[] = {{"audit", fp8kv_cli_audit_merge},
+                                                       {NULL, NULL}};
+
 static const char audit_help[] =
     "usage: fp8kv audit --baseline A --candidate B [--profile P] [--inf clamp|nan] [--model M]\n"
     "                   [--nan-check class|strict] [--threads N] [--timeout S] [--vectors DIR]\n"
@@ -300,7 +304,7 @@ int fp8kv_cmd_audit(int argc, char **argv)
         return rc;
     if (device == FP8KV_CLI_ALL_DEVICES)
         return fp8kv_cli_on_every_device("audit", &a, options, OPT_COUNT, OPT_DEVICE, OPT_SHARD,
-                                         OPT_JSON, a.value[OPT_JSON]);
+                                         OPT_JSON, a.value[OPT_JSON], audit_merger);
 
     struct fp8kv_target t = {.subjects = fp8kv_cpu_subjects,
                              .subject_count = fp8kv_cpu_subject_count};

@@ -12,6 +12,10 @@
 #include "fp8kv/sweep.h"
 #include "report_model.h"
 
+/* --device all merges this command's shards only */
+static const struct fp8kv_cli_merger sweep_merger[] = {{"sweep", fp8kv_cli_sweep_merge},
+                                                       {NULL, NULL}};
+
 static const char sweep_help[] =
     "usage: fp8kv sweep --codec NAME [--profile P] [--domain f32|f16|bf16] [options]\n"
     "       fp8kv sweep --plugin PATH.so [--model M] [--inf clamp|nan] [options]\n"
@@ -69,26 +73,6 @@ static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"codec", 1},   {"profile", 1}, {"domain", 1},  {"target", 1},    {"plugin", 1},
     {"model", 1},   {"inf", 1},     {"timeout", 1}, {"nan-check", 1}, {"threads", 1},
     {"vectors", 1}, {"json", 1},    {"shard", 1},   {"device", 1}};
-
-void fp8kv_cli_print_classes(const struct fp8kv_check *c)
-{
-    for (int k = 0; c->has_classes && k < FP8KV_CLASS_COUNT; k++)
-        if (c->class_mismatches[k])
-            printf("  %-16s %llu mismatches\n", fp8kv_class_names[k],
-                   (unsigned long long)c->class_mismatches[k]);
-}
-
-int fp8kv_cli_print_sweep(const struct fp8kv_check *c)
-{
-    printf("%s %s: %s\n", c->subject, c->profile, c->detail);
-    fp8kv_cli_print_classes(c);
-    for (int i = 0; i < c->failure_lines; i++)
-        printf("%s\n", c->failures[i]);
-    printf("%s %s: inputs=%llu mismatches=%llu verdict=%s\n", c->subject, c->profile,
-           (unsigned long long)c->cases, (unsigned long long)c->mismatches,
-           c->passed ? "conformant" : "nonconformant");
-    return c->passed ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
-}
 
 /* The options both modes share. */
 struct sweep_common {
@@ -249,7 +233,7 @@ static int sweep_codec(const struct fp8kv_cli_args *a, const struct sweep_common
         return FP8KV_EXIT_USAGE;
     if (device == FP8KV_CLI_ALL_DEVICES)
         return fp8kv_cli_on_every_device("sweep", a, options, OPT_COUNT, OPT_DEVICE, OPT_SHARD,
-                                         OPT_JSON, k->json);
+                                         OPT_JSON, k->json, sweep_merger);
     const struct fp8kv_subject *enc =
         target ? device_codec(a->value[OPT_CODEC], device, &rc)
                : fp8kv_subject_find(fp8kv_cpu_subjects, fp8kv_cpu_subject_count,

@@ -1,5 +1,5 @@
-/* json_out.c — `--json FILE|-` of every judging command: one writer, one document shape
- * (report_json.h, docs/json.md). */
+/* output.c — what the judging commands print in common: `--json FILE|-` (one writer, one
+ * document shape: report_json.h, docs/json.md) and a sweep check's text lines. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,4 +39,26 @@ json_t *fp8kv_cli_verdict_doc(const char *command, const char *verdict,
         json_object_update(doc, extra);
     json_decref(extra);
     return doc;
+}
+
+/* ---- a sweep check as text ------------------------------------------------------------------ */
+
+void fp8kv_cli_print_classes(const struct fp8kv_check *c)
+{
+    for (int k = 0; c->has_classes && k < FP8KV_CLASS_COUNT; k++)
+        if (c->class_mismatches[k])
+            printf("  %-16s %llu mismatches\n", fp8kv_class_names[k],
+                   (unsigned long long)c->class_mismatches[k]);
+}
+
+int fp8kv_cli_print_sweep(const struct fp8kv_check *c)
+{
+    printf("%s %s: %s\n", c->subject, c->profile, c->detail);
+    fp8kv_cli_print_classes(c);
+    for (int i = 0; i < c->failure_lines; i++)
+        printf("%s\n", c->failures[i]);
+    printf("%s %s: inputs=%llu mismatches=%llu verdict=%s\n", c->subject, c->profile,
+           (unsigned long long)c->cases, (unsigned long long)c->mismatches,
+           c->passed ? "conformant" : "nonconformant");
+    return c->passed ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
 }
