@@ -8,7 +8,7 @@
 
 #include "fp8kv/checks.h"
 #include "fp8kv/spec.h"
-#include "report_json.h"
+#include "report/json.h"
 
 /* Exit codes of every command (docs/DESIGN.md §6). */
 enum fp8kv_cli_exit {

@@ -8,7 +8,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin_sweep.h"
 #include "fp8kv/run.h"
-#include "report_model.h"
+#include "report/model.h"
 
 /* --device all merges this command's shards only */
 static const struct fp8kv_cli_merger audit_merger[] = {{"audit", fp8kv_cli_audit_merge},

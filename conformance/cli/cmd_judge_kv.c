@@ -1,5 +1,5 @@
 /* cmd_judge_kv.c — `fp8kv judge-kv`: an engine's KV caches and outputs, saved as .npy files,
- * judged against one golden case (fp8kv/judge_kv.h). */
+ * judged against one golden case (fp8kv/kv_verdict.h). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/fileio.h"
-#include "fp8kv/judge_kv.h"
+#include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/npy.h"
 

@@ -10,7 +10,7 @@
 #include "fp8kv/plugin_sweep.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
-#include "report_model.h"
+#include "report/model.h"
 
 /* --device all merges this command's shards only */
 static const struct fp8kv_cli_merger sweep_merger[] = {{"sweep", fp8kv_cli_sweep_merge},

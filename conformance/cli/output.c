@@ -1,5 +1,5 @@
 /* output.c — what the judging commands print in common: `--json FILE|-` (one writer, one
- * document shape: report_json.h, docs/json.md) and a sweep check's text lines. */
+ * document shape: report/json.h, docs/json.md) and a sweep check's text lines. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

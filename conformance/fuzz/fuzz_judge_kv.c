@@ -1,4 +1,4 @@
-/* fuzz_judge_kv.c — the KV judge (fp8kv/judge_kv.h) on arbitrary engine outputs.
+/* fuzz_judge_kv.c — the KV judge (fp8kv/kv_verdict.h) on arbitrary engine outputs.
  *
  * Input: a byte choosing the profile, one choosing the case, then edits of 4 bytes each: a
  * 24-bit position in the key cache, value cache, scale caches (per token and head) and f32 gather
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fp8kv/diag.h"
-#include "fp8kv/judge_kv.h"
+#include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/verify.h"
 #include "fuzz_util.h"

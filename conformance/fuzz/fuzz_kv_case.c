@@ -1,4 +1,4 @@
-/* fuzz_kv_case.c — the golden KV-case loader (conformance/kv_judge.c) on altered case files.
+/* fuzz_kv_case.c — the golden KV-case loader (conformance/kv/judge.c) on altered case files.
  *
  * Input: a selector byte (which of the case's 16 files to replace), a byte choosing the real
  * case the others come from (e4m3fn_satfinite, cases 0..14), then the replacement file (a

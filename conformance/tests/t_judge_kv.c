@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fp8kv/diag.h"
-#include "fp8kv/judge_kv.h"
+#include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/npy.h"
 #include "testutil.h"

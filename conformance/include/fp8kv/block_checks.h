@@ -42,7 +42,7 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *r
  * or both NaN (a NaN matches any NaN). */
 int fp8kv_block_same_value(uint32_t expected, uint32_t got);
 
-/* The judges that need the oracle (block_judge.c; contracts in fp8kv/block_judge.h), handed
+/* The judges that need the oracle (block/judge.c; contracts in fp8kv/block_judge.h), handed
  * to a plan by a build that has it: fp8kv_block_oracle_judges there. */
 struct fp8kv_block_oracle_judges {
     int (*decode)(const struct fp8kv_block_subject *s, float G, struct fp8kv_block_report *r);

@@ -189,7 +189,7 @@ struct fp8kv_codec_cfg fp8kv_profile_cfg(const struct fp8kv_profile *p);
 /* fp8kv_subject_implements: whether subject s claims profile p. */
 int fp8kv_subject_implements(const struct fp8kv_subject *s, const struct fp8kv_profile *p);
 
-/* ---- codec checks against the golden vectors (codec_checks.c) -------------------------------- */
+/* ---- codec checks against the golden vectors (codec/checks.c) -------------------------------- */
 
 /* fp8kv_load_vector_file: reads <dir>/<profile>/<file> as a 1-D (cols == 0) or 2-D array of
  * dtype; when rows is not 0 its first dimension must be rows, when cols is not 0 its second
@@ -235,7 +235,7 @@ int fp8kv_check_decoder_vectors(const char *dir, const struct fp8kv_profile *p,
                                 enum fp8kv_nan_check check, const struct fp8kv_subject *subject,
                                 struct fp8kv_results *out);
 
-/* ---- KV-cache checks (kv_checks.c) ---------------------------------------------------------- */
+/* ---- KV-cache checks (kv/checks.c) ---------------------------------------------------------- */
 
 /* fp8kv_check_kv: runs a subject's KV-cache paths (store, gather, attention: those it has) on
  * every golden KV case of profile p in the

@@ -4,7 +4,7 @@
  * store (key, value, slot mapping, scales), of a read (the golden caches, block table, sequence
  * lengths) and of a decode step (query, softmax scale), and the oracle's outputs for each. The
  * loader validates every shape, slot and block index before anything reads through them. The
- * judges compare outputs produced anywhere — fp8kv's own subjects (kv_checks.c), an engine's
+ * judges compare outputs produced anywhere — fp8kv's own subjects (kv/checks.c), an engine's
  * caches saved to files (`fp8kv judge-kv`), numpy arrays or torch tensors (the Python package)
  * — against those outputs, and fill a struct fp8kv_check with counts, classes and the first
  * failures named by token, head, dim, block and offset.

@@ -1,4 +1,4 @@
-/* kv_judge.c — the golden KV cases, loaded and validated, and the judges of fp8kv/kv_judge.h.
+/* kv/judge.c — the golden KV cases, loaded and validated, and the judges of fp8kv/kv_judge.h.
  *
  * The case files are untrusted input even after the directory is verified (a consistent but
  * hostile set could be checksummed): every shape, slot and block index is validated before a

@@ -1,4 +1,4 @@
-/* verdict_json.c — the one JSON shape of every verdict fp8kv writes (report_json.h). */
+/* report/json.c — the one JSON shape of every verdict fp8kv writes (report/json.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 
 #include "fp8kv/diag.h"
 #include "fp8kv/fileio.h"
-#include "report_json.h"
+#include "report/json.h"
 
 json_t *fp8kv_verdict_json(const char *command, const char *verdict,
                            const struct fp8kv_check *checks, size_t count)

@@ -1,4 +1,4 @@
-/* block_subject.c — the block judge's report and the CPU block codec as a subject
+/* block/subject.c — the block judge's report and the CPU block codec as a subject
  * (fp8kv/block_subject.h). */
 #include "fp8kv/block_subject.h"
 

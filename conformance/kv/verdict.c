@@ -1,5 +1,5 @@
-/* judge_kv.c — fp8kv/judge_kv.h: one golden case, an engine's buffers, one verdict. */
-#include "fp8kv/judge_kv.h"
+/* kv/verdict.c — fp8kv/kv_verdict.h: one golden case, an engine's buffers, one verdict. */
+#include "fp8kv/kv_verdict.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/verify.h"
-#include "report_json.h"
+#include "report/json.h"
 
 static int check_size(const char *name, const char *what, size_t have, size_t want,
                       const struct fp8kv_kv_case *c, const char *unit)
@@ -181,7 +181,7 @@ static char *render_text(const struct fp8kv_kv_case *c, const struct fp8kv_profi
 static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                          const struct fp8kv_judge_kv_result *out)
 {
-    /* a verdict document (report_json.h) with the case's own keys */
+    /* a verdict document (report/json.h) with the case's own keys */
     json_t *o = fp8kv_verdict_json("judge-kv", out->conformant ? "conformant" : "nonconformant",
                                    out->checks.items, out->checks.count);
     json_t *extra = json_pack(

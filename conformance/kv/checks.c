@@ -1,4 +1,4 @@
-/* kv_checks.c — the KV-cache checks of fp8kv/checks.h: a target's store, gather + dequant and
+/* kv/checks.c — the KV-cache checks of fp8kv/checks.h: a target's store, gather + dequant and
  * paged attention against the golden KV cases, and the quantization error of store-then-read.
  *
  * Each path is judged on its own: the read and attention checks run on the golden cache
@@ -7,11 +7,11 @@
  * slot writes), so a kernel that writes where it must not, or leaves an output unwritten,
  * shows up as a mismatch. Bytes and bits compare exactly, NaNs included (sign and payload:
  * the CPU reference and the oracle agree on them). Loading, validating and judging a golden
- * case is kv_judge.c's (fp8kv/kv_judge.h): this file runs the subjects on the cases.
+ * case is kv/judge.c's (fp8kv/kv_judge.h): this file runs the subjects on the cases.
  */
 #include "fp8kv/checks.h"
 #include "fp8kv/kv_judge.h"
-#include "kv_call.h"
+#include "kv/call.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,7 +44,7 @@ static void append_attention_plan(const struct fp8kv_subject *subject, struct fp
 
 /* ---- store, read and attention on the golden cases --------------------------------------- */
 
-/* The subject's KV entry points through the KV ABI (kv_call.c stages device memory): 0 or the
+/* The subject's KV entry points through the KV ABI (kv/call.c stages device memory): 0 or the
  * subject's failure (FP8KV_ERR_SUBJECT with its message). The scales' granularity is k's. */
 static int run_store(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                      const struct fp8kv_cache_shape *shape, enum fp8kv_kv_dtype in, const void *key,

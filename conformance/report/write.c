@@ -1,6 +1,6 @@
-/* report.c — a report folder: report.json (machines), then report.md, report.html and junit.xml
- * rendered from report.json parsed back (report_model.h), the unit tests' JUnit copies; and the
- * index of a report directory (index.md, index.html). */
+/* report/write.c — a report folder: report.json (machines), then report.md, report.html and
+ * junit.xml rendered from report.json parsed back (report/model.h), the unit tests' JUnit copies;
+ * and the index of a report directory (index.md, index.html). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -16,8 +16,8 @@
 #include "fp8kv/fileio.h"
 #include "fp8kv/run.h"
 #include "fp8kv/verify.h"
-#include "report_json.h"
-#include "report_model.h"
+#include "report/json.h"
+#include "report/model.h"
 
 #ifndef FP8KV_VERSION
 #define FP8KV_VERSION "unknown"

@@ -1,4 +1,4 @@
-/* report_model.h — a report as report.json holds it, and what its renderers share (internal to
+/* report/model.h — a report as report.json holds it, and what its renderers share (internal to
  * the judge library).
  *
  * Every file of a report folder but report.json (report.md, report.html, junit.xml) and the

@@ -1,4 +1,4 @@
-/* codec_checks.c — encoders and decoders against the golden vector sets. */
+/* codec/checks.c — encoders and decoders against the golden vector sets. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
-/* report_svg.c — the pictures of report.html (inline SVG, nothing loaded from elsewhere): the
+/* report/svg.c — the pictures of report.html (inline SVG, nothing loaded from elsewhere): the
  * decode table, mismatches per input class, NMSE against thresholds, the quantization error. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_html.h"
+#include "report/html.h"
 
 /* The fill colour of each state in the pictures. */
 static const char *const state_colour[FP8KV_STATE_COUNT] = {"#c62828", "#2e7d32", "#1565c0",

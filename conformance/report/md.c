@@ -1,9 +1,9 @@
-/* report_md.c — report.md and index.md, for people reading the repository. */
+/* report/md.c — report.md and index.md, for people reading the repository. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fp8kv/run.h"
-#include "report_model.h"
+#include "report/model.h"
 
 char *fp8kv_report_markdown(const struct fp8kv_report *r)
 {

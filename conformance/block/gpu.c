@@ -1,4 +1,4 @@
-/* block_gpu.c — the GPU block codec (kernels/hip/block.hip: the header codec in device
+/* block/gpu.c — the GPU block codec (kernels/hip/block.hip: the header codec in device
  * kernels) as a block subject (fp8kv/block_judge.h), where the build has a GPU target. */
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* kv_call.c — calling KV-ABI kernels with host buffers (kv_call.h). */
-#include "kv_call.h"
+/* kv/call.c — calling KV-ABI kernels with host buffers (kv/call.h). */
+#include "kv/call.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* block_judge.c — block codecs judged against the exact oracle (fp8kv/block_judge.h). */
+/* block/judge.c — block codecs judged against the exact oracle (fp8kv/block_judge.h). */
 #include "fp8kv/block_judge.h"
 
 #include <math.h>

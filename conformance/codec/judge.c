@@ -1,4 +1,4 @@
-/* sweep.c — the exhaustive sweep engine of fp8kv/sweep.h. */
+/* codec/judge.c — the codec family's judge: the exhaustive sweep engine of fp8kv/sweep.h. */
 #define _GNU_SOURCE
 #include "fp8kv/sweep.h"
 

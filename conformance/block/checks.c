@@ -1,4 +1,4 @@
-/* block_checks.c — a block codec's plan of checks (fp8kv/block_checks.h), and `fp8kv run`'s
+/* block/checks.c — a block codec's plan of checks (fp8kv/block_checks.h), and `fp8kv run`'s
  * block rows made of it: every block format x rule x model of a target's block codec. */
 #include "fp8kv/block_checks.h"
 

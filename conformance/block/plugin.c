@@ -1,4 +1,4 @@
-/* block_plugin_host.c — block-codec plugins in child processes (fp8kv/block_plugin_host.h). */
+/* block/plugin.c — block-codec plugins in child processes (fp8kv/block_plugin_host.h). */
 #define _GNU_SOURCE
 #include "fp8kv/block_plugin_host.h"
 

@@ -1,4 +1,4 @@
-/* block_audit.c — two block codecs compared on seeded data sets (fp8kv/block_audit.h). */
+/* block/audit.c — two block codecs compared on seeded data sets (fp8kv/block_audit.h). */
 #include "fp8kv/block_audit.h"
 
 #include <math.h>

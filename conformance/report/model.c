@@ -1,4 +1,4 @@
-/* report_model.c — report.json parsed back (struct fp8kv_report), and what a check says in a
+/* report/model.c — report.json parsed back (struct fp8kv_report), and what a check says in a
  * report: its state, its family and the words that explain it, one table each. */
 #include <math.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "fp8kv/diag.h"
 #include "fp8kv/fileio.h"
-#include "report_model.h"
+#include "report/model.h"
 
 /* A report.json this large is not one of ours: refused, never read whole. */
 #define MAX_REPORT_BYTES (64u << 20)

@@ -1,4 +1,4 @@
-/* plugin_sweep.c — the verdict on a codec plugin (fp8kv/plugin_sweep.h). */
+/* codec/plugin_verdict.c — the verdict on a codec plugin (fp8kv/plugin_sweep.h). */
 #include "fp8kv/verify.h"
 #include "fp8kv/plugin_sweep.h"
 

@@ -1,4 +1,4 @@
-/* report_json.h — the JSON of checks and verdicts, shared by report.json, every command's --json
+/* report/json.h — the JSON of checks and verdicts, shared by report.json, every command's --json
  * and judge-kv (internal to the judge library and the CLI: not installed, so the public headers
  * need no jansson). The shape is documented in docs/json.md. */
 #ifndef FP8KV_REPORT_JSON_H

@@ -1,4 +1,4 @@
-/* kv_plugin_host.c — KV-kernel plugins in a child process (fp8kv/kv_plugin_host.h). */
+/* kv/plugin.c — KV-kernel plugins in a child process (fp8kv/kv_plugin_host.h). */
 #define _GNU_SOURCE
 #include "fp8kv/kv_plugin_host.h"
 
@@ -11,7 +11,7 @@
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/kv_plugin.h"
 #include "fp8kv/spec.h"
-#include "kv_call.h"
+#include "kv/call.h"
 #ifdef FP8KV_HAVE_GPU
 #include "fp8kv/gpu.h"
 #endif

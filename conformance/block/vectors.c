@@ -1,4 +1,4 @@
-/* block_vectors.c — the block codec's golden vectors and default sweep points
+/* block/vectors.c — the block codec's golden vectors and default sweep points
  * (fp8kv/block_checks.h): no oracle here, so builds without it judge the vectors too. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* kv_call.h — calling KV-ABI kernels (fp8kv/kv_plugin.h) with host buffers (internal to the
+/* kv/call.h — calling KV-ABI kernels (fp8kv/kv_plugin.h) with host buffers (internal to the
  * judge library).
  *
  * A call is made from host arguments into a struct fp8kv_kv_call: a copy of the layout and the

@@ -1,5 +1,5 @@
-/* report_html.h — what the two halves of the HTML report share (internal to the judge
- * library): report_html.c writes the pages, report_svg.c their pictures. */
+/* report/html.h — what the two halves of the HTML report share (internal to the judge
+ * library): report/html.c writes the pages, report/svg.c their pictures. */
 #ifndef FP8KV_REPORT_HTML_H
 #define FP8KV_REPORT_HTML_H
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_model.h"
+#include "report/model.h"
 
 /* Distinct strings in order of first appearance (pointers into the report, not copies). */
 struct distinct {

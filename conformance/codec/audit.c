@@ -1,4 +1,4 @@
-/* audit.c — the exhaustive diff of two codecs (fp8kv/audit.h). */
+/* codec/audit.c — the exhaustive diff of two codecs (fp8kv/audit.h). */
 #include "fp8kv/verify.h"
 #include "fp8kv/audit.h"
 

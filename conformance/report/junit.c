@@ -1,11 +1,11 @@
-/* report_junit.c — junit.xml: the conformance checks of a report as JUnit test cases, for CI
+/* report/junit.c — junit.xml: the conformance checks of a report as JUnit test cases, for CI
  * systems that show test results. One testcase per check: a failed check has a <failure> with
  * its first failing lines, a reported or not-run check is <skipped/> with what it means (never
  * a pass). A target that did not run is one skipped testcase saying why. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_model.h"
+#include "report/model.h"
 
 /* The explanation of c as a string (malloc'd), or NULL. */
 static char *explanation(const struct fp8kv_report *r, const struct fp8kv_check *c)

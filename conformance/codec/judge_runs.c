@@ -1,4 +1,4 @@
-/* sweep_runs.c — the judging tables of the exhaustive sweeps (fp8kv/sweep.h): the runs of
+/* codec/judge_runs.c — the judging tables of the exhaustive sweeps (fp8kv/sweep.h): the runs of
  * inputs that share an expected code and an input class, at scale 1 (from the certified
  * boundary table) or at a store scale (from the judge's own statement of the model's quotient). */
 #include "fp8kv/sweep.h"
@@ -97,10 +97,10 @@ static int cmp_u32(const void *a, const void *b)
 /* ---- runs at a store scale ------------------------------------------------------------------ */
 
 #if defined(__FAST_MATH__)
-#error "sweep_runs.c states the scale models with IEEE float arithmetic: no -ffast-math"
+#error "codec/judge_runs.c states the scale models with IEEE float arithmetic: no -ffast-math"
 #endif
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
-#error "sweep_runs.c states the scale models with float operations evaluated in float"
+#error "codec/judge_runs.c states the scale models with float operations evaluated in float"
 #endif
 
 static uint32_t bits_of(float f)

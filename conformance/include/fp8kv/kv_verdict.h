@@ -1,4 +1,4 @@
-/* fp8kv/judge_kv.h — judging an engine's KV-cache outputs for one golden case, from buffers.
+/* fp8kv/kv_verdict.h — judging an engine's KV-cache outputs for one golden case, from buffers.
  *
  * The one judge behind `fp8kv judge-kv` (outputs saved as .npy files) and the Python package
  * (numpy arrays, torch tensors): the vector directory is verified first, the case loaded and
@@ -6,8 +6,8 @@
  * fp8kv/kv_judge.h. The result carries the checks, the verdict, and the report as text and as
  * JSON (schema "fp8kv-judge-kv", version FP8KV_JUDGE_KV_SCHEMA_VERSION; docs/python.md).
  */
-#ifndef FP8KV_JUDGE_KV_H
-#define FP8KV_JUDGE_KV_H
+#ifndef FP8KV_KV_VERDICT_H
+#define FP8KV_KV_VERDICT_H
 
 #include <stddef.h>
 #include <stdint.h>

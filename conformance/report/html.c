@@ -1,14 +1,14 @@
-/* report_html.c — report.html and index.html: self-contained pages a release manager reads at a
+/* report/html.c — report.html and index.html: self-contained pages a release manager reads at a
  * glance (inline CSS and SVG, no script, nothing loaded from elsewhere). A report page has a
  * verdict banner, the summary matrix (subject and check family by profile), every difference
  * explained, pictures (the decode table, mismatches per input class, NMSE against thresholds,
- * the quantization error: report_svg.c), the KV checks grouped by golden case, and every check
+ * the quantization error: report/svg.c), the KV checks grouped by golden case, and every check
  * in detail. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_html.h"
+#include "report/html.h"
 
 static const char style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:0 2em 2em;color:#222}"
