@@ -336,3 +336,39 @@ struct fp8kv_codec_cfg fp8kv_profile_cfg(const struct fp8kv_profile *p)
     (void)fp8kv_model_cfg(p, FP8KV_MODEL_F32_DIV, &cfg); /* a kernel model: cannot fail */
     return cfg;
 }
+
+/* ---- a check as a log line ------------------------------------------------------------------- */
+
+void fp8kv_check_profile_label(const struct fp8kv_check *c, char *buf, size_t size)
+{
+    if (c->rule[0] && c->model[0])
+        snprintf(buf, size, "%s %s %s", c->profile, c->rule, c->model);
+    else
+        snprintf(buf, size, "%s", c->profile);
+}
+
+void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
+{
+    if (!log)
+        return;
+    for (size_t i = from; i < r->count; i++) {
+        const struct fp8kv_check *c = &r->items[i];
+        static const char *const outcome[] = {"INFO", "PASS", "FAIL"};
+        char profile[128];
+        fp8kv_check_profile_label(c, profile, sizeof profile);
+        if (c->subject_failed) { /* no counts: they are of a pass that did not finish */
+            fprintf(log, "%-6s %-16s %-14s %-26s %s\n", outcome[FP8KV_OUTCOME_FAIL], c->name,
+                    c->subject, profile, c->detail);
+            continue;
+        }
+        fprintf(log, "%-6s %-16s %-14s %-26s cases=%llu mismatches=%llu",
+                outcome[fp8kv_check_outcome(c)], c->name, c->subject, profile,
+                (unsigned long long)c->cases, (unsigned long long)c->mismatches);
+        if (c->has_nmse)
+            fprintf(log, " nmse=%.3g", c->nmse);
+        fprintf(log, " (%.2f s)\n", c->seconds);
+        for (int k = 0; k < c->failure_lines && c->gated; k++)
+            fprintf(log, "       %s\n", c->failures[k]);
+    }
+    fflush(log);
+}

@@ -42,44 +42,11 @@ void fp8kv_cpu_target_info(struct fp8kv_target_info *t)
     t->executed = 1;
 }
 
-/* Adds the checks of r from index `from` on to the log, one line each. */
-void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
-{
-    if (!log)
-        return;
-    for (size_t i = from; i < r->count; i++) {
-        const struct fp8kv_check *c = &r->items[i];
-        static const char *const outcome[] = {"INFO", "PASS", "FAIL"};
-        char profile[128];
-        fp8kv_check_profile_label(c, profile, sizeof profile);
-        if (c->subject_failed) { /* no counts: they are of a pass that did not finish */
-            fprintf(log, "%-6s %-16s %-14s %-26s %s\n", outcome[FP8KV_OUTCOME_FAIL], c->name,
-                    c->subject, profile, c->detail);
-            continue;
-        }
-        fprintf(log, "%-6s %-16s %-14s %-26s cases=%llu mismatches=%llu",
-                outcome[fp8kv_check_outcome(c)], c->name, c->subject, profile,
-                (unsigned long long)c->cases, (unsigned long long)c->mismatches);
-        if (c->has_nmse)
-            fprintf(log, " nmse=%.3g", c->nmse);
-        fprintf(log, " (%.2f s)\n", c->seconds);
-        for (int k = 0; k < c->failure_lines && c->gated; k++)
-            fprintf(log, "       %s\n", c->failures[k]);
-    }
-    fflush(log);
-}
-
 int fp8kv_target_open(enum fp8kv_target_kind kind, int device, struct fp8kv_target *t)
 {
     memset(t, 0, sizeof *t);
     if (kind != FP8KV_TARGET_CPU) {
         const int rc = fp8kv_gpu_target_open(device, t);
-        if (rc == 0) {
-            t->block_subject = fp8kv_block_target_gpu;
-            t->block_subject_name = "gpu-block-codec";
-            t->block_full = 1;
-            t->device = device;
-        }
         if (rc == 0 || kind == FP8KV_TARGET_HIP)
             return rc;
         memset(t, 0, sizeof *t);
@@ -87,8 +54,6 @@ int fp8kv_target_open(enum fp8kv_target_kind kind, int device, struct fp8kv_targ
     fp8kv_cpu_target_info(&t->info);
     t->subjects = fp8kv_cpu_subjects;
     t->subject_count = fp8kv_cpu_subject_count;
-    t->block_subject = fp8kv_block_target_cpu;
-    t->block_subject_name = "block-codec";
     return FP8KV_OK;
 }
 
@@ -268,12 +233,22 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_tar
     return rc;
 }
 
+/* Whether t's table has a block codec. */
+static int has_block_subject(const struct fp8kv_target *t)
+{
+    for (int i = 0; i < t->subject_count; i++)
+        if (fp8kv_subject_can(&t->subjects[i], FP8KV_CAP_BLOCK))
+            return 1;
+    return 0;
+}
+
 /* The block formats fp8kv_run_blocks runs under o: all, or the one o->profile names; none
  * with --no-blocks, an fp8 profile, or a target without a block codec. */
 static int runs_block_format(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
                              const struct fp8kv_block_format *f)
 {
-    return !o->no_blocks && t->block_subject && (!o->profile || strcmp(o->profile, f->name) == 0);
+    return !o->no_blocks && has_block_subject(t) &&
+           (!o->profile || strcmp(o->profile, f->name) == 0);
 }
 
 /* The block part, one progress step per block format. */
@@ -288,7 +263,7 @@ static int run_block_formats(const struct fp8kv_run_options *o, const struct fp8
         if (!runs_block_format(o, t, f))
             continue;
         g->step++;
-        progress_draw(g, f->name, t->block_subject_name, r->count);
+        progress_draw(g, f->name, "block codecs", r->count);
         const size_t from = r->count;
         one.profile = f->name;
         rc = fp8kv_run_blocks(&one, t, r);

@@ -84,7 +84,7 @@ static double scale_value(const struct fp8kv_block_format *f, uint8_t s, float G
 
 /* ---- the audit ---- */
 
-int fp8kv_block_audit_run(const struct fp8kv_block_subject *side[2], enum fp8kv_block_dataset d,
+int fp8kv_block_audit_run(const struct fp8kv_block_under_test *side[2], enum fp8kv_block_dataset d,
                           uint64_t seed, size_t nblocks, struct fp8kv_block_audit_row *row)
 {
     const struct fp8kv_block_format *f = side[0]->format;
@@ -102,7 +102,7 @@ int fp8kv_block_audit_run(const struct fp8kv_block_subject *side[2], enum fp8kv_
         row->G = f->scale_kind == FP8KV_SCALE_UE4M3 ? fp8kv_block_dataset_global_scale(x, n) : 1;
     }
     for (int k = 0; k < 2 && rc == FP8KV_OK; k++)
-        rc = side[k]->encode(side[k]->ctx, 0, x, nblocks, row->G, scales[k], elems[k]);
+        rc = fp8kv_block_encode(side[k], 0, x, nblocks, row->G, scales[k], elems[k]);
     /* the midpoint above max_elem on the unbounded grid: max + half its binade's step */
     const double clip = element_value(e, e->max_code) + ldexp(1.0, e->emax - e->man_bits - 1);
     double err[2] = {0, 0}, energy = 0;

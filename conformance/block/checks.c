@@ -1,5 +1,6 @@
 /* block/checks.c — a block codec's plan of checks (fp8kv/block_checks.h), and `fp8kv run`'s
- * block rows made of it: every block format x rule x model of a target's block codec. */
+ * block rows made of it: every block format x rule x model each block subject of a target's
+ * table claims. */
 #include "fp8kv/block_checks.h"
 
 #include <omp.h>
@@ -10,7 +11,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/run.h"
 
-int fp8kv_block_check(const struct fp8kv_block_subject *s, const struct fp8kv_block_plan *plan,
+int fp8kv_block_check(const struct fp8kv_block_under_test *s, const struct fp8kv_block_plan *plan,
                       struct fp8kv_block_report *r)
 {
     const struct fp8kv_block_oracle_judges *o = plan->oracle;
@@ -36,21 +37,10 @@ int fp8kv_block_check(const struct fp8kv_block_subject *s, const struct fp8kv_bl
 
 /* ---- fp8kv run's block rows ------------------------------------------------------------------ */
 
-int fp8kv_block_target_cpu(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
-                           enum fp8kv_block_rule rule, enum fp8kv_block_model model, int threads,
-                           struct fp8kv_block_subject *out)
+/* Whether s computes on a device: `fp8kv run` judges it at check-block's full defaults. */
+static int on_device(const struct fp8kv_block_under_test *s)
 {
-    (void)t;
-    *out = fp8kv_block_subject_cpu(f, rule, model, threads);
-    return FP8KV_OK;
-}
-
-int fp8kv_block_target_gpu(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
-                           enum fp8kv_block_rule rule, enum fp8kv_block_model model, int threads,
-                           struct fp8kv_block_subject *out)
-{
-    (void)threads;
-    return fp8kv_block_subject_gpu(f, rule, model, t->device, out);
+    return s->subject->memory == FP8KV_MEMORY_DEVICE;
 }
 
 enum {
@@ -59,13 +49,13 @@ enum {
 };
 static const uint64_t run_seed = 1; /* check-block's default */
 
-/* The sweep points `fp8kv run` judges s at, decided here once: on a device (t->block_full)
+/* The sweep points `fp8kv run` judges s at, decided here once: on a device (on_device)
  * check-block's default points (fp8kv_block_sweep_points) of every combination; on the CPU, to
  * stay within seconds, one point per format under its default rule and the exact model: MX
  * scale code 01 (X = -126, a default point: f32 subnormals reach the element grid; at most
  * 2 x 0x04F00000 inputs), nvfp4 s = 1 (0x38) at G = 2^-126 (its inputs are those below
  * 2^-123). Returns how many; 0 with the reason in why when s is not swept. */
-static int run_sweep_points(const struct fp8kv_target *t, const struct fp8kv_block_subject *s,
+static int run_sweep_points(const struct fp8kv_block_under_test *s,
                             struct fp8kv_block_sweep_point pts[4], char *why, size_t size)
 {
     const struct fp8kv_block_format *f = s->format;
@@ -75,7 +65,7 @@ static int run_sweep_points(const struct fp8kv_target *t, const struct fp8kv_blo
                  "(block-blocks covers 4over6)");
         return 0;
     }
-    if (t->block_full)
+    if (on_device(s))
         return fp8kv_block_sweep_points(f, pts);
     if (s->rule != f->default_rule || s->model != FP8KV_BLOCK_MODEL_EXACT) {
         snprintf(why, size,
@@ -101,10 +91,9 @@ static void points_text(const struct fp8kv_block_plan *p, int nv, char *buf, siz
 
 /* Adds the row of kind k of s's report r: its counts and failure lines when it ran, else "not
  * run" (reported, never gating) with why_not. */
-static int add_row(const struct fp8kv_target *t, const struct fp8kv_block_subject *s,
-                   const struct fp8kv_block_plan *plan, enum fp8kv_block_check_kind k,
-                   const struct fp8kv_block_report *r, const char *why_not,
-                   struct fp8kv_results *out)
+static int add_row(const struct fp8kv_block_under_test *s, const struct fp8kv_block_plan *plan,
+                   enum fp8kv_block_check_kind k, const struct fp8kv_block_report *r,
+                   const char *why_not, struct fp8kv_results *out)
 {
     static const char *const names[FP8KV_BLOCK_CHECK_COUNT] = {
         [FP8KV_BLOCK_CHECK_VECTORS] = "block-vectors",
@@ -138,7 +127,7 @@ static int add_row(const struct fp8kv_target *t, const struct fp8kv_block_subjec
              fp8kv_block_rule_names[s->rule], fp8kv_block_model_names[s->model],
              ran ? "" : "not run: ", ran ? what : why_not);
     struct fp8kv_check c;
-    fp8kv_check_init(&c, names[k], t->block_subject_name, f->name, detail);
+    fp8kv_check_init(&c, names[k], s->name, f->name, detail);
     snprintf(c.rule, sizeof c.rule, "%s", fp8kv_block_rule_names[s->rule]);
     snprintf(c.model, sizeof c.model, "%s", fp8kv_block_model_names[s->model]);
     if (ran) {
@@ -154,20 +143,12 @@ static int add_row(const struct fp8kv_target *t, const struct fp8kv_block_subjec
     return fp8kv_results_add(out, &c);
 }
 
-void fp8kv_check_profile_label(const struct fp8kv_check *c, char *buf, size_t size)
-{
-    if (c->rule[0] && c->model[0])
-        snprintf(buf, size, "%s %s %s", c->profile, c->rule, c->model);
-    else
-        snprintf(buf, size, "%s", c->profile);
-}
-
 /* A failing row: s's call failed (a crash, a device error), no verdict on its outputs. */
-static int add_subject_failure(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
-                               const char *what, struct fp8kv_results *out)
+static int add_subject_failure(const struct fp8kv_block_under_test *s, const char *what,
+                               struct fp8kv_results *out)
 {
     struct fp8kv_check c;
-    fp8kv_check_init(&c, "subject-failed", t->block_subject_name, f->name,
+    fp8kv_check_init(&c, "subject-failed", s->name, s->format->name,
                      "the block codec's call failed (a device call, a crash): no verdict on its "
                      "outputs");
     c.cases = 1;
@@ -177,8 +158,8 @@ static int add_subject_failure(const struct fp8kv_target *t, const struct fp8kv_
 }
 
 /* The rows of one claimed combination s. */
-static int run_combination(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
-                           const struct fp8kv_block_subject *s, struct fp8kv_results *out)
+static int run_combination(const struct fp8kv_run_options *o,
+                           const struct fp8kv_block_under_test *s, struct fp8kv_results *out)
 {
     struct fp8kv_block_sweep_point pts[4];
     char no_sweep[160] = "", no_oracle[160] = "";
@@ -186,9 +167,9 @@ static int run_combination(const struct fp8kv_run_options *o, const struct fp8kv
         .vectors_root = o->vectors_dir,
         .G = 1.0f,
         .sweep = pts,
-        .nsweep = run_sweep_points(t, s, pts, no_sweep, sizeof no_sweep),
+        .nsweep = run_sweep_points(s, pts, no_sweep, sizeof no_sweep),
         .seed = run_seed,
-        .nblocks = t->block_full ? RUN_BLOCKS_DEVICE : RUN_BLOCKS_CPU,
+        .nblocks = on_device(s) ? RUN_BLOCKS_DEVICE : RUN_BLOCKS_CPU,
         .oracle = o->block_oracle,
     };
     if (!o->block_oracle)
@@ -204,31 +185,50 @@ static int run_combination(const struct fp8kv_run_options *o, const struct fp8kv
     }
     char no_vectors[160];
     snprintf(no_vectors, sizeof no_vectors, "%.100s", r->nnotes ? r->notes[0] : "no vectors");
-    int rc = add_row(t, s, &plan, FP8KV_BLOCK_CHECK_VECTORS, r,
+    int rc = add_row(s, &plan, FP8KV_BLOCK_CHECK_VECTORS, r,
                      r->ran[FP8KV_BLOCK_CHECK_VECTORS] ? NULL : no_vectors, out);
     for (int k = FP8KV_BLOCK_CHECK_DECODE; rc == 0 && k <= FP8KV_BLOCK_CHECK_BLOCKS; k++) {
         const char *why = no_oracle[0]                                   ? no_oracle
                           : k == FP8KV_BLOCK_CHECK_SWEEP && !plan.nsweep ? no_sweep
-                          : k == FP8KV_BLOCK_CHECK_DECODE && !s->decode  ? "no decode"
-                                                                         : NULL;
+                          : k == FP8KV_BLOCK_CHECK_DECODE && !fp8kv_block_can_decode(s)
+                              ? "no decode"
+                              : NULL;
         if (status == FP8KV_OK || r->ran[k])
-            rc = add_row(t, s, &plan, (enum fp8kv_block_check_kind)k, r, why, out);
+            rc = add_row(s, &plan, (enum fp8kv_block_check_kind)k, r, why, out);
     }
     if (rc == 0 && status == FP8KV_ERR_SUBJECT) {
         char what[64];
         snprintf(what, sizeof what, "%s %s", fp8kv_block_rule_names[s->rule],
                  fp8kv_block_model_names[s->model]);
-        rc = add_subject_failure(t, s->format, what, out);
+        rc = add_subject_failure(s, what, out);
     }
     free(r);
+    return rc;
+}
+
+/* The rows of every combination block subject bs claims of format f. */
+static int run_subject_format(const struct fp8kv_run_options *o, const struct fp8kv_subject *bs,
+                              const struct fp8kv_block_format *f, int threads,
+                              struct fp8kv_results *out)
+{
+    int rc = FP8KV_OK;
+    for (int rule = 0; rule < FP8KV_BLOCK_RULE_COUNT && rc == 0; rule++) {
+        if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)rule))
+            continue;
+        for (int model = 0; model < FP8KV_BLOCK_MODEL_COUNT && rc == 0; model++) {
+            struct fp8kv_block_under_test s;
+            if (fp8kv_block_select(bs, f, (enum fp8kv_block_rule)rule,
+                                   (enum fp8kv_block_model)model, threads,
+                                   &s) == FP8KV_OK) /* else not claimed */
+                rc = run_combination(o, &s, out);
+        }
+    }
     return rc;
 }
 
 int fp8kv_run_blocks(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
                      struct fp8kv_results *out)
 {
-    if (!t->block_subject)
-        return FP8KV_OK;
     const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     int rc = FP8KV_OK;
     for (int fi = 0; fi < FP8KV_BLOCK_FORMAT_COUNT && rc == 0; fi++) {
@@ -236,19 +236,9 @@ int fp8kv_run_blocks(const struct fp8kv_run_options *o, const struct fp8kv_targe
         if (o->profile && strcmp(o->profile, f->name) != 0)
             continue;
         const size_t from = out->count;
-        for (int rule = 0; rule < FP8KV_BLOCK_RULE_COUNT && rc == 0; rule++) {
-            if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)rule))
-                continue;
-            for (int model = 0; model < FP8KV_BLOCK_MODEL_COUNT && rc == 0; model++) {
-                struct fp8kv_block_subject s;
-                const int got = t->block_subject(t, f, (enum fp8kv_block_rule)rule,
-                                                 (enum fp8kv_block_model)model, threads, &s);
-                if (got == FP8KV_UNAVAILABLE)
-                    continue; /* not claimed */
-                rc = got == FP8KV_OK ? run_combination(o, t, &s, out)
-                                     : add_subject_failure(t, f, "open", out);
-            }
-        }
+        for (int i = 0; i < t->subject_count && rc == 0; i++)
+            if (fp8kv_subject_can(&t->subjects[i], FP8KV_CAP_BLOCK))
+                rc = run_subject_format(o, &t->subjects[i], f, threads, out);
         fp8kv_log_checks(o->log, out, from);
     }
     return rc;

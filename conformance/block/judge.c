@@ -12,7 +12,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/spec.h"
 
-struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G)
+struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_under_test *s, float G)
 {
     struct fp8kv_block_params p = {s->rule, s->model, fp8kv_f32_bits(G)};
     return p;
@@ -20,11 +20,11 @@ struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject
 
 /* ---- decode: every (scale, element) pair ---- */
 
-int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
+int fp8kv_block_judge_decode(const struct fp8kv_block_under_test *s, float G,
                              struct fp8kv_block_report *r)
 {
     const struct fp8kv_block_format *f = s->format;
-    if (!s->decode) {
+    if (!fp8kv_block_can_decode(s)) {
         fp8kv_block_report_note(r, "decode: %s has no decode, not checked", s->name);
         return FP8KV_OK;
     }
@@ -50,7 +50,7 @@ int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
             expected[k] = fp8kv_oracle_block_decode_one(f, gbits, scales[b], elements[k]);
         }
     }
-    int rc = s->decode(s->ctx, 0, scales, elements, nblocks, G, y);
+    int rc = fp8kv_block_decode(s, 0, scales, elements, nblocks, G, y);
     r->ran[FP8KV_BLOCK_CHECK_DECODE] = 1;
     for (size_t k = 0; rc == FP8KV_OK && k < nblocks * (size_t)bs; k++) {
         r->checked[FP8KV_BLOCK_CHECK_DECODE]++;
@@ -142,8 +142,96 @@ static uint8_t run_code(const struct fp8kv_block_run *runs, int n, int *cursor, 
 
 enum { SWEEP_CHUNK = 4096 }; /* blocks per subject call */
 
-int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_block_sweep_point pt,
+/* The sweep of table at pt run inside the subject (a device): its counts and first failures
+ * into r. */
+static int sweep_in_subject(const struct fp8kv_block_under_test *s,
+                            struct fp8kv_block_sweep_point pt,
+                            const struct fp8kv_block_sweep_table *table, uint64_t ninputs,
                             struct fp8kv_block_report *r)
+{
+    const struct fp8kv_block_run *const runs[2] = {table->runs[0], table->runs[1]};
+    struct fp8kv_block_sweep_result res;
+    memset(&res, 0, sizeof res);
+    const struct fp8kv_block_kernels *k = s->subject->block;
+    const int status = k->sweep(k->ctx, fp8kv_block_cfg(s, pt.G), pt.scale, table->anchor,
+                                table->anchor_code, runs, table->nruns, &res);
+    if (status != FP8KV_OK)
+        return status;
+    r->checked[FP8KV_BLOCK_CHECK_SWEEP] += res.checked;
+    r->wrong[FP8KV_BLOCK_CHECK_SWEEP] += res.wrong;
+    for (int i = 0; i < res.nfirst && i < FP8KV_BLOCK_SWEEP_FAILURES; i++)
+        fp8kv_block_report_fail(
+            r, FP8KV_BLOCK_CHECK_SWEEP,
+            "sweep scale %02x (G %a): %s 0x%08x: %s expected %02x got %02x", pt.scale, (double)pt.G,
+            res.first[i].is_scale ? "block of input" : "input", res.first[i].input,
+            res.first[i].is_scale ? "scale" : "element", res.first[i].expected, res.first[i].got);
+    fp8kv_block_report_note(r, "sweep scale %02x on the device: %.3f ms", pt.scale, res.ms);
+    fp8kv_block_report_note(r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x on %s", pt.scale,
+                            (double)pt.G, (unsigned long long)ninputs, table->anchor, s->name);
+    return FP8KV_OK;
+}
+
+/* Chunk c of the sweep (blocks b0 .. b0 + nb of every input's number k < ninputs, sign then
+ * magnitude, block_size - 1 a block after the anchor): its inputs into x, the oracle's codes
+ * into expected. */
+static void fill_sweep_chunk(const struct fp8kv_block_sweep_table *table, size_t bs, uint64_t b0,
+                             size_t nb, uint64_t ninputs, float *x, uint8_t *expected)
+{
+    const size_t per = bs - 1;
+    const uint32_t anchor = table->anchor;
+    int cursor[2] = {0, 0};
+    for (size_t b = 0; b < nb; b++) {
+        x[b * bs] = fp8kv_f32_from_bits(anchor);
+        expected[b * bs] = table->anchor_code;
+        for (size_t i = 0; i < per; i++) {
+            const uint64_t k = (b0 + b) * per + i; /* the input's number */
+            uint32_t bits = 0;                     /* padding past the last input */
+            if (k < ninputs)
+                bits = (uint32_t)(k / ((uint64_t)anchor + 1)) << 31 |
+                       (uint32_t)(k % ((uint64_t)anchor + 1));
+            const int sg = (int)(bits >> 31);
+            x[b * bs + 1 + i] = fp8kv_f32_from_bits(bits);
+            expected[b * bs + 1 + i] =
+                run_code(table->runs[sg], table->nruns[sg], &cursor[sg], bits & 0x7FFFFFFFu);
+        }
+    }
+}
+
+/* Judges one encoded chunk (fill_sweep_chunk's): each block's scale against pt.scale, each
+ * element against expected (padding past ninputs skipped); the number wrong, failures into r. */
+static uint64_t judge_sweep_chunk(struct fp8kv_block_sweep_point pt, size_t bs, uint64_t b0,
+                                  size_t nb, uint64_t ninputs, const float *x,
+                                  const uint8_t *expected, const uint8_t *scales,
+                                  const uint8_t *elements, struct fp8kv_block_report *r)
+{
+    const size_t per = bs - 1;
+    uint64_t wrong = 0;
+    for (size_t b = 0; b < nb; b++) {
+        if (scales[b] != pt.scale) {
+            wrong++;
+            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_SWEEP,
+                                    "sweep scale %02x (G %a): block of inputs 0x%08x .. 0x%08x: "
+                                    "scale expected %02x got %02x",
+                                    pt.scale, (double)pt.G, fp8kv_f32_bits(x[b * bs + 1]),
+                                    fp8kv_f32_bits(x[b * bs + bs - 1]), pt.scale, scales[b]);
+        }
+        for (size_t i = 0; i < bs; i++) {
+            const size_t k = b * bs + i;
+            if (elements[k] == expected[k] || (i > 0 && (b0 + b) * per + i - 1 >= ninputs))
+                continue;
+            wrong++;
+            fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_SWEEP,
+                                    "sweep scale %02x (G %a): input 0x%08x: element "
+                                    "expected %02x got %02x",
+                                    pt.scale, (double)pt.G, fp8kv_f32_bits(x[k]), expected[k],
+                                    elements[k]);
+        }
+    }
+    return wrong;
+}
+
+int fp8kv_block_judge_sweep(const struct fp8kv_block_under_test *s,
+                            struct fp8kv_block_sweep_point pt, struct fp8kv_block_report *r)
 {
     const struct fp8kv_block_format *f = s->format;
     if (s->rule == FP8KV_RULE_4OVER6) {
@@ -158,27 +246,16 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
                                 fp8kv_block_rule_names[s->rule], fp8kv_block_model_names[s->model]);
         return FP8KV_OK;
     }
-    const uint32_t anchor = table.anchor;
-    const uint8_t anchor_code = table.anchor_code;
-    const int *nruns = table.nruns;
-    const struct fp8kv_block_run(*runs)[MAX_RUNS] = table.runs;
     const size_t bs = (size_t)f->block_size, per = bs - 1; /* inputs per block */
-    const uint64_t ninputs = 2 * ((uint64_t)anchor + 1);
+    const uint64_t ninputs = 2 * ((uint64_t)table.anchor + 1);
     const uint64_t nblocks = (ninputs + per - 1) / per;
     const uint64_t nchunks = (nblocks + SWEEP_CHUNK - 1) / SWEEP_CHUNK;
+    r->ran[FP8KV_BLOCK_CHECK_SWEEP] = 1;
+    if (fp8kv_block_can_sweep(s))
+        return sweep_in_subject(s, pt, &table, ninputs, r);
     int status = FP8KV_OK;
     char message[1024] = "";
     uint64_t checked = 0, wrong = 0;
-    r->ran[FP8KV_BLOCK_CHECK_SWEEP] = 1;
-    if (s->sweep) {
-        const struct fp8kv_block_run *const tables[2] = {runs[0], runs[1]};
-        status = s->sweep(s->ctx, pt.scale, pt.G, anchor, anchor_code, tables, nruns, r);
-        if (status == FP8KV_OK)
-            fp8kv_block_report_note(r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x on %s",
-                                    pt.scale, (double)pt.G, (unsigned long long)ninputs, anchor,
-                                    s->name);
-        return status;
-    }
 #pragma omp parallel num_threads(s->workers) reduction(+ : checked, wrong)
     {
         const int worker = omp_get_thread_num();
@@ -201,23 +278,8 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
                 continue;
             const uint64_t b0 = c * SWEEP_CHUNK;
             const size_t nb = (size_t)(nblocks - b0 < SWEEP_CHUNK ? nblocks - b0 : SWEEP_CHUNK);
-            int cursor[2] = {0, 0};
-            for (size_t b = 0; b < nb; b++) {
-                x[b * bs] = fp8kv_f32_from_bits(anchor);
-                expected[b * bs] = anchor_code;
-                for (size_t i = 0; i < per; i++) {
-                    const uint64_t k = (b0 + b) * per + i; /* the input's number */
-                    uint32_t bits = 0;                     /* padding past the last input */
-                    if (k < ninputs)
-                        bits = (uint32_t)(k / ((uint64_t)anchor + 1)) << 31 |
-                               (uint32_t)(k % ((uint64_t)anchor + 1));
-                    const int sg = (int)(bits >> 31);
-                    x[b * bs + 1 + i] = fp8kv_f32_from_bits(bits);
-                    expected[b * bs + 1 + i] =
-                        run_code(runs[sg], nruns[sg], &cursor[sg], bits & 0x7FFFFFFFu);
-                }
-            }
-            const int rc = s->encode(s->ctx, worker, x, nb, pt.G, scales, elements);
+            fill_sweep_chunk(&table, bs, b0, nb, ninputs, x, expected);
+            const int rc = fp8kv_block_encode(s, worker, x, nb, pt.G, scales, elements);
             if (rc != FP8KV_OK) {
 #pragma omp critical(fp8kv_block_sweep_status)
                 if (status == FP8KV_OK) { /* the message is this thread's: keep it */
@@ -228,29 +290,8 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
                 }
                 continue;
             }
-            for (size_t b = 0; b < nb; b++) {
-                checked += bs;
-                if (scales[b] != pt.scale) {
-                    wrong++;
-                    fp8kv_block_report_fail(
-                        r, FP8KV_BLOCK_CHECK_SWEEP,
-                        "sweep scale %02x (G %a): block of inputs 0x%08x .. 0x%08x: scale "
-                        "expected %02x got %02x",
-                        pt.scale, (double)pt.G, fp8kv_f32_bits(x[b * bs + 1]),
-                        fp8kv_f32_bits(x[b * bs + bs - 1]), pt.scale, scales[b]);
-                }
-                for (size_t i = 0; i < bs; i++) {
-                    const size_t k = b * bs + i;
-                    if (elements[k] == expected[k] || (i > 0 && (b0 + b) * per + i - 1 >= ninputs))
-                        continue;
-                    wrong++;
-                    fp8kv_block_report_fail(r, FP8KV_BLOCK_CHECK_SWEEP,
-                                            "sweep scale %02x (G %a): input 0x%08x: element "
-                                            "expected %02x got %02x",
-                                            pt.scale, (double)pt.G, fp8kv_f32_bits(x[k]),
-                                            expected[k], elements[k]);
-                }
-            }
+            checked += nb * bs;
+            wrong += judge_sweep_chunk(pt, bs, b0, nb, ninputs, x, expected, scales, elements, r);
         }
         free(x), free(scales), free(elements), free(expected);
     }
@@ -259,9 +300,10 @@ int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_bl
     if (status != FP8KV_OK)
         fp8kv_fail("%s", message); /* on the caller's thread */
     if (status == FP8KV_OK)
-        fp8kv_block_report_note(
-            r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x, %d + %d runs", pt.scale,
-            (double)pt.G, (unsigned long long)ninputs, anchor, nruns[0], nruns[1]);
+        fp8kv_block_report_note(r,
+                                "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x, %d + %d runs",
+                                pt.scale, (double)pt.G, (unsigned long long)ninputs, table.anchor,
+                                table.nruns[0], table.nruns[1]);
     return status;
 }
 
@@ -364,7 +406,7 @@ void fp8kv_block_fill_block(const struct fp8kv_block_format *f, uint64_t *state,
     }
 }
 
-int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint64_t seed,
+int fp8kv_block_judge_blocks(const struct fp8kv_block_under_test *s, float G, uint64_t seed,
                              size_t nblocks, struct fp8kv_block_report *r)
 {
     const struct fp8kv_block_format *f = s->format;
@@ -383,7 +425,7 @@ int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint6
 #pragma omp parallel for schedule(dynamic, 16)
     for (size_t b = 0; b < nblocks; b++)
         fp8kv_oracle_block_encode(f, &p, x + b * bs, es + b, ee + b * bs);
-    const int rc = s->encode(s->ctx, 0, (const float *)(const void *)x, nblocks, G, gs, ge);
+    const int rc = fp8kv_block_encode(s, 0, (const float *)(const void *)x, nblocks, G, gs, ge);
     r->ran[FP8KV_BLOCK_CHECK_BLOCKS] = 1;
     for (size_t b = 0; rc == FP8KV_OK && b < nblocks; b++) {
         r->checked[FP8KV_BLOCK_CHECK_BLOCKS] += 1 + bs;

@@ -41,6 +41,8 @@ struct hello {
 struct fp8kv_block_plugin {
     char path[1024];
     struct fp8kv_block_plugin_info info;
+    struct fp8kv_subject subject; /* fp8kv_block_plugin_subject's */
+    struct fp8kv_block_kernels kernels;
     int nworkers;
     struct fp8kv_child w[];
 };
@@ -227,25 +229,34 @@ int fp8kv_block_plugin_decode(struct fp8kv_block_plugin *pl, int worker, const u
                  y);
 }
 
-/* The plugin's calls in the subject's signatures (ctx: the plugin). */
-static int subject_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
-                          uint8_t *scales, uint8_t *elements)
+/* The plugin's calls as block kernels (ctx: the plugin; cfg is its one claimed combination). */
+static int kernels_encode(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg, const float *x,
+                          size_t nblocks, uint8_t *scales, uint8_t *elements)
 {
-    return fp8kv_block_plugin_encode(ctx, worker, x, nblocks, G, scales, elements);
+    return fp8kv_block_plugin_encode(ctx, worker, x, nblocks, cfg.global_scale, scales, elements);
 }
-static int subject_decode(void *ctx, int worker, const uint8_t *scales, const uint8_t *elements,
-                          size_t nblocks, float G, float *y)
+static int kernels_decode(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg, const uint8_t *scales,
+                          const uint8_t *elements, size_t nblocks, float *y)
 {
-    return fp8kv_block_plugin_decode(ctx, worker, scales, elements, nblocks, G, y);
+    return fp8kv_block_plugin_decode(ctx, worker, scales, elements, nblocks, cfg.global_scale, y);
 }
 
-struct fp8kv_block_subject fp8kv_block_plugin_subject(struct fp8kv_block_plugin *pl, int workers)
+const struct fp8kv_subject *fp8kv_block_plugin_subject(struct fp8kv_block_plugin *pl)
 {
     const struct fp8kv_block_plugin_info *info = &pl->info;
-    return (struct fp8kv_block_subject){
-        info->name, info->format, info->rule,     info->model,
-        workers,    pl,           subject_encode, info->has_decode ? subject_decode : NULL,
-        NULL};
+    pl->kernels =
+        (struct fp8kv_block_kernels){{info->format->id, (int)info->rule, (int)info->model},
+                                     pl->nworkers,
+                                     pl,
+                                     kernels_encode,
+                                     info->has_decode ? kernels_decode : NULL,
+                                     NULL};
+    pl->subject = (struct fp8kv_subject){.name = info->name,
+                                         .description = "a block-codec plugin",
+                                         .caps = FP8KV_CAP_BLOCK,
+                                         .claim = FP8KV_CLAIM_ALL,
+                                         .block = &pl->kernels};
+    return &pl->subject;
 }
 
 void fp8kv_block_plugin_close(struct fp8kv_block_plugin *pl)

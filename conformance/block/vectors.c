@@ -45,7 +45,7 @@ static int read_vector(const char *dir, const char *name, enum fp8kv_npy_dtype d
 }
 
 /* The decode table file name at G (decode.npy at 1; nvfp4's decode_g.npy at its G). */
-static int judge_decode_table(const struct fp8kv_block_subject *s, const char *dir,
+static int judge_decode_table(const struct fp8kv_block_under_test *s, const char *dir,
                               const char *name, float G, struct fp8kv_block_report *r)
 {
     const struct fp8kv_block_format *f = s->format;
@@ -70,7 +70,7 @@ static int judge_decode_table(const struct fp8kv_block_subject *s, const char *d
             elements[b * bs + i] = (uint8_t)(((b % per) * bs + i) % nc);
     }
     if (rc == FP8KV_OK)
-        rc = s->decode(s->ctx, 0, scales, elements, nblocks, G, y);
+        rc = fp8kv_block_decode(s, 0, scales, elements, nblocks, G, y);
     const uint32_t *want = t.data;
     for (size_t k = 0; rc == FP8KV_OK && k < nblocks * bs; k++) {
         const uint32_t e = want[scales[k / bs] * nc + elements[k]], g = fp8kv_f32_bits(y[k]);
@@ -87,7 +87,7 @@ static int judge_decode_table(const struct fp8kv_block_subject *s, const char *d
     return rc;
 }
 
-int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *root,
+int fp8kv_block_judge_vectors(const struct fp8kv_block_under_test *s, const char *root,
                               struct fp8kv_block_report *r)
 {
     const struct fp8kv_block_format *f = s->format;
@@ -145,8 +145,8 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *r
         size_t e = b + 1;
         while (e < n && nv && ((const uint32_t *)gs.data)[e] == g)
             e++;
-        rc = s->encode(s->ctx, 0, (const float *)in.data + b * bs, e - b, fp8kv_f32_from_bits(g),
-                       scales + b, elements + b * bs);
+        rc = fp8kv_block_encode(s, 0, (const float *)in.data + b * bs, e - b,
+                                fp8kv_f32_from_bits(g), scales + b, elements + b * bs);
         b = e;
     }
     const uint8_t *want_s = es.data, *want_e = ee.data;
@@ -172,7 +172,7 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *r
     }
     free(scales), free(elements);
     fp8kv_npy_free(&in), fp8kv_npy_free(&gs), fp8kv_npy_free(&es), fp8kv_npy_free(&ee);
-    if (rc == FP8KV_OK && s->decode) {
+    if (rc == FP8KV_OK && fp8kv_block_can_decode(s)) {
         rc = judge_decode_table(s, dir, "decode.npy", 1.0f, r);
         if (rc == FP8KV_OK && nv)
             rc = judge_decode_table(s, dir, "decode_g.npy", fp8kv_f32_from_bits(0x3EAAAAABu), r);

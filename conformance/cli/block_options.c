@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "fp8kv/block_plugin_host.h"
-#include "fp8kv/block_subject.h"
+#include "fp8kv/block_report.h"
 #include "fp8kv/diag.h"
 
 int fp8kv_cli_block_format(const char *cmd, const char *name, const struct fp8kv_block_format **out)
@@ -55,7 +55,7 @@ int fp8kv_cli_block_model(const char *cmd, const char *option, const char *name)
 }
 
 int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice *c,
-                            struct fp8kv_block_subject *out, struct fp8kv_block_plugin **plugin)
+                            struct fp8kv_block_under_test *out, struct fp8kv_block_plugin **plugin)
 {
     *plugin = NULL;
     if (c->plugin) {
@@ -65,7 +65,9 @@ int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice
         int rc = fp8kv_block_plugin_open(c->plugin, c->threads, c->timeout_s, plugin);
         if (rc != FP8KV_OK)
             return fp8kv_cli_subject_error(cmd, rc);
-        *out = fp8kv_block_plugin_subject(*plugin, c->threads);
+        const struct fp8kv_block_plugin_info *info = fp8kv_block_plugin_info(*plugin);
+        fp8kv_block_select(fp8kv_block_plugin_subject(*plugin), info->format, info->rule,
+                           info->model, c->threads, out); /* the one it claims */
         return 0;
     }
     if (!c->format)
@@ -85,16 +87,16 @@ int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice
     if (target < 0)
         return FP8KV_EXIT_USAGE;
     if (target == 1) {
-        rc = fp8kv_block_subject_gpu(f, (enum fp8kv_block_rule)rule, (enum fp8kv_block_model)model,
-                                     c->device, out);
+        rc = fp8kv_block_gpu(f, (enum fp8kv_block_rule)rule, (enum fp8kv_block_model)model,
+                             c->device, out);
         if (rc != FP8KV_OK) {
             fprintf(stderr, "fp8kv %s: %s\n", cmd, fp8kv_last_error());
             return FP8KV_EXIT_UNAVAILABLE;
         }
         return 0;
     }
-    *out = fp8kv_block_subject_cpu(f, (enum fp8kv_block_rule)rule, (enum fp8kv_block_model)model,
-                                   c->threads);
+    *out =
+        fp8kv_block_cpu(f, (enum fp8kv_block_rule)rule, (enum fp8kv_block_model)model, c->threads);
     return 0;
 }
 

@@ -309,7 +309,7 @@ int fp8kv_cli_audit_merge(json_t *const *docs, char *const *paths, int n, const 
 /* ---- block codecs (block_options.c: check-block, audit --block, encode-block, decode-block) */
 
 struct fp8kv_block_format;
-struct fp8kv_block_subject;
+struct fp8kv_block_under_test;
 struct fp8kv_block_plugin;
 int fp8kv_cmd_check_block(int argc, char **argv);
 
@@ -328,10 +328,11 @@ struct fp8kv_cli_block_choice {
 int fp8kv_cli_block_format(const char *cmd, const char *name,
                            const struct fp8kv_block_format **out);
 
-/* fp8kv_cli_block_subject: the subject c names (a plugin opened into *plugin, to close with
- * fp8kv_block_plugin_close; else NULL): 0, or an exit code after a message. */
+/* fp8kv_cli_block_subject: the block subject c names under the combination it names (a plugin's:
+ * the one it claims; the plugin opened into *plugin, to close with fp8kv_block_plugin_close;
+ * else NULL): 0, or an exit code after a message. */
 int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice *c,
-                            struct fp8kv_block_subject *out, struct fp8kv_block_plugin **plugin);
+                            struct fp8kv_block_under_test *out, struct fp8kv_block_plugin **plugin);
 
 /* fp8kv_cli_audit_block: `fp8kv audit --block ...` (cmd_audit_block.c; argv[1] is
  * "--block"); an exit code. */

@@ -74,7 +74,7 @@ static int is_plugin_path(const char *arg)
 
 /* open_side: side text (a rule[:model] or a plugin path) as a subject. */
 static int open_side(const char *cmd, const char *text, const char *format,
-                     const struct fp8kv_cli_block_choice *base, struct fp8kv_block_subject *out,
+                     const struct fp8kv_cli_block_choice *base, struct fp8kv_block_under_test *out,
                      struct fp8kv_block_plugin **plugin, char *label, size_t size)
 {
     struct fp8kv_cli_block_choice c = *base;
@@ -107,7 +107,7 @@ static int open_side(const char *cmd, const char *text, const char *format,
  * set (cases: its elements, mismatches: the element codes that differ; never gated), verdict
  * "identical" or "changed" (or the caller's, e.g. "subject failed"). */
 static json_t *audit_doc(const char *verdict, const char *labels[2],
-                         const struct fp8kv_block_subject *side[2],
+                         const struct fp8kv_block_under_test *side[2],
                          const struct fp8kv_block_format *f,
                          const struct fp8kv_block_audit_row *rows, int nrows, uint64_t seed,
                          uint64_t nblocks)
@@ -198,7 +198,7 @@ int fp8kv_cli_audit_block(int argc, char **argv)
         return rc;
     if ((rc = fp8kv_cli_json_begin(cmd, a.value[OPT_JSON])) != 0)
         return rc;
-    struct fp8kv_block_subject subjects[2];
+    struct fp8kv_block_under_test subjects[2];
     struct fp8kv_block_plugin *plugins[2] = {NULL, NULL};
     char labels[2][256];
     const char *texts[2] = {a.value[OPT_BASELINE], a.value[OPT_CANDIDATE]};
@@ -212,7 +212,7 @@ int fp8kv_cli_audit_block(int argc, char **argv)
         rc = fp8kv_cli_usage_error(cmd, "the sides are of two formats: %s and %s",
                                    subjects[0].format->name, subjects[1].format->name);
     struct fp8kv_block_audit_row rows[FP8KV_DATA_COUNT];
-    const struct fp8kv_block_subject *side[2] = {&subjects[0], &subjects[1]};
+    const struct fp8kv_block_under_test *side[2] = {&subjects[0], &subjects[1]};
     const char *lab[2] = {labels[0], labels[1]};
     int nrows = 0, status = FP8KV_OK;
     if (rc == 0) {

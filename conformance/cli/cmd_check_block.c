@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "fp8kv/block_plugin_host.h"
-#include "fp8kv/block_subject.h"
+#include "fp8kv/block_report.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/verify.h"
 
@@ -198,7 +198,7 @@ static void print_report(const struct fp8kv_block_report *r, const struct not_ru
 /* The checks of r as verdict checks (docs/json.md): one per kind that ran (gated) or has a
  * reason it did not ("not run: ...", not gated), with its failure lines and seconds. */
 static size_t report_checks(const struct fp8kv_block_report *r, const struct not_run *why,
-                            const struct fp8kv_block_subject *s, const double seconds[],
+                            const struct fp8kv_block_under_test *s, const double seconds[],
                             struct fp8kv_check *out)
 {
     size_t n = 0;
@@ -229,7 +229,7 @@ static size_t report_checks(const struct fp8kv_block_report *r, const struct not
 
 /* The JSON document of a run: the verdict, the checks, and the subject's claim. */
 static json_t *check_block_doc(const char *verdict, const struct fp8kv_block_report *r,
-                               const struct not_run *why, const struct fp8kv_block_subject *s,
+                               const struct not_run *why, const struct fp8kv_block_under_test *s,
                                const double seconds[], float G, uint64_t seed, const char *dir)
 {
     struct fp8kv_check *checks = calloc(FP8KV_BLOCK_CHECK_COUNT, sizeof *checks);
@@ -286,7 +286,7 @@ int fp8kv_cmd_check_block(int argc, char **argv)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_VECTORS] && !*a.value[OPT_VECTORS])
         return fp8kv_cli_usage_error(cmd, "--vectors: an empty directory name");
-    struct fp8kv_block_subject s;
+    struct fp8kv_block_under_test s;
     struct fp8kv_block_plugin *plugin = NULL;
     if ((rc = fp8kv_cli_block_subject(cmd, &c, &s, &plugin)) != 0)
         return rc;
@@ -309,7 +309,7 @@ int fp8kv_cmd_check_block(int argc, char **argv)
         fp8kv_block_plugin_close(plugin);
         return rc;
     }
-    if (!s.decode)
+    if (!fp8kv_block_can_decode(&s))
         snprintf(why.why[FP8KV_BLOCK_CHECK_DECODE], sizeof why.why[0],
                  "not run: %.100s has no decode", s.name);
     if (npts == 0 || s.rule == FP8KV_RULE_4OVER6)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/html.h"
+#include "report/svg.h"
 
 static const char style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:0 2em 2em;color:#222}"
@@ -547,7 +547,7 @@ char *fp8kv_report_html(const struct fp8kv_report *r)
     if (r->target.executed) {
         put_matrix(f, r, &m);
         put_differences(f, r);
-        fp8kv_html_pictures(f, r);
+        fp8kv_svg_pictures(f, r);
         put_kv_cases(f, r);
         put_details(f, r, &m);
     }

@@ -10,6 +10,8 @@
 #define FP8KV_REPORT_MODEL_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -102,5 +104,32 @@ struct fp8kv_index_entry {
 /* fp8kv_index_markdown, fp8kv_index_html: index.md and index.html of n entries (sorted). */
 char *fp8kv_index_markdown(const struct fp8kv_index_entry *e, size_t n);
 char *fp8kv_index_html(const struct fp8kv_index_entry *e, size_t n);
+
+/* ---- what the HTML pages and their pictures share (report/html.c, report/svg.c) ---- */
+
+/* Distinct strings in order of first appearance (pointers into the report, not copies). */
+struct distinct {
+    const char **v;
+    size_t n;
+};
+
+/* The index of the pair (a, b) in s (b may be NULL), added when new; s->v holds 2 per entry. */
+static inline size_t distinct_add(struct distinct *s, const char *a, const char *b)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[2 * i], a) == 0 && (!b || strcmp(s->v[2 * i + 1], b) == 0))
+            return i;
+    s->v[2 * s->n] = a;
+    s->v[2 * s->n + 1] = b;
+    return s->n++;
+}
+
+/* Room for capacity entries in s (s->v to be freed); 0, or -1 when out of memory. */
+static inline int distinct_init(struct distinct *s, size_t capacity)
+{
+    s->n = 0;
+    s->v = calloc(2 * capacity + 2, sizeof *s->v);
+    return s->v ? 0 : -1;
+}
 
 #endif

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/html.h"
+#include "report/svg.h"
 
 /* The fill colour of each state in the pictures. */
 static const char *const state_colour[FP8KV_STATE_COUNT] = {"#c62828", "#2e7d32", "#1565c0",
@@ -295,7 +295,7 @@ static void put_quantization_bars(FILE *f, const struct fp8kv_report *r)
     fprintf(f, "</svg>\n");
 }
 
-void fp8kv_html_pictures(FILE *f, const struct fp8kv_report *r)
+void fp8kv_svg_pictures(FILE *f, const struct fp8kv_report *r)
 {
     fprintf(f, "<h2 id=\"pictures\">Pictures</h2>\n");
     int decode = 0;

@@ -44,8 +44,8 @@ Test(block_codec, every_format_rule_model_against_the_oracle, .timeout = 600)
             if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)rule))
                 continue;
             for (int model = 0; model < FP8KV_BLOCK_MODEL_COUNT; model++) {
-                struct fp8kv_block_subject s = fp8kv_block_subject_cpu(
-                    f, (enum fp8kv_block_rule)rule, (enum fp8kv_block_model)model, 2);
+                struct fp8kv_block_under_test s = fp8kv_block_cpu(f, (enum fp8kv_block_rule)rule,
+                                                                  (enum fp8kv_block_model)model, 2);
                 struct fp8kv_block_report r;
                 memset(&r, 0, sizeof r);
                 char what[96];
@@ -72,11 +72,11 @@ Test(block_codec, every_format_rule_model_against_the_oracle, .timeout = 600)
 /* A subject that is the CPU codec but for one input: 0x00A00000 (in mxfp4 under X = -126,
  * 0x00A00000 * 2^126 = 1.25, the tie 1 | 1.5 whose even neighbour is 1.0, code 02) encodes to
  * the next code. The sweep must name exactly that input. */
-static int planted_encode(void *ctx, int worker, const float *x, size_t nblocks, float G,
-                          uint8_t *scales, uint8_t *elements)
+static int planted_encode(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg, const float *x,
+                          size_t nblocks, uint8_t *scales, uint8_t *elements)
 {
-    const struct fp8kv_block_subject *cpu = ctx;
-    int rc = cpu->encode(cpu->ctx, worker, x, nblocks, G, scales, elements);
+    const struct fp8kv_block_kernels *cpu = ctx;
+    int rc = cpu->encode(cpu->ctx, worker, cfg, x, nblocks, scales, elements);
     for (size_t i = 0; i < nblocks * 32; i++)
         if (fp8kv_f32_bits(x[i]) == 0x00A00000u)
             elements[i]++;
@@ -86,12 +86,16 @@ static int planted_encode(void *ctx, int worker, const float *x, size_t nblocks,
 Test(block_codec, the_sweep_names_a_planted_fault)
 {
     const struct fp8kv_block_format *f = fp8kv_block_format_by_name("mxfp4");
-    struct fp8kv_block_subject cpu =
-        fp8kv_block_subject_cpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
-    struct fp8kv_block_subject s = cpu;
-    s.ctx = &cpu;
-    s.encode = planted_encode;
-    s.workers = 1;
+    const struct fp8kv_block_under_test cpu =
+        fp8kv_block_cpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
+    struct fp8kv_block_kernels planted = *cpu.subject->block;
+    planted.ctx = (void *)cpu.subject->block;
+    planted.encode = planted_encode;
+    struct fp8kv_subject subject = *cpu.subject;
+    subject.block = &planted;
+    struct fp8kv_block_under_test s;
+    cr_assert_eq(fp8kv_block_select(&subject, f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1, &s),
+                 0);
     struct fp8kv_block_report r;
     memset(&r, 0, sizeof r);
     cr_assert_eq(fp8kv_block_judge_sweep(&s, (struct fp8kv_block_sweep_point){1, 1.0f}, &r),
@@ -116,9 +120,9 @@ Test(block_gpu, the_device_codec_against_the_oracle, .timeout = 1200)
             if (!fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)rule))
                 continue;
             for (int model = 0; model < FP8KV_BLOCK_MODEL_COUNT; model++) {
-                struct fp8kv_block_subject s;
-                cr_assert_eq(fp8kv_block_subject_gpu(f, (enum fp8kv_block_rule)rule,
-                                                     (enum fp8kv_block_model)model, 0, &s),
+                struct fp8kv_block_under_test s;
+                cr_assert_eq(fp8kv_block_gpu(f, (enum fp8kv_block_rule)rule,
+                                             (enum fp8kv_block_model)model, 0, &s),
                              FP8KV_OK, "%s", fp8kv_last_error());
                 struct fp8kv_block_report r;
                 memset(&r, 0, sizeof r);
@@ -143,9 +147,8 @@ Test(block_gpu, the_device_sweep_names_a_planted_fault)
     if (fp8kv_gpu_device_count() <= 0)
         cr_skip_test("no usable GPU: %s", fp8kv_last_error());
     const struct fp8kv_block_format *f = fp8kv_block_format_by_name("mxfp4");
-    struct fp8kv_block_subject s;
-    cr_assert_eq(fp8kv_block_subject_gpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 0, &s),
-                 FP8KV_OK);
+    struct fp8kv_block_under_test s;
+    cr_assert_eq(fp8kv_block_gpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 0, &s), FP8KV_OK);
     /* the oracle's table at X = -126, handed to the device as it is: nothing wrong; then with
      * the run of code 03 (1.5) starting one input late: exactly its first input is wrong */
     static struct fp8kv_block_sweep_table t;
@@ -384,8 +387,8 @@ Test(check_block_cli, a_vector_file_of_the_wrong_shape_is_named)
     const size_t n = es.shape[0] - 1;
     cr_assert_eq(fp8kv_npy_write(path, FP8KV_NPY_U8, 1, &n, es.data), 0, "%s", fp8kv_last_error());
     fp8kv_npy_free(&es);
-    struct fp8kv_block_subject s = fp8kv_block_subject_cpu(
-        fp8kv_block_format_by_name("mxfp4"), FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
+    struct fp8kv_block_under_test s = fp8kv_block_cpu(fp8kv_block_format_by_name("mxfp4"),
+                                                      FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
     struct fp8kv_block_report r;
     memset(&r, 0, sizeof r);
     cr_expect_eq(fp8kv_block_judge_vectors(&s, RESHAPED, &r), FP8KV_ERR);
@@ -486,12 +489,12 @@ Test(check_block_cli, json_is_the_verdict_document)
 Test(audit_block, floor_against_rceil_and_itself)
 {
     const struct fp8kv_block_format *f = fp8kv_block_format_by_name("mxfp4");
-    struct fp8kv_block_subject floor_s =
-        fp8kv_block_subject_cpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
-    struct fp8kv_block_subject rceil_s =
-        fp8kv_block_subject_cpu(f, FP8KV_RULE_RCEIL, FP8KV_BLOCK_MODEL_EXACT, 1);
-    const struct fp8kv_block_subject *pair[2] = {&floor_s, &rceil_s};
-    const struct fp8kv_block_subject *same[2] = {&floor_s, &floor_s};
+    struct fp8kv_block_under_test floor_s =
+        fp8kv_block_cpu(f, FP8KV_RULE_FLOOR, FP8KV_BLOCK_MODEL_EXACT, 1);
+    struct fp8kv_block_under_test rceil_s =
+        fp8kv_block_cpu(f, FP8KV_RULE_RCEIL, FP8KV_BLOCK_MODEL_EXACT, 1);
+    const struct fp8kv_block_under_test *pair[2] = {&floor_s, &rceil_s};
+    const struct fp8kv_block_under_test *same[2] = {&floor_s, &floor_s};
     for (int d = 0; d < FP8KV_DATA_COUNT; d++) {
         struct fp8kv_block_audit_row row;
         cr_assert_eq(fp8kv_block_audit_run(pair, (enum fp8kv_block_dataset)d, 3, 2048, &row),
@@ -543,7 +546,8 @@ Test(check_block_cli, audit_block_end_to_end)
              "2>&1",
              FP8KV_EXE);
     cr_expect_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
-    cr_expect(strstr(out, "audit --block mxfp4: floor (cpu floor exact) -> rceil"), "%s", out);
+    cr_expect(strstr(out, "audit --block mxfp4: floor (block-codec floor exact) -> rceil"), "%s",
+              out);
     cr_expect(strstr(out, "\nkv "), "%s", out);
     snprintf(cmd, sizeof cmd,
              "%s audit --block --baseline %s/fp8kv_block_plugin_nvfp4_none.so --candidate "

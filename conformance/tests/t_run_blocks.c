@@ -1,7 +1,7 @@
 /* t_run_blocks.c — `fp8kv run`'s block rows (fp8kv_run_blocks): the CPU block codec passes
  * every row it runs, and the rows it cannot run are "not run" with the reason, never a pass
  * (no oracle: only block-vectors judged); a planted faulty codec (the example block plugin
- * with ties away from zero, examples/engine_block) put in as the target's block codec makes
+ * with ties away from zero, examples/engine_block) as the target's one block subject makes
  * the block-vectors and block-sweep rows fail, in report.json and junit.xml, with the input
  * the fault was planted on. */
 #include <criterion/criterion.h>
@@ -22,12 +22,18 @@ static const struct fp8kv_run_options options = {.vectors_dir = FP8KV_SOURCE_DIR
                                                  .threads = 2,
                                                  .block_oracle = &fp8kv_block_oracle_judges};
 
+/* The CPU target with its block codec alone in its table (the block rows alone). */
 static struct fp8kv_target cpu_target(void)
 {
     struct fp8kv_target t;
     cr_assert_eq(fp8kv_target_open(FP8KV_TARGET_CPU, 0, &t), 0);
-    t.subjects = NULL; /* the block rows alone */
-    t.subject_count = 0;
+    const struct fp8kv_subject *block = NULL;
+    for (int i = 0; i < t.subject_count; i++)
+        if (fp8kv_subject_can(&t.subjects[i], FP8KV_CAP_BLOCK))
+            block = &t.subjects[i];
+    cr_assert_not_null(block, "the CPU target has a block codec");
+    t.subjects = block;
+    t.subject_count = 1;
     return t;
 }
 
@@ -102,18 +108,6 @@ Test(run_blocks, the_cpu_codec_passes_and_what_is_not_run_says_why, .timeout = 1
 
 /* ---- a planted fault: the example plugin, ties away, as the target's block codec ---- */
 
-/* The plugin (t->block_ctx) for the combination it claims, else FP8KV_UNAVAILABLE. */
-static int plugin_subject(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
-                          enum fp8kv_block_rule rule, enum fp8kv_block_model model, int threads,
-                          struct fp8kv_block_subject *out)
-{
-    const struct fp8kv_block_plugin_info *info = fp8kv_block_plugin_info(t->block_ctx);
-    if (info->format != f || info->rule != rule || info->model != model)
-        return FP8KV_UNAVAILABLE;
-    *out = fp8kv_block_plugin_subject(t->block_ctx, threads);
-    return FP8KV_OK;
-}
-
 static char *read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -132,9 +126,10 @@ Test(run_blocks, a_planted_fault_fails_the_block_rows_in_every_report, .timeout 
     cr_assert_eq(fp8kv_block_plugin_open(FP8KV_PLUGIN_DIR "/fp8kv_block_plugin_mxfp4_ties_away.so",
                                          2, 30.0, &plugin),
                  0, "%s", fp8kv_last_error());
-    t.block_subject = plugin_subject;
-    t.block_ctx = plugin;
-    t.block_subject_name = "planted";
+    struct fp8kv_subject planted = *fp8kv_block_plugin_subject(plugin);
+    planted.name = "planted"; /* the target's table: the plugin alone */
+    t.subjects = &planted;
+    t.subject_count = 1;
     struct fp8kv_results r = {0};
     cr_assert_eq(fp8kv_run(&options, &t, &r), 0, "%s", fp8kv_last_error());
     fp8kv_block_plugin_close(plugin);

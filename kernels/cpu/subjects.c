@@ -1,5 +1,6 @@
 /* subjects.c — the CPU target's subjects (fp8kv/subject.h): the codecs of codec.h as array
- * functions, and the CPU reference KV-cache paths of kv_cache.c.
+ * functions, the CPU reference KV-cache paths of kv_cache.c and the block codec of
+ * block_codec.h.
  *
  * The codec loops are kept free of calls and cross-iteration state so the compiler vectorizes
  * them; target_clones builds an AVX2 version next to the baseline one where the compiler
@@ -117,6 +118,38 @@ const struct fp8kv_kv_kernels_v1 *fp8kv_cpu_kv_kernels(int model)
     return NULL;
 }
 
+/* ---- the block codec (fp8kv/block_codec.h) as block kernels ---------------------------------- */
+
+static int encode_blocks_cpu(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg, const float *x,
+                             size_t nblocks, uint8_t *scales, uint8_t *elements)
+{
+    (void)ctx, (void)worker;
+    const size_t bs = (size_t)fp8kv_bcodec_block_size(cfg.format);
+    for (size_t b = 0; b < nblocks; b++)
+        fp8kv_bcodec_encode_block(cfg, x + b * bs, scales + b, elements + b * bs);
+    return FP8KV_OK;
+}
+
+static int decode_blocks_cpu(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg,
+                             const uint8_t *scales, const uint8_t *elements, size_t nblocks,
+                             float *y)
+{
+    (void)ctx, (void)worker;
+    const size_t bs = (size_t)fp8kv_bcodec_block_size(cfg.format);
+    for (size_t b = 0; b < nblocks; b++)
+        for (size_t i = 0; i < bs; i++)
+            y[b * bs + i] =
+                fp8kv_f32_from_bits(fp8kv_bcodec_decode_one(cfg, scales[b], elements[b * bs + i]));
+    return FP8KV_OK;
+}
+
+/* every combination, from as many threads as the judge runs (the codec keeps no state) */
+static const struct fp8kv_block_kernels cpu_block = {
+    .claim = {FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY},
+    .encode = encode_blocks_cpu,
+    .decode = decode_blocks_cpu,
+};
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 const struct fp8kv_subject fp8kv_cpu_subjects[] = {
@@ -145,6 +178,12 @@ const struct fp8kv_subject fp8kv_cpu_subjects[] = {
      .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
      .claim = FP8KV_CLAIM_ALL,
      .kv = &cpu_kv[0]},
+    {.name = "block-codec",
+     .description = "the block codec of fp8kv/block_codec.h (MX, NVFP4): every format, rule and "
+                    "model",
+     .caps = FP8KV_CAP_BLOCK,
+     .claim = FP8KV_CLAIM_ALL,
+     .block = &cpu_block},
 };
 const int fp8kv_cpu_subject_count = (int)(sizeof fp8kv_cpu_subjects / sizeof fp8kv_cpu_subjects[0]);
 

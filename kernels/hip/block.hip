@@ -74,7 +74,7 @@ extern "C" int fp8kv_gpu_block_decode(struct fp8kv_bcodec_cfg cfg, const uint8_t
 
 /* The judge's runs, both signs (device memory: 2.5 KB, in every SM's cache after first use). */
 struct sweep_table {
-    fp8kv_gpu_block_run runs[2][FP8KV_GPU_BLOCK_MAX_RUNS];
+    fp8kv_block_run runs[2][FP8KV_BLOCK_MAX_RUNS];
     int nruns[2];
 };
 
@@ -82,7 +82,7 @@ struct sweep_table {
 struct sweep_tally {
     unsigned long long wrong;
     unsigned nfirst;
-    fp8kv_gpu_block_failure first[FP8KV_GPU_BLOCK_FAILURES];
+    fp8kv_block_sweep_failure first[FP8KV_BLOCK_SWEEP_FAILURES];
 };
 
 __device__ void record(sweep_tally *t, uint32_t input, uint32_t expected, uint32_t got,
@@ -90,8 +90,9 @@ __device__ void record(sweep_tally *t, uint32_t input, uint32_t expected, uint32
 {
     atomicAdd(&t->wrong, 1ull);
     const unsigned k = atomicAdd(&t->nfirst, 1u);
-    if (k < FP8KV_GPU_BLOCK_FAILURES) {
-        fp8kv_gpu_block_failure f = {input, (uint8_t)expected, (uint8_t)got, (uint8_t)is_scale, 0};
+    if (k < FP8KV_BLOCK_SWEEP_FAILURES) {
+        fp8kv_block_sweep_failure f = {input, (uint8_t)expected, (uint8_t)got, (uint8_t)is_scale,
+                                       0};
         t->first[k] = f;
     }
 }
@@ -101,7 +102,7 @@ __device__ __forceinline__ uint32_t expected_code(const sweep_table *tab, uint32
                                                   int *cursor)
 {
     const int sg = (int)(bits >> 31), n = tab->nruns[sg];
-    const fp8kv_gpu_block_run *runs = tab->runs[sg];
+    const fp8kv_block_run *runs = tab->runs[sg];
     const uint32_t m = bits & 0x7FFFFFFFu;
     int i = *cursor;
     if (i >= n || runs[i].start > m) {
@@ -161,17 +162,16 @@ __global__ void block_sweep_kernel(struct fp8kv_bcodec_cfg cfg, uint8_t scale, u
 
 extern "C" int fp8kv_gpu_block_sweep(struct fp8kv_bcodec_cfg cfg, uint8_t scale, uint32_t anchor,
                                      uint8_t anchor_code,
-                                     const struct fp8kv_gpu_block_run *const runs[2],
-                                     const int nruns[2], struct fp8kv_gpu_block_sweep_result *out)
+                                     const struct fp8kv_block_run *const runs[2],
+                                     const int nruns[2], struct fp8kv_block_sweep_result *out)
 {
     int rc = require_open("fp8kv_gpu_block_sweep");
     if (rc != 0)
         return rc;
     sweep_table tab = {};
     for (int sg = 0; sg < 2; sg++) {
-        if (nruns[sg] < 1 || nruns[sg] > FP8KV_GPU_BLOCK_MAX_RUNS)
-            return FP8KV_FAIL("block sweep: %d runs (1 .. %d)", nruns[sg],
-                              FP8KV_GPU_BLOCK_MAX_RUNS);
+        if (nruns[sg] < 1 || nruns[sg] > FP8KV_BLOCK_MAX_RUNS)
+            return FP8KV_FAIL("block sweep: %d runs (1 .. %d)", nruns[sg], FP8KV_BLOCK_MAX_RUNS);
         for (int i = 0; i < nruns[sg]; i++)
             tab.runs[sg][i] = runs[sg][i];
         tab.nruns[sg] = nruns[sg];
@@ -207,7 +207,7 @@ extern "C" int fp8kv_gpu_block_sweep(struct fp8kv_bcodec_cfg cfg, uint8_t scale,
         return rc;
     out->checked = ninputs + 2 * nblocks; /* the inputs, each block's anchor and scale */
     out->wrong = t.wrong;
-    const unsigned cap = FP8KV_GPU_BLOCK_FAILURES;
+    const unsigned cap = FP8KV_BLOCK_SWEEP_FAILURES;
     out->nfirst = (int)(t.nfirst < cap ? t.nfirst : cap);
     for (int i = 0; i < out->nfirst; i++)
         out->first[i] = t.first[i];

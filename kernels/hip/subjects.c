@@ -1,6 +1,6 @@
 /* subjects.c — the open device as a table of subjects (fp8kv/subject.h): the device codecs
- * compiled for it, the device decoders and the KV kernels, each entry point a call of
- * fp8kv/gpu.h that returns a status. Plain C, so that the table is a host object only
+ * compiled for it, the device decoders, the KV kernels and the block codec, each entry point a
+ * call of fp8kv/gpu.h that returns a status. Plain C, so that the table is a host object only
  * (clang's HIP mode would also try to emit a namespace-scope table for the device). */
 #include "fp8kv/gpu.h"
 
@@ -59,9 +59,44 @@ static int attention_plan_gpu(void *ctx, struct fp8kv_codec_cfg cfg,
                                     size);
 }
 
+/* ---- the block codec (kernels/hip/block.hip) ----------------------------------------------------
+ */
+
+static int encode_blocks_gpu(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg, const float *x,
+                             size_t nblocks, uint8_t *scales, uint8_t *elements)
+{
+    (void)ctx, (void)worker;
+    return device_status(fp8kv_gpu_block_encode(cfg, x, nblocks, scales, elements));
+}
+
+static int decode_blocks_gpu(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg,
+                             const uint8_t *scales, const uint8_t *elements, size_t nblocks,
+                             float *y)
+{
+    (void)ctx, (void)worker;
+    return device_status(fp8kv_gpu_block_decode(cfg, scales, elements, nblocks, y));
+}
+
+static int sweep_blocks_gpu(void *ctx, struct fp8kv_bcodec_cfg cfg, uint8_t scale, uint32_t anchor,
+                            uint8_t anchor_code, const struct fp8kv_block_run *const runs[2],
+                            const int nruns[2], struct fp8kv_block_sweep_result *out)
+{
+    (void)ctx;
+    return device_status(fp8kv_gpu_block_sweep(cfg, scale, anchor, anchor_code, runs, nruns, out));
+}
+
+/* every combination, one caller at a time (one device) */
+static const struct fp8kv_block_kernels gpu_block = {
+    .claim = {FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY},
+    .workers = 1,
+    .encode = encode_blocks_gpu,
+    .decode = decode_blocks_gpu,
+    .sweep = sweep_blocks_gpu,
+};
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
-static struct fp8kv_subject table[FP8KV_GPU_CODEC_COUNT + FP8KV_GPU_DECODER_COUNT + 1];
+static struct fp8kv_subject table[FP8KV_GPU_CODEC_COUNT + FP8KV_GPU_DECODER_COUNT + 2];
 
 int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
 {
@@ -111,6 +146,15 @@ int fp8kv_gpu_subjects(const struct fp8kv_subject **out)
             .claim = FP8KV_CLAIM_ALL,
             .kv = &gpu_kv,
             .attention_plan = attention_plan_gpu,
+        };
+    if (n > 0)
+        table[n++] = (struct fp8kv_subject){
+            .name = "gpu-block-codec",
+            .description = "the block codec of fp8kv/block_codec.h in device kernels (MX, NVFP4)",
+            .caps = FP8KV_CAP_BLOCK,
+            .memory = FP8KV_MEMORY_DEVICE,
+            .claim = FP8KV_CLAIM_ALL,
+            .block = &gpu_block,
         };
     *out = table;
     return n;

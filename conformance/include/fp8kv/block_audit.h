@@ -1,4 +1,4 @@
-/* fp8kv/block_audit.h — two block codecs (fp8kv/block_subject.h) of one format compared on
+/* fp8kv/block_audit.h — two block codecs (fp8kv/block_report.h) of one format compared on
  * seeded data sets: how many blocks and elements differ, the NMSE of each against the f32
  * input, and the share of blocks each clips. No oracle: the decoded values are exact products
  * of the codes' values (core/block.h facts) in double. docs/blocks.md. */
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fp8kv/block_subject.h"
+#include "fp8kv/block_report.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,7 +52,7 @@ struct fp8kv_block_audit_row {
 
 /* fp8kv_block_audit_run: encodes data set d (nblocks blocks, seed) with both subjects (one
  * format) and fills row. 0, or the failing subject's status. */
-int fp8kv_block_audit_run(const struct fp8kv_block_subject *side[2], enum fp8kv_block_dataset d,
+int fp8kv_block_audit_run(const struct fp8kv_block_under_test *side[2], enum fp8kv_block_dataset d,
                           uint64_t seed, size_t nblocks, struct fp8kv_block_audit_row *row);
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-/* fp8kv/block_checks.h — a block codec's checks (fp8kv/block_subject.h) as one plan that
+/* fp8kv/block_checks.h — a block codec's checks (fp8kv/block_report.h) as one plan that
  * `fp8kv check-block` and `fp8kv run` both carry out: the golden vectors, judged here without
  * the oracle, and, where the build hands in the oracle's judges (fp8kv/block_judge.h: builds
  * with FP8KV_WITH_ORACLE), the decode of every code pair, element sweeps at fixed scale codes
@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "fp8kv/block.h"
-#include "fp8kv/block_subject.h"
+#include "fp8kv/block_report.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,7 +35,7 @@ int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
  * against decode.npy (and nvfp4's decode_g.npy at G = RN32(1/3)). No root/blocks/<format>/
  * input.npy: a note, 0 (the check not run); another file missing, unreadable or of a shape
  * that disagrees: FP8KV_ERR naming it. Verifying root (fp8kv_vectors_trust) is the caller's. */
-int fp8kv_block_judge_vectors(const struct fp8kv_block_subject *s, const char *root,
+int fp8kv_block_judge_vectors(const struct fp8kv_block_under_test *s, const char *root,
                               struct fp8kv_block_report *r);
 
 /* fp8kv_block_same_value: whether a decoded value (f32 bits) is the expected one: bit for bit,
@@ -45,10 +45,10 @@ int fp8kv_block_same_value(uint32_t expected, uint32_t got);
 /* The judges that need the oracle (block/judge.c; contracts in fp8kv/block_judge.h), handed
  * to a plan by a build that has it: fp8kv_block_oracle_judges there. */
 struct fp8kv_block_oracle_judges {
-    int (*decode)(const struct fp8kv_block_subject *s, float G, struct fp8kv_block_report *r);
-    int (*sweep)(const struct fp8kv_block_subject *s, struct fp8kv_block_sweep_point p,
+    int (*decode)(const struct fp8kv_block_under_test *s, float G, struct fp8kv_block_report *r);
+    int (*sweep)(const struct fp8kv_block_under_test *s, struct fp8kv_block_sweep_point p,
                  struct fp8kv_block_report *r);
-    int (*blocks)(const struct fp8kv_block_subject *s, float G, uint64_t seed, size_t nblocks,
+    int (*blocks)(const struct fp8kv_block_under_test *s, float G, uint64_t seed, size_t nblocks,
                   struct fp8kv_block_report *r);
 };
 
@@ -67,7 +67,7 @@ struct fp8kv_block_plan {
  * blocks) into r, with each kind's wall time in r->seconds; without plan->oracle only the
  * vectors (r->ran says what ran). 0, or the first error status (a subject's, or FP8KV_ERR for
  * unreadable vectors) with a message; r keeps what was judged before it. */
-int fp8kv_block_check(const struct fp8kv_block_subject *s, const struct fp8kv_block_plan *plan,
+int fp8kv_block_check(const struct fp8kv_block_under_test *s, const struct fp8kv_block_plan *plan,
                       struct fp8kv_block_report *r);
 
 #ifdef __cplusplus

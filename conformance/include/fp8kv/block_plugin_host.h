@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "fp8kv/block.h"
-#include "fp8kv/block_subject.h"
+#include "fp8kv/block_report.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,10 +55,10 @@ int fp8kv_block_plugin_encode(struct fp8kv_block_plugin *pl, int worker, const f
 int fp8kv_block_plugin_decode(struct fp8kv_block_plugin *pl, int worker, const uint8_t *scales,
                               const uint8_t *elements, size_t nblocks, float G, float *y);
 
-/* fp8kv_block_plugin_subject: pl as the block codec under test, named and claiming what its
- * descriptor says, called by `workers` workers (decode NULL when the plugin has none). pl
- * stays open while the subject is in use. */
-struct fp8kv_block_subject fp8kv_block_plugin_subject(struct fp8kv_block_plugin *pl, int workers);
+/* fp8kv_block_plugin_subject: pl as a subject (FP8KV_CAP_BLOCK), named and claiming the one
+ * combination its descriptor says, taking its worker processes as workers (no decode when the
+ * plugin has none). It lives in pl: valid until fp8kv_block_plugin_close. */
+const struct fp8kv_subject *fp8kv_block_plugin_subject(struct fp8kv_block_plugin *pl);
 
 /* fp8kv_block_plugin_close: stops the workers and frees pl (NULL is fine). */
 void fp8kv_block_plugin_close(struct fp8kv_block_plugin *pl);

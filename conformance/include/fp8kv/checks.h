@@ -154,6 +154,15 @@ struct fp8kv_results {
 /* fp8kv_results_add: appends a copy of c. 0 or FP8KV_ERR (out of memory). */
 int fp8kv_results_add(struct fp8kv_results *r, const struct fp8kv_check *c);
 
+/* fp8kv_check_profile_label: the profile column of check c as the log and report.md print it,
+ * into buf: a block row of fp8kv_run_blocks "<format> <rule> <model>" (its profile, rule and
+ * model fields), any other check its profile. */
+void fp8kv_check_profile_label(const struct fp8kv_check *c, char *buf, size_t size);
+
+/* fp8kv_log_checks: one line per check of r from index `from` on (failures indented), to log
+ * (NULL: nothing). */
+void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from);
+
 /* fp8kv_results_passed: 1 when every gated check passed (and there is at least one). */
 int fp8kv_results_passed(const struct fp8kv_results *r);
 

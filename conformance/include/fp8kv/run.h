@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "fp8kv/block_checks.h"
+#include "fp8kv/block_checks.h" /* struct fp8kv_block_oracle_judges */
 #include "fp8kv/checks.h"
 #include "fp8kv/subject.h"
 #include "fp8kv/target.h"
@@ -43,7 +43,8 @@ struct fp8kv_target_info {
 /* fp8kv_cpu_target_info: the CPU target of this build and machine. */
 void fp8kv_cpu_target_info(struct fp8kv_target_info *t);
 
-/* A target ready to run: where it is, the subjects it judges there, and its device's health. */
+/* A target ready to run: where it is, the subjects it judges there (every family's: codecs,
+ * KV-cache paths, block codecs), and its device's health. */
 struct fp8kv_target {
     struct fp8kv_target_info info;
     const struct fp8kv_subject *subjects; /* the target's subject table */
@@ -51,18 +52,6 @@ struct fp8kv_target {
     /* optional: failed device calls so far; when set, each profile ends with a check that the
        count did not grow (a device error the subjects' statuses might not carry) */
     unsigned long (*device_errors)(void);
-    /* optional: the target's block codec (fp8kv/block_subject.h) claiming format f, rule and
-       model, for fp8kv_run_blocks: 0 and *out; FP8KV_UNAVAILABLE when it does not claim that
-       combination (no rows); another status with a message: a failing subject-failed row.
-       NULL: no block checks. fp8kv_block_target_cpu and _gpu are the built-in ones. */
-    int (*block_subject)(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
-                         enum fp8kv_block_rule rule, enum fp8kv_block_model model, int threads,
-                         struct fp8kv_block_subject *out);
-    const char *block_subject_name; /* the block rows' subject: "block-codec", "gpu-block-codec" */
-    int block_full;  /* 1 (a device): check-block's defaults, every combination swept at its
-                        default points and 20,000 blocks; 0 (the CPU): fp8kv_run_blocks's plan */
-    int device;      /* the GPU of a GPU target */
-    void *block_ctx; /* for block_subject (e.g. a test's planted codec) */
 };
 
 /* fp8kv_target_open: the target of this kind: cpu, hip (GPU device `device`; FP8KV_UNAVAILABLE
@@ -79,46 +68,29 @@ int fp8kv_target_open(enum fp8kv_target_kind kind, int device, struct fp8kv_targ
  *   store, gather, attention  the golden KV cases; with FP8KV_SUBJECT_LONG_CONTEXT also the
  *              long-context attention cases; store + gather: the quantization NMSE (reported).
  * A target subject that fails (FP8KV_ERR_SUBJECT) gets a failing check and the run goes on.
- * Then, unless o->no_blocks or o->profile names an fp8 profile, fp8kv_run_blocks.
+ * Then, unless o->no_blocks or o->profile names an fp8 profile, the block checks of every block
+ * subject of the table (fp8kv_run_blocks), format by format.
  * Returns 0, or FP8KV_ERR (vectors unreadable, no such profile) with a message. */
 int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
               struct fp8kv_results *r);
 
-/* fp8kv_run_blocks: the block checks of t's block codec (t->block_subject; none when NULL)
- * for every block format (or only the one o->profile names), rule and model it claims,
- * appended to r, subject t->block_subject_name, profile the format's name, the detail naming
- * format, rule and model:
+/* fp8kv_run_blocks: the block checks of every subject of t's table with FP8KV_CAP_BLOCK, for
+ * every block format (or only the one o->profile names), rule and model it claims
+ * (fp8kv_block_claim_covers), appended to r, subject the subject's name, profile the format's
+ * name, the detail naming format, rule and model:
  *   block-vectors  the golden encode cases and decode tables (no oracle needed);
  *   block-decode   every scale x element code (G 1);                      \  o->block_oracle,
  *   block-sweep    every f32 input under fixed scale codes (see below);     > else "not run"
  *   block-blocks   seeded random and edge blocks (seed 1);                 /
- * a device (t->block_full) at check-block's defaults (every combination swept at the default
- * points, 20,000 blocks); the CPU, to stay within seconds, 2,000 blocks and one sweep per
- * format, MX scale code 01 or nvfp4 0x38 at G = 2^-126, under the default rule and the exact
- * model (the other combinations' block-sweep rows are "not run" saying so; 4over6 is never
- * swept). A row that could not run is "not run" with its reason, never a pass; a codec whose
- * call fails gets a failing subject-failed row and the run goes on. 0, or FP8KV_ERR
+ * a device subject (FP8KV_MEMORY_DEVICE) at check-block's defaults (every combination swept at
+ * the default points, 20,000 blocks); a host one, to stay within seconds, 2,000 blocks and one
+ * sweep per format, MX scale code 01 or nvfp4 0x38 at G = 2^-126, under the default rule and
+ * the exact model (the other combinations' block-sweep rows are "not run" saying so; 4over6 is
+ * never swept). A row that could not run is "not run" with its reason, never a pass; a codec
+ * whose call fails gets a failing subject-failed row and the run goes on. 0, or FP8KV_ERR
  * (unreadable vectors) with a message. */
 int fp8kv_run_blocks(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
                      struct fp8kv_results *r);
-
-/* fp8kv_block_target_cpu, fp8kv_block_target_gpu: the block_subject of the CPU target (the
- * header codec fp8kv/block_codec.h) and of a GPU target (that codec in kernels on t->device). */
-int fp8kv_block_target_cpu(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
-                           enum fp8kv_block_rule rule, enum fp8kv_block_model model, int threads,
-                           struct fp8kv_block_subject *out);
-int fp8kv_block_target_gpu(const struct fp8kv_target *t, const struct fp8kv_block_format *f,
-                           enum fp8kv_block_rule rule, enum fp8kv_block_model model, int threads,
-                           struct fp8kv_block_subject *out);
-
-/* fp8kv_check_profile_label: the profile column of check c as the log and report.md print it,
- * into buf: a block row of fp8kv_run_blocks "<format> <rule> <model>" (its profile, rule and
- * model fields), any other check its profile. */
-void fp8kv_check_profile_label(const struct fp8kv_check *c, char *buf, size_t size);
-
-/* fp8kv_log_checks: one line per check of r from index `from` on (failures indented), to log
- * (NULL: nothing). */
-void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from);
 
 /* ---- GPU targets (gpu_run.c; kernels/hip/ through fp8kv/gpu.h) ------------------------------ */
 

@@ -165,40 +165,21 @@ int fp8kv_gpu_block_encode(struct fp8kv_bcodec_cfg cfg, const float *x, size_t n
 int fp8kv_gpu_block_decode(struct fp8kv_bcodec_cfg cfg, const uint8_t *scales,
                            const uint8_t *elements, size_t nblocks, float *y);
 
-/* A run of the element sweep's judging table: magnitudes (f32 bits, sign clear) from start up
- * to the next run's start encode to code (sign included); the judge computes it (the oracle). */
-struct fp8kv_gpu_block_run {
-    uint32_t start;
-    uint32_t code;
-};
-enum { FP8KV_GPU_BLOCK_MAX_RUNS = 160, FP8KV_GPU_BLOCK_FAILURES = 16 };
-
-/* One wrong code: the input (for a scale: the block's first input), expected and got. */
-struct fp8kv_gpu_block_failure {
-    uint32_t input;
-    uint8_t expected, got, is_scale, pad;
-};
-struct fp8kv_gpu_block_sweep_result {
-    uint64_t checked, wrong;
-    struct fp8kv_gpu_block_failure first[FP8KV_GPU_BLOCK_FAILURES]; /* some of the wrong ones */
-    int nfirst;
-    double ms; /* the kernel's time */
-};
-
 /* fp8kv_gpu_block_sweep: the element sweep on the device: every input sign | m, m in
  * [0, anchor], both signs, in blocks anchor, x1 .. x(block_size - 1) encoded by the header
  * codec under cfg, each block's scale against scale, its elements against runs[sign] (nruns
- * each, starts increasing from 0), the anchor's against anchor_code. */
+ * each, starts increasing from 0), the anchor's against anchor_code (fp8kv/subject.h's block
+ * sweep: the run table and the result are its types). */
 int fp8kv_gpu_block_sweep(struct fp8kv_bcodec_cfg cfg, uint8_t scale, uint32_t anchor,
-                          uint8_t anchor_code, const struct fp8kv_gpu_block_run *const runs[2],
-                          const int nruns[2], struct fp8kv_gpu_block_sweep_result *out);
+                          uint8_t anchor_code, const struct fp8kv_block_run *const runs[2],
+                          const int nruns[2], struct fp8kv_block_sweep_result *out);
 
 /* ---- the device as subjects ------------------------------------------------------------------ */
 
 /* fp8kv_gpu_subjects: the open device's subject table (fp8kv/subject.h) into *table: every
  * device codec compiled for it (encode, and sweeps judged on the device), the device decoders,
- * and the KV kernels "gpu-kernels" (store with the bits codec, gather, attention). Returns the
- * number of subjects (0 when no device is open). */
+ * the KV kernels "gpu-kernels" (store with the bits codec, gather, attention) and the block
+ * codec "gpu-block-codec". Returns the number of subjects (0 when no device is open). */
 int fp8kv_gpu_subjects(const struct fp8kv_subject **table);
 
 /* ---- device memory, for subjects that take device pointers -------------------------------- */

@@ -5,8 +5,10 @@
  * same entry points, an engine's own kernels. It says what it can do (capabilities), where it
  * computes (memory), which profiles it implements (claim), and gives one entry point per
  * capability. The KV-cache paths are a KV-ABI descriptor (fp8kv/kv_plugin.h), the one way to
- * be a KV subject: fp8kv's CPU and GPU kernels and an engine's plugin alike. The codec entry
- * points take host pointers (a device subject copies inside) and return 0 or a negative enum
+ * be a KV subject: fp8kv's CPU and GPU kernels and an engine's plugin alike; a block codec
+ * (fp8kv/block_codec.h's formats: MX, NVFP4) is a block-kernel descriptor (struct
+ * fp8kv_block_kernels below): the CPU codec, the GPU codec and a block plugin alike. The codec
+ * entry points take host pointers (a device subject copies inside) and return 0 or a negative enum
  * fp8kv_status (FP8KV_ERR_SUBJECT: it crashed, hung or a device
  * call failed; the message is in fp8kv_last_error()), so a failing subject is reported, never
  * judged on stale outputs.
@@ -21,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fp8kv/block_codec.h"
 #include "fp8kv/codec.h"
 #include "fp8kv/kv_cache.h"
 
@@ -36,6 +39,7 @@ enum fp8kv_capability {
     FP8KV_CAP_GATHER = 1u << 3,    /* gather + dequant by block table */
     FP8KV_CAP_ATTENTION = 1u << 4, /* a paged-attention decode step */
     FP8KV_CAP_SWEEP = 1u << 5,     /* judges a whole sweep domain itself, from the run table */
+    FP8KV_CAP_BLOCK = 1u << 6,     /* a block codec: whole blocks -> scale and element codes */
 };
 
 /* Where a subject computes (its entry points take host pointers either way). */
@@ -124,6 +128,67 @@ struct fp8kv_sweep_result {
     double total_ms;  /* the whole call: copies and failure passes too */
 };
 
+/* ---- block codecs (FP8KV_CAP_BLOCK) -----------------------------------------------------------
+ */
+
+/* The block-codec combinations a subject implements, as struct fp8kv_bcodec_cfg fields (enum
+ * fp8kv_block_format_id, fp8kv_block_rule, fp8kv_block_model); FP8KV_CLAIM_ANY: every one. */
+struct fp8kv_block_claim {
+    int format, rule, model;
+};
+
+/* fp8kv_block_claim_covers: whether a block subject claiming c implements cfg's combination. */
+static inline int fp8kv_block_claim_covers(struct fp8kv_block_claim c, struct fp8kv_bcodec_cfg cfg)
+{
+    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format) &&
+           (c.rule == FP8KV_CLAIM_ANY || c.rule == cfg.rule) &&
+           (c.model == FP8KV_CLAIM_ANY || c.model == cfg.model);
+}
+
+/* A run of the element sweep's judging table: input magnitudes (f32 bits, sign clear) from
+ * start up to the next run's start encode to code (the oracle's, sign included). */
+struct fp8kv_block_run {
+    uint32_t start;
+    uint32_t code;
+};
+enum { FP8KV_BLOCK_MAX_RUNS = 160, FP8KV_BLOCK_SWEEP_FAILURES = 16 };
+
+/* What a self-judging element sweep found: counts, some wrong codes (the input, for a scale
+ * the block's first input; expected and got), the kernel's time. */
+struct fp8kv_block_sweep_failure {
+    uint32_t input;
+    uint8_t expected, got, is_scale, pad;
+};
+struct fp8kv_block_sweep_result {
+    uint64_t checked, wrong;
+    struct fp8kv_block_sweep_failure first[FP8KV_BLOCK_SWEEP_FAILURES];
+    int nfirst;
+    double ms;
+};
+
+/* A block codec's entry points. cfg names the combination (one the claim covers) and G
+ * (cfg.global_scale, NVFP4's decode scale); worker: 0 .. workers - 1, one caller per worker at
+ * a time. Each returns 0, or an FP8KV_ERR* status with a message (FP8KV_ERR_SUBJECT: the
+ * subject crashed or hung, a device call failed). */
+struct fp8kv_block_kernels {
+    struct fp8kv_block_claim claim;
+    int workers; /* concurrent callers it takes; 0: as many as the judge's threads */
+    void *ctx;
+    /* nblocks whole blocks of x -> scales (one byte a block), elements (one byte an element) */
+    int (*encode)(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg, const float *x,
+                  size_t nblocks, uint8_t *scales, uint8_t *elements);
+    /* optional: codes -> y (f32) */
+    int (*decode)(void *ctx, int worker, struct fp8kv_bcodec_cfg cfg, const uint8_t *scales,
+                  const uint8_t *elements, size_t nblocks, float *y);
+    /* optional (else the judge calls encode): the element sweep run inside the subject (a
+       device): every input sign | m, m in [0, anchor], both signs, in blocks anchor, x1 ..
+       x(block_size - 1), each block's scale judged against scale, its elements against
+       runs[sign] (nruns each, starts increasing from 0), the anchor's against anchor_code */
+    int (*sweep)(void *ctx, struct fp8kv_bcodec_cfg cfg, uint8_t scale, uint32_t anchor,
+                 uint8_t anchor_code, const struct fp8kv_block_run *const runs[2],
+                 const int nruns[2], struct fp8kv_block_sweep_result *out);
+};
+
 /* ---- the descriptor ------------------------------------------------------------------------- */
 
 struct fp8kv_subject {
@@ -146,6 +211,8 @@ struct fp8kv_subject {
     /* the KV-cache paths (FP8KV_CAP_STORE, _GATHER, _ATTENTION: the entry points it has), with
        their memory (host or device) and their own ctx */
     const struct fp8kv_kv_kernels_v1 *kv;
+    /* the block codec (FP8KV_CAP_BLOCK), with its claim and its own ctx */
+    const struct fp8kv_block_kernels *block;
     /* every input [lo, hi) of the domain at scale 1 through the encoder, each code judged
        against runs (nruns entries of the whole domain, starts increasing from 0) */
     int (*sweep)(void *ctx, struct fp8kv_codec_cfg cfg, enum fp8kv_domain domain,
@@ -177,7 +244,8 @@ const struct fp8kv_subject *fp8kv_subject_find(const struct fp8kv_subject *table
                                                const char *name, unsigned caps);
 
 /* The CPU target's subjects (kernels/cpu/): the encoders "bits" and "frexp", the decoders
- * "decode-bits" and "decode-table", and the KV-cache paths "cpu-reference". */
+ * "decode-bits" and "decode-table", the KV-cache paths "cpu-reference" and the block codec
+ * "block-codec" (fp8kv/block_codec.h, every combination). */
 extern const struct fp8kv_subject fp8kv_cpu_subjects[];
 extern const int fp8kv_cpu_subject_count;
 

@@ -13,7 +13,7 @@
 #include "fp8kv/block.h"
 #include "fp8kv/block_checks.h"
 #include "fp8kv/block_oracle.h"
-#include "fp8kv/block_subject.h"
+#include "fp8kv/block_report.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,12 +23,12 @@ extern "C" {
 extern const struct fp8kv_block_oracle_judges fp8kv_block_oracle_judges;
 
 /* fp8kv_block_params_of: the oracle's parameters of s's claim with decode scale G. */
-struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_subject *s, float G);
+struct fp8kv_block_params fp8kv_block_params_of(const struct fp8kv_block_under_test *s, float G);
 
 /* fp8kv_block_judge_decode: s's decode of every element code under every scale code (G),
  * against fp8kv_oracle_block_decode_one, bit for bit (a NaN matches any NaN). 0 (r updated),
  * or an error status from the subject. Skipped (0, a note) when s has no decode. */
-int fp8kv_block_judge_decode(const struct fp8kv_block_subject *s, float G,
+int fp8kv_block_judge_decode(const struct fp8kv_block_under_test *s, float G,
                              struct fp8kv_block_report *r);
 
 /* The judging table of a sweep point: the anchor (the largest amax whose oracle scale is
@@ -53,12 +53,12 @@ int fp8kv_block_sweep_table(const struct fp8kv_block_format *f,
  * the oracle's, read from runs between the element boundaries the oracle gives (found by
  * binary search over the inputs' bits), each block's scale against p.scale. Not for 4over6
  * (the scale is chosen per block: a note, 0). 0, or an error status from the subject. */
-int fp8kv_block_judge_sweep(const struct fp8kv_block_subject *s, struct fp8kv_block_sweep_point p,
-                            struct fp8kv_block_report *r);
+int fp8kv_block_judge_sweep(const struct fp8kv_block_under_test *s,
+                            struct fp8kv_block_sweep_point p, struct fp8kv_block_report *r);
 
 /* fp8kv_block_judge_blocks: nblocks seeded blocks (fp8kv_splitmix64 from seed) of every kind
  * fp8kv_block_fill_block makes, encoded by s with G, against fp8kv_oracle_block_encode. */
-int fp8kv_block_judge_blocks(const struct fp8kv_block_subject *s, float G, uint64_t seed,
+int fp8kv_block_judge_blocks(const struct fp8kv_block_under_test *s, float G, uint64_t seed,
                              size_t nblocks, struct fp8kv_block_report *r);
 
 /* fp8kv_block_fill_block: block number index of the seeded edge/random mix for f (kinds cycle:
