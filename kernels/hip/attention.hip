@@ -84,23 +84,14 @@ int pow2_at_least(int x)
 }
 
 /* The default partition of the fast path: enough partitions for about one wave of resident
- * blocks (a second, partial wave measured up to 20% slower), of at least 256 and at most 8192
- * tokens, in chunks of 32. Where that wave leaves slots free, each sequence gets a short last
- * partition too (at least 256 tokens, at most half a long one): together they are half of
- * what the free slots could stream while the long partitions run, and the free slots take them
- * one after another (they are launched last: block_work_of), so that no multiprocessor is left
- * with one block. Measured on the H200, fp8, 8 x 32k (256 long blocks, 264 slots; paired runs):
- * short partitions of 512 tokens (this rule) 0.1361-0.1363 ms against 0.1419-0.1420 without.
- * Other sizes, with the stages aligned (STAGE_ALIGN; before, most sizes ran misaligned and
- * 10-18% slower), against 512 in the same run, on five machines: 1024 tokens 0.1369-0.1385
- * against 0.1367-0.1379, 0.1379-0.1380 against 0.1391-0.1401, 0.1352-0.1356 against
- * 0.1369-0.1375, 0.1405-0.1412 against 0.1376-0.1384; 768 and 1280 as 512 or up to 1% slower,
- * 1536 4% and 2048 7% slower; 384 as 512. No size wins on every machine: how much a free slot
- * can take depends on which multiprocessors stream slower, which differs from one H200 to
- * another. Fixed partitions shorter than the wave needs lose whether aligned or not (aligned,
- * in place of 8064 + 512: 4096 tokens 4% slower, 2048 9%, 1024 18%). The other benchmark shapes
- * have no free slots or too short a tail (unchanged). Sets the kernel's shared-memory opt-in
- * first, as the occupancy query needs it. */
+ * blocks (a second, partial wave is up to 20% slower), of at least 256 and at most 8192 tokens,
+ * in chunks of 32. Where that wave leaves slots free, each sequence gets a short last partition
+ * too (at least 256 tokens, at most half a long one): together they are half of what the free
+ * slots could stream while the long partitions run, and the free slots take them one after
+ * another (they are launched last: block_work_of), so that no multiprocessor is left with one
+ * block (fp8 8 x 32k 4% faster; no other size wins on every H200: docs/performance.md,
+ * §Attention: partitions). Sets the kernel's shared-memory opt-in first, as the occupancy query
+ * needs it. */
 int staged_partition(const attention_plan &pl, const struct fp8kv_cache_shape &shape, int num_seqs,
                      int max_seq_len, size_t stage_bytes, int *partition)
 {
@@ -314,9 +305,8 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     attn_params p =
         params_of(pl, shape, d_query, num_q_heads, d_key_cache, d_value_cache, d_block_table,
                   max_blocks_per_seq, d_seq_lens, k_scale, v_scale, softmax_scale);
-    /* one partition per sequence: pass 1 writes the output, no combining pass (paired runs on
-     * the H200, fp8: 64 x 4k 0.1420-0.1423 ms against 0.1464-0.1468 with the pass, 64 x 1k
-     * 0.0507-0.0510 against 0.0545-0.0550; bf16 0.274 against 0.278, 0.093 against 0.097) */
+    /* one partition per sequence: pass 1 writes the output, no combining pass (fp8 64 x 4k 3%
+     * faster, 64 x 1k 7%: docs/performance.md, §Attention: partitions) */
     const bool one_pass = pl.max_partitions == 1;
     const size_t D = (size_t)shape.head_size;
     const size_t rows = (size_t)num_seqs * num_q_heads * pl.max_partitions;

@@ -97,11 +97,9 @@ __device__ __forceinline__ void wait_for_pass1()
 /* Where the stages begin. The dynamic shared memory holds the partition's block-table entries
  * (table_words), then the stages (the merge reuses them), the first stage at the next address
  * that is a multiple of STAGE_ALIGN bytes: the shared-memory address, not the offset in the
- * dynamic allocation, which follows the kernel's static arrays. Measured on the H200 (fp8,
- * tensor-core path, paired runs): at 8 x 32k with partitions of 7936, 8000 and 7680 tokens
- * (stages 32 to 112 bytes past a multiple of 128) the launch took 0.157-0.163 ms, aligned
- * 0.1364-0.1373, as at 8064 tokens, where the offset happened to be aligned; 64 x 4k
- * 0.1469-0.1510 ms against 0.1434-0.1471 aligned. Aligning to 1024 bytes gained nothing more.
+ * dynamic allocation, which follows the kernel's static arrays. Stages 32 to 112 bytes past a
+ * multiple of 128 made the fp8 launch at 8 x 32k 14-20% slower; aligning to 1024 bytes gains
+ * nothing more (docs/performance.md, §Attention: stage alignment).
  * STAGE_PAD: the most the alignment adds (the dynamic allocation is 16-byte aligned). */
 constexpr int STAGE_ALIGN = 128, STAGE_PAD = STAGE_ALIGN - 16;
 

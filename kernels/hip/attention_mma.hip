@@ -335,6 +335,109 @@ template <bool BF16> __device__ __forceinline__ int out_dim(int tile, int q, int
         return 16 * (tile >> 1) + 4 * q + 2 * e + (tile & 1);
 }
 
+/* The block's GB query heads into qs ([g][FD], times q_scale), and the bits of the largest
+ * finite magnitude among them into qmax (zeroed before the barrier this follows); ends with a
+ * barrier, after which qmax is final. */
+template <int GB>
+__device__ __forceinline__ void load_queries(const attn_params &p, int seq, int q0, float *qs,
+                                             unsigned *qmax)
+{
+    unsigned mine = 0;
+    for (int i = threadIdx.x; i < GB * FD; i += FAST_THREADS) {
+        const float v =
+            p.query[((size_t)seq * p.num_q_heads + q0 + i / FD) * FD + i % FD] * p.q_scale;
+        qs[i] = v;
+        if (isfinite(v)) /* the magnitudes of finite floats order as their bits */
+            mine = max(mine, __float_as_uint(fabsf(v)));
+    }
+    atomicMax(qmax, mine);
+    __syncthreads();
+}
+
+/* The A fragments of the scores' 8 mma steps: the queries times 2^qexp, the largest below
+ * 2^Q_TOP (or as they are when all are 0); qback = 2^-qexp undoes it. qmax: the shared word
+ * load_queries filled. */
+template <bool BF16, int NS, int GB>
+__device__ __forceinline__ void query_fragments(const float *qs, const unsigned &qmax, int lane,
+                                                uint32_t (&qa)[8][4], float &qback)
+{
+    int top = 0;
+    if (qmax != 0)
+        frexpf(__uint_as_float(qmax), &top);
+    const int qexp = qmax != 0 ? min(126, max(-126, Q_TOP - top)) : 0;
+    const float qscale = ldexpf(1.0f, qexp);
+    qback = ldexpf(1.0f, -qexp);
+#pragma unroll
+    for (int s = 0; s < 8; s++)
+        query_fragment<BF16, NS, GB>(qs, qscale, s, lane, qa[s]);
+}
+
+/* The online softmax over one chunk, for this lane's head (the 4 lanes of a quad hold its
+ * tokens 2 q, 2 q + 1 of each 8; `left` tokens of the chunk are the partition's): the running
+ * maximum m and sum l, the outputs o rescaled when m grows, and pw the chunk's weights times
+ * pscale (0 past the partition's end). */
+template <int CT>
+__device__ __forceinline__ void chunk_softmax(const float (&sc)[CT / 8][2], int left, int q,
+                                              float pscale, float &m, float &l, float (&o)[16][4],
+                                              float (&pw)[CT / 8][2])
+{
+    constexpr int NT = CT / 8;
+    float top_s = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+            if (8 * j + 2 * q + e < left)
+                top_s = fmaxf(top_s, sc[j][e]);
+    top_s = fmaxf(top_s, __shfl_xor_sync(0xFFFFFFFFu, top_s, 1));
+    top_s = fmaxf(top_s, __shfl_xor_sync(0xFFFFFFFFu, top_s, 2));
+    if (top_s > m) {
+        const float r = exp2f(m - top_s);
+        m = top_s;
+        l *= r;
+#pragma unroll
+        for (int t = 0; t < 16; t++)
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                o[t][k] *= r;
+    }
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const float w = 8 * j + 2 * q + e < left ? exp2f(sc[j][e] - m) : 0.0f;
+            l += w;
+            pw[j][e] = w * pscale;
+        }
+}
+
+/* This warp's result for each head, where merge_partition reads it: the outputs' terms summed
+ * and scaled back (macc, [w][g][FD]), the lanes of a quad's sums l added (ml), the maximum m
+ * (mm). */
+template <bool BF16, int NS, int GB>
+__device__ __forceinline__ void
+store_warp_result(const float (&o)[16][4], float m, float l, int lane, int warp, float *macc,
+                  float (&mm)[FAST_WARPS][GB], float (&ml)[FAST_WARPS][GB])
+{
+    const float oback = ldexpf(1.0f, -P_EXP);
+    const int row = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int t = 0; t < 16; t++) {
+        float sum[2];
+        sum_terms<NS, GB>(o[t], lane, sum);
+        if (row < GB)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                macc[((size_t)warp * GB + row) * FD + out_dim<BF16>(t, q, e)] = sum[e] * oback;
+    }
+    l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
+    l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
+    if (row < GB && q == 0) {
+        mm[warp][row] = m;
+        ml[warp][row] = l;
+    }
+}
+
 template <typename C, int GB, int CT, int SW>
 __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma(attn_params p)
 {
@@ -368,12 +471,9 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
 
     /* the first stage filled first (the copies need only the block table, so they are in flight
      * while the queries are prepared), the other stages after the queries, then each refilled
-     * as soon as it is consumed: SW - 1 chunks in flight while one is computed. Every warp's
-     * first chunk is queued alone, ahead of the rest. With every stage filled at once, the first
-     * quarter of a block's chunks took about 5 us longer than the middle ones (per-block traces);
-     * this order, in paired runs on the H200, fp8: 8 x 32k 0.1378-0.1383 ms against
-     * 0.1391-0.1398, 8 x 4k, 8 x 1k and 64 x 1k 2.5-3.5% faster, 64 x 4k 1%; bf16 the same to
-     * 6.5% faster */
+     * as soon as it is consumed: SW - 1 chunks in flight while one is computed. So every warp's
+     * first chunk is queued alone, ahead of the rest, instead of waiting behind all the warps'
+     * stages (docs/performance.md, §Attention: first stage alone) */
     const uint32_t rowb = (uint32_t)p.shape.num_heads * FD * C::size;
     const uint32_t headb = (uint32_t)kvh * FD * C::size;
     const int nchunks = (t1 - t0 + CT - 1) / CT;
@@ -389,27 +489,10 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     };
     fill_stage(0);
 
-    unsigned mine = 0;
-    for (int i = threadIdx.x; i < GB * FD; i += FAST_THREADS) {
-        const float v =
-            p.query[((size_t)seq * p.num_q_heads + q0 + i / FD) * FD + i % FD] * p.q_scale;
-        qs[i] = v;
-        if (isfinite(v)) /* the magnitudes of finite floats order as their bits */
-            mine = max(mine, __float_as_uint(fabsf(v)));
-    }
-    atomicMax(&qmax, mine);
-    __syncthreads();
-
-    /* the queries times 2^qexp, the largest below 2^Q_TOP (or as they are when all are 0) */
-    int top = 0;
-    if (qmax != 0)
-        frexpf(__uint_as_float(qmax), &top);
-    const int qexp = qmax != 0 ? min(126, max(-126, Q_TOP - top)) : 0;
-    const float qscale = ldexpf(1.0f, qexp), qback = ldexpf(1.0f, -qexp);
+    load_queries<GB>(p, seq, q0, qs, &qmax);
     uint32_t qa[8][4];
-#pragma unroll
-    for (int s = 0; s < 8; s++)
-        query_fragment<BF16, NS, GB>(qs, qscale, s, lane, qa[s]);
+    float qback;
+    query_fragments<BF16, NS, GB>(qs, qmax, lane, qa, qback);
 #pragma unroll
     for (int k = 1; k < SW; k++)
         fill_stage(k);
@@ -427,38 +510,9 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
         __syncwarp();
         const uint8_t *kb = stages + (size_t)s * SB, *vb = kb + CT * R::RB;
         const int left = t1 - (t0 + c * CT);
-        float sc[NT][2];
+        float sc[NT][2], pw[NT][2];
         chunk_scores<C, GB, CT>(kb, qa, qback, lane, sc);
-        /* the online softmax over the chunk, for this lane's head (the 4 lanes of a quad hold
-         * its tokens 2 q, 2 q + 1 of each 8) */
-        float top_s = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < NT; j++)
-#pragma unroll
-            for (int e = 0; e < 2; e++)
-                if (8 * j + 2 * q + e < left)
-                    top_s = fmaxf(top_s, sc[j][e]);
-        top_s = fmaxf(top_s, __shfl_xor_sync(0xFFFFFFFFu, top_s, 1));
-        top_s = fmaxf(top_s, __shfl_xor_sync(0xFFFFFFFFu, top_s, 2));
-        if (top_s > m) {
-            const float r = exp2f(m - top_s);
-            m = top_s;
-            l *= r;
-#pragma unroll
-            for (int t = 0; t < 16; t++)
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    o[t][k] *= r;
-        }
-        float pw[NT][2];
-#pragma unroll
-        for (int j = 0; j < NT; j++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const float w = 8 * j + 2 * q + e < left ? exp2f(sc[j][e] - m) : 0.0f;
-                l += w;
-                pw[j][e] = w * pscale;
-            }
+        chunk_softmax<CT>(sc, left, q, pscale, m, l, o, pw);
         chunk_values<C, GB, CT>(vb, pw, lane, o);
         __syncwarp(); /* the stage is consumed */
         if (c + SW * FAST_WARPS < nchunks)
@@ -469,25 +523,8 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_mma
     wait_copies<0>();
     __syncthreads(); /* the stages are free: the merge reuses them */
 
-    /* this warp's result for each head: the terms summed, the lanes of a quad's sums added */
     float *macc = reinterpret_cast<float *>(area); /* [w][g][FD] */
-    const float oback = ldexpf(1.0f, -P_EXP);
-    const int row = lane >> 2;
-#pragma unroll
-    for (int t = 0; t < 16; t++) {
-        float sum[2];
-        sum_terms<NS, GB>(o[t], lane, sum);
-        if (row < GB)
-#pragma unroll
-            for (int e = 0; e < 2; e++)
-                macc[((size_t)warp * GB + row) * FD + out_dim<BF16>(t, q, e)] = sum[e] * oback;
-    }
-    l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
-    l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
-    if (row < GB && q == 0) {
-        mm[warp][row] = m;
-        ml[warp][row] = l;
-    }
+    store_warp_result<BF16, NS, GB>(o, m, l, lane, warp, macc, mm, ml);
     __syncthreads();
     merge_partition<GB, FAST_THREADS>(p, macc, mm, ml, seq, q0, part);
 }
@@ -509,146 +546,11 @@ template <typename C, int CT, int SW> kernel_fn mma_of_gb(int gb)
 }
 
 /* The chunk and stage counts of each cache: tokens per chunk, stages per warp (SW - 1 chunks
- * in flight while one is computed). Measured on the H200 at 8 x 32k tokens with swizzled rows
- * (fraction of the read-only bandwidth; the partition follows the blocks resident):
- *   fp8:  32 x 3 0.81 (2 blocks per multiprocessor), 16 x 5 0.80, 16 x 6 0.78, 32 x 2 0.72
- *         (3 blocks), 16 x 4 0.70 (3 blocks); with padded rows 32 x 2 was 0.79 (2 blocks);
- *   bf16: 16 x 4 0.91 (1 block), 32 x 2 0.90 (1 block), 16 x 3 0.90 (2 blocks), 16 x 2 0.79
- *         (3 blocks); with padded rows 16 x 2 was 0.87 (2 blocks).
- * More data in flight per warp pays; more warps per multiprocessor (and so more concurrent
- * streams of cache blocks) does not. Those figures predate STAGE_ALIGN; again with the stages
- * aligned (fp8, paired runs, ms at 8 x 32k / 64 x 4k): 32 x 3 (this) 0.1393-0.1396 / 0.1420,
- * 32 x 2 (3 blocks) 0.1406-0.1408 / 0.171, 16 x 3 (3 blocks) 0.1403-0.1410 / 0.186, 16 x 4
- * (3 blocks) 0.1413-0.1419 / 0.185, 16 x 5 0.146 / 0.150-0.152, 16 x 6 0.144 / 0.149-0.150,
- * 64 x 1 (3 blocks) 0.149 / 0.196. Tried and lost at 8 x 32k (one run each, against the same
- * run's figures for this kernel, fp8 0.142 ms and bf16 0.264 ms):
- *   - the transposed products S^T = K Q^T and O^T = V^T P^T (the mma's 16 rows tokens or
- *     dimensions, its 8 columns the heads' terms, read back through a per-warp score scratch):
- *     half the fp8 cache's mma count and 120 registers instead of 165, yet fp8 0.1417 ms
- *     (unchanged) and bf16 0.300 ms: the fp8 kernel is not limited by its arithmetic;
- *   - with those 110-120 registers, fp8 in 16-token chunks 3 deep at 4 blocks per
- *     multiprocessor (16 warps, partitions of 4096): 0.1466 ms, 83.9% (64 x 4k 0.83, 8 x 4k
- *     0.46);
- *   - every warp of a sequence's blocks taking chunks from one counter per (sequence, kv head),
- *     the block-table entries read from global memory a chunk ahead, so that faster warps take
- *     more: fp8 0.169 ms, bf16 0.428 ms; the same code with each warp's chunks assigned as
- *     here (no counter) 0.153 and 0.311: that machinery (table reads from global memory, the
- *     counters cleared before each launch) cost some 7%, the shared counter's order 10% more;
- *   - a persistent kernel: a grid of the resident blocks, each taking partitions ("units")
- *     one after another from a counter, its warps' copies running on across a unit's end into
- *     the next unit (its table entries and queries copied a unit ahead, its claim two units
- *     ahead, so that no global round trip falls at a unit's end): fp8 at partitions of 2048
- *     0.1553-0.1557 ms, of 1024 0.1689-0.1697 (this kernel 0.1458-0.1461 in the same run);
- *     each unit's end (the warps' merge, the next queries' fragments) cost a block about 3.6
- *     us of its stream, more than the balance won;
- *   - each full partition leaving its last k units of u tokens to whichever block claims them
- *     (a global counter, claimed before the merge, answered after it; each unit its own result
- *     slot): k x u = 1 x 1024 fp8 0.1452-0.1453 ms, 2 x 512 0.149, 1 x 2048 0.147, 2 x 1024
- *     0.151, 4 x 256 0.158, against 0.1426-0.1433 in the same run (bf16 0.293 against 0.265);
- *   - one block per multiprocessor, a warp per kv head (the block reads whole cache rows of
- *     the same tokens), units of 64 tokens of one sequence claimed from the sequence's counter
- *     (a barrier per unit, the whole sequence's table in shared memory), other sequences'
- *     units taken when its own run out: 0.1522-0.1552 ms against 0.1412-0.1454 (units of 128
- *     tokens 0.154, of 256 0.19), though 64 x 1k came out 2% faster;
- *   - the tensor-copy engine (sm_90 TMA) in place of cp.async for the fp8 cache: a chunk's K and
- *     V rows as boxes of 16 tokens x 128 bytes (one per cache block, the 128-byte swizzle being
- *     this layout's), completing on an mbarrier per stage; the chunk loop 934 instructions
- *     instead of 1006, check-kv 600/600. 8 x 32k 0.1454 ms against 0.1417, 64 x 4k 0.1489
- *     against 0.1463, 8 x 1k 0.0142 against 0.0133 (8 x 4k and 64 x 1k 1-2% faster). With a
- *     barrier for each half of a stage, the K rows refilled as soon as the scores have read
- *     them: 8 x 32k 0.1452-0.1456 against 0.1458-0.1461 (another machine), but 64 x 4k 0.154
- *     against 0.150 and 8 x 1k 0.0151 against 0.0136;
- *   - the last 1/16 to 1/8 of each sequence left to the warps of its kv head's blocks, chunk by
- *     chunk from one counter per (sequence, kv head), after their own partitions: 0.171-0.177
- *     ms against 0.141-0.145, with claims 1, 3 or 6 chunks ahead alike. The same kernel with
- *     no tail at all ran as slowly (0.1706-0.1726), whether the tail chunks came in one stream
- *     with the partition's or in a second loop (the chunk loop's last refills taking the first
- *     tail chunks), and with or without spills: adding the tail's code, not the tail, cost the
- *     20%, so the balance itself is unmeasured. In the SASS, the tail's fill inlined into the
- *     chunk loop grew it from 1004 to 1305 instructions; a tail loop after an unchanged chunk
- *     loop (969 instructions) is untested.
- *   - two kv heads per block (two warps per head, so that one multiprocessor reads each token's
- *     two adjacent 128-byte rows together; half as many blocks per partition, partitions half as
- *     long): 8 x 32k 0.1623 ms against 0.1371-0.1379 (partitions of 4032 and the short last ones
- *     of 512), 64 x 4k 0.1488-0.1493 against 0.1482-0.1484, 8 x 4k and 8 x 1k 15-25% slower;
- *     check-kv 600/600. With the stages aligned (STAGE_ALIGN), still 3% slower at 8 x 32k
- *     (0.1414-0.1416 against 0.1367-0.1374; partitions of 4032 and 512), 64 x 4k alike, 8 x 4k
- *     13% and 8 x 1k 24% slower;
- *   - the short last partitions (staged_partition) as a second pass-1 grid with smaller stages
- *     (16-token chunks, 3 deep: two fit beside a long block), launched as a programmatic
- *     dependent of the long grid (its last block waiting for the long grid before it exits, so
- *     that the combining pass's wait covers both): short partitions of 512 tokens 0.1395-0.1402
- *     ms against 0.1394-0.1399 for one grid (a machine slow for this kernel), of 768, 1024, 1280
- *     and 1536 tokens 0.1615, 0.1475-0.1477, 0.1704 and 0.1577-0.1584 (one grid's figures at
- *     those sizes, another session: 0.162, 0.153-0.157, -, 0.162-0.166). Twice the room for the
- *     short blocks changed nothing, so their fixed cost is not what bounds the tail.
- * Why the launch slows when the long partitions shorten by a few chunks (per-block traces,
- * globaltimer and %smid, one machine, one grid; median duration of the 256 long blocks): 125 us
- * at 8064 tokens (0.1354 ms in all), 147 at 8000 (0.1611), 134 at 7936 (0.1594). The long
- * blocks slow, evenly over partitions and kv heads, in the group of multiprocessors that
- * streams slower (the fast group's 105-115 us does not move). The cause was where the stages
- * lay: 2192 bytes of static arrays, then table_words * 4, put them at a multiple of 128 bytes at
- * 8064 and 8096 tokens and 32 to 112 bytes past one at every slow length (8192, 8032, 8000,
- * 7968, 7936, 7872, 7808, 7712, 7680, 7424). Placed at the next multiple of 128 (STAGE_ALIGN,
- * attention_common.h), every length ran as fast (the figures are there). Experiments above
- * whose partitions or shared arrays differ from this kernel's may have run misaligned; at
- * partitions of 1024 to 4096 tokens that cost 1-2% (staged_partition), at about 8000 15%.
- * Pass 1's blocks do not run at one speed: at 8 x 32k, in each of 23 launches, the blocks on
- * the same 26 or so multiprocessors ended first (by 114 us), the rest up to 137 us (the 8
- * multiprocessors holding one block instead of two ended at 110-118 us).
- * Where the time went before the short last partitions (staged_partition) (8 x 32k, the fp8 cache,
- * one machine whose read-only figure was 0.486 ms, this kernel 0.1455-0.1468 ms in the same runs,
- * both passes): the same launches with the arithmetic left out (the copies and their waits kept)
- * take 0.1359-0.1367 ms, and with the copies left out (the stale stages computed over) 0.0876. So
- * the copies alone bound this design near 0.136 ms on that machine, and overlapping the arithmetic
- * with them costs some 7%. With the arithmetic left out, smaller partitions (more blocks than fit
- * at once, so that the blocks that finish first take more) lose too: 4096, 2048, 1024 tokens
- * 0.1394, 0.1441, 0.1491 ms against 0.1367 at 8192 (with it, 0.1486, 0.1543, 0.1691 against
- * 0.1460). A block's rows read as one 2 KiB run per cache block (the HND layout's addresses,
- * outputs wrong, timing only) take 0.1333-0.1337 ms without the arithmetic and 0.1420-0.1427 with
- * it: the NHD layout's scattered 128-byte rows cost 2-3%. The 7% is not the chunk being computed
- * holding its stage (two chunks in flight instead of three, a fourth stage not fitting beside a
- * second block): each chunk read into registers (its 16 ldmatrix, 64 registers, 223 in all, no
- * spills) and its stage refilled before the arithmetic ran at 0.1425-0.1428 ms against
- * 0.1417-0.1428 with the refill after it (paired runs, another machine; check-kv 600/600).
- * Per-block end times of pass 1 (globaltimer, %smid; 6 launches on one machine, us from the first
- * block's start): the multiprocessors holding two blocks end in two groups, a fifth or so at
- * 117-120 and the rest at 131-141 (median 133); without the arithmetic they end in two groups too,
- * at 98-102 and 126-131 (those runs' stages were misaligned: see STAGE_ALIGN). The slow group
- * sets the time with or without the arithmetic. It is not the memory side alone: a plain
- * contiguous read with as many bytes in flight ends within 2% on every multiprocessor
- * (fp8kv_gpu_bench_sm_spread in bench.hip), so the spread comes with this kernel's access
- * pattern. A launch balanced between the two groups would end at about 132 us instead of
- * 139-141: about 5% of pass 1, the prize every balancing scheme above lost to its own costs. What
- * did pay is filling the slots that one wave leaves free (the 8 multiprocessors holding one block:
- * staged_partition).
- * What the arithmetic costs, with the stages aligned (fp8, 8 x 32k, paired runs, ms; "timing only"
- * variants give wrong outputs):
- *   - the copies alone (the chunk's arithmetic skipped): 0.1297-0.1302 against 0.1369-0.1374;
- *     a __nanosleep of 300 or 700 ns in its place: 0.1309-0.1315 and 0.1335-0.1337 (this kernel
- *     0.1349-0.1356, the copies alone 0.1297 on that machine). So the warps' time computing
- *     costs some 5%, about as much as 0.8-1 us of sleep per chunk;
- *   - it is not shared-memory traffic: ldmatrix replaced by register values, 0.1357;
- *   - nor the instruction count: Nsight Compute (clocks locked at 1.3 GHz) counts 941
- *     instructions per chunk and warp, issue slots 57% busy, 2 warps per scheduler, 3.3 cycles
- *     per issued instruction; holding the A operands' zero rows in registers (the SASS rebuilt
- *     them with 126 moves per chunk) and hoisting the copies' loop-invariant addresses (about 250
- *     instructions per chunk) left fp8 where it was (0.1360-0.1367 against 0.1361-0.1370) and
- *     8 x 1k 1.5% slower, though bf16 gained 2.2% at 8 x 32k and 3.4% at 64 x 4k; 2 blocks in
- *     __launch_bounds__ (171 registers instead of the 168 of 3 blocks): fp8 the same, bf16 -1.1%;
- *   - nor how early a stage is refilled: the chunk read into 64 registers and its stage refilled
- *     before the arithmetic (211 registers) 0.1362-0.1365 against 0.1349-0.1356; the K rows
- *     refilled after the scores (K and V their own copy groups) 0.1384-0.1395 against
- *     0.1364-0.1366, bf16 25% slower;
- *   - the e4m3 codes widened to f16 by byte permutes and logic ops instead of cvt: slower.
- * Per-block progress (globaltimer at each quarter of a block's chunks): the middle quarters
- * stream at about 4.15 TB/s in all, the first took about 5 us longer while every warp's SW chunks
- * were queued at once (hence the first stage alone before the queries: see the kernel), the last
- * 3-4 us less (no latency after the last chunk). Delaying the other stages by a further 1.5 us
- * (__nanosleep) lost that gain again. Which multiprocessors run fast differs from one H200 to
- * another. Thread-block clusters of a partition's 8 kv-head blocks (one GPC): 2 blocks the same, 4
- * or 8 41% slower (0.193 ms). A block table in order (timing only) was 1% faster: the shuffled
- * blocks' pages cost little. */
+ * in flight while one is computed). More data in flight per warp pays; more warps per
+ * multiprocessor (and so more concurrent streams of cache blocks) does not: these two were the
+ * fastest of the shapes measured, at 2 blocks per multiprocessor for fp8 and 1 for bf16
+ * (docs/performance.md, §Attention: chunk shapes). What else was tried around this kernel and
+ * where its time goes: §Attention: tensor-core experiments and §Attention: where the time goes. */
 template <typename C> struct mma_config;
 template <> struct mma_config<fp8_cache<FP8KV_CODEC_E4M3FN>> {
     static constexpr int CT = 32, SW = 3;

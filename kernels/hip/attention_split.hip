@@ -421,37 +421,11 @@ static bool combine_waits()
 #endif
 
 /* Pass 2 after pass 1 in the same stream. Where combine_waits, it is a programmatic dependent
- * launch: its blocks may be scheduled while pass 1's last blocks run,
- * and wait in the kernel (griddepcontrol.wait) until pass 1 has completed and its writes are
- * visible, which hides the launch gap between the passes (measured on the H200, fp8 cache,
- * fraction of the read-only bandwidth: 8 x 32k tokens 0.80 -> 0.81-0.83, 8 x 4k 0.40 -> 0.44-0.46,
- * 64 x 4k 0.79 -> 0.80-0.81). Pass 1 alone runs at 0.86 there (141 us). The combining pass
- * before its reads were made few (a loop of dependent loads per partition) cost 4.6 us after
- * pass 1 at 8 x 32k (0.1471 ms against 0.1425 without it, device-held timing, one run); then
- * 3.9-4.1 (0.1427-0.1429 against 0.1388, another run and machine) with two round trips (the
- * maxima and sums, a barrier fold, then the outputs); with one (attention_combine) 0.7-1.3 us
- * less again (paired runs, fp8: 8 x 32k 0.1458-0.1460 ms against 0.1467-0.1471, 8 x 4k
- * 0.0299-0.0306 against 0.0311-0.0313, 8 x 1k 0.0133-0.0134 against 0.0140-0.0142, 64 x 1k
- * 0.0552-0.0556 against 0.0568-0.0569). Pass 1's blocks there (one
- * wave, the same work each) finish between 104 and 137 us (median 127): the tail, not the
- * combine, is the larger loss. Tried and lost: an L2::256B prefetch hint on pass 1's copies
- * (fp8 0.1451 ms against 0.1427; bf16 0.284 against 0.262); folding the combining into pass
- * 1's last block per sequence (0.68: its serial reads lengthen the tail; again with the stages
- * aligned, a fence and an atomic at the end of every block, the last of a sequence's q heads
- * combining them: 8 x 32k 0.1390-0.1403 ms against 0.1369-0.1375, 8 x 1k 0.0167 against
- * 0.0135, 64 x 4k 0.149 against 0.144); making the partitions of
- * a (sequence, q heads) a thread-block cluster that combines through distributed shared memory, no
- * second kernel (0.56-0.59 at 8 x 32k, 0.68-0.69 at 64 x 4k with one partition a cluster; the
- * kernel with the cluster code but launched without clusters also lost 5% in pass 1); each
- * combining block waiting only for its own heads' partitions, counted by pass 1 (a fence and an
- * atomic at the end of every pass-1 block; the combining block's first thread polling): 1.2 us
- * slower at 8 x 32k, 1 us at 8 x 1k; the last block of each sequence's q heads combining
- * after one thread's fence and atomic, all partitions' loads at once (float4 per thread): 8 x 32k
- * the same (0.1406-0.1417 ms against 0.1408-0.1417), 8 x 1k 10% slower; the partitions'
- * addresses prefetched into L2 before the wait, or the combining pass given the shared-memory
- * carveout pass 1 uses: no change. Where the time goes (globaltimer, 8 x 32k): pass 1's last
- * block ends, 0.7 us later the wait returns, 1.45 us later the last combining block ends; the
- * launch without a combining pass (timing only) takes 2-3 us less. Elsewhere, a plain launch. */
+ * launch: its blocks may be scheduled while pass 1's last blocks run, and wait in the kernel
+ * (griddepcontrol.wait) until pass 1 has completed and its writes are visible, which hides the
+ * launch gap between the passes; the combining pass then costs 2-3 us after pass 1 at 8 x 32k
+ * (docs/performance.md, §Attention: combining pass, with the variants that lost). Elsewhere, a
+ * plain launch. */
 int launch_combine(const attn_params &p, int num_seqs, float *d_out)
 {
     const dim3 grid((unsigned)p.num_q_heads, (unsigned)num_seqs);

@@ -17,9 +17,8 @@
  * (the plan checks the size). Dynamic shared memory: the block-table entries (table_words),
  * then the stages, 2 per warp.
  *
- * Measured on the H200 the fastest for both caches (fp8 0.198 ms, bf16 0.340 ms on the
- * benchmark's shape) against a variant that loaded the rows straight into registers (0.312 /
- * 0.447 ms at 6 blocks per multiprocessor, 0.371 / 0.490 at 4), since removed.
+ * The stages make it faster for both caches than a variant that loaded the rows straight into
+ * registers, since removed (docs/performance.md, §Attention: staged kernel).
  */
 #include "attention_common.h"
 

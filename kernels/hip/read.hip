@@ -33,40 +33,19 @@ namespace
 constexpr unsigned THREADS = 256;
 /* The table path's walk: one wave of blocks walks the whole output in steps of the grid, with
  * TABLE_ITEMS items per thread in flight and TABLE_BLOCKS_PER_SM blocks per multiprocessor at
- * most (also the register cap). Measured on the H200, key and value, bf16 out, fraction of
- * the copy bandwidth: this kernel with 4, 6, 8 blocks of 256 0.87, 0.89, 0.88 (ITEMS 1, 2 or 4
- * alike); simple kernels of the same traffic: the grid walking one window of memory 0.91
- * against one window per sequence and side 0.87, a shared-memory table lookup per element
- * instead of arithmetic 0.86; the kernel before this one (a window per sequence and side, the
- * table, 2 blocks) 0.83. Lost: a warp taking 32 ITEMS items of one row (one row lookup for a
- * lane's ITEMS items) 0.86-0.88. Also changing nothing (0.875-0.888, session of the device-held
- * timing): no conversion at all (codes copied out as they are), an integer decode in place of
- * the cvt, consecutive rows per thread sharing one block-table read, streaming cache hints,
- * and identity slots (no block table): the conversion and the indirection are not the gap. Lost
- * too: a grid of one pass per block over its THREADS * n items, n = 2, 4, 8, 16 (0.886, 0.884,
- * 0.852, 0.69; the cap per multiprocessor set for the registers), and key and value as two
- * launches of one side each (0.78); no clear change (paired runs, noise about 0.007): the next
- * window's loads issued before this window's stores, and the NaN-code check left out. In a
- * standalone program of the bench's shape, this walk stripped to one sequence without the
- * cursor and the NaN check ran at 0.902-0.904, with the cursor's global binary search 0.891,
- * and TMA bulk copies of whole cache blocks through shared memory (in 16 KiB, out 32 KiB,
- * 1-4 stages) at 0.863-0.895. No change either (paired runs, 3-4 rounds): the row starts of
- * up to 48 sequences passed as a kernel parameter instead of read from global memory
- * (0.878-0.882 against 0.879-0.884); lost: each window's slots (cursor seek and block-table
- * read) looked up while the previous window's codes are in flight (0.875-0.878 against
- * 0.882-0.887), so a thread's chain of dependent loads is not what limits it. */
+ * most (also the register cap): 6 blocks were faster than 4 or 8, with 1, 2 or 4 items alike.
+ * Neither the conversion nor the block-table indirection is what keeps it below the copy, nor a
+ * thread's chain of dependent loads (docs/performance.md, §Gather: the table path's walk, with
+ * what else was tried). */
 constexpr int TABLE_ITEMS = 2, TABLE_BLOCKS_PER_SM = 6;
 /* The hardware path's walk (its blocks have no tables to fill first): many waves of short
  * blocks, each PASSES passes of THREADS x HARDWARE_ITEMS consecutive items, so that the
  * multiprocessors that free up first take the next blocks, where one wave walking the whole
  * output left some idle at its end (why a wave's blocks end unevenly is not known: the
  * multiprocessors read a plain contiguous buffer at one pace, fp8kv_gpu_bench_sm_spread in
- * bench.hip); hardware_blocks_per_sm blocks per multiprocessor at least. Measured on the H200
- * (paired runs, the bench's shape, bf16 out, fraction of the copy bandwidth): blocks of 256 x 1
- * item x 2 passes at 8 blocks per multiprocessor 0.909-0.913, of 128 or 64 threads at 16 or 32
- * 0.908-0.913, 128 x 1 x 3 0.909-0.910, 64 x 1 x 4 0.895-0.901, one pass 0.859-0.877; with 2 items
- * a thread (40 registers, 6 blocks of 256 or 12 of 128) 0.894-0.903 at 2 passes, 0.890-0.893 at 3,
- * 0.858 at 6, 0.836 at about one wave; the one-wave walk 0.885-0.888. */
+ * bench.hip); hardware_blocks_per_sm blocks per multiprocessor at least. One item a thread with
+ * every thread slot filled beat two items a thread, one-pass blocks and the one-wave walk
+ * (docs/performance.md, §Gather: the hardware path's walk). */
 constexpr int HARDWARE_ITEMS = 1, PASSES = 2;
 constexpr unsigned BLOCK_ITEMS = PASSES * THREADS * HARDWARE_ITEMS; /* a hardware-path block */
 /* The hardware path's blocks per multiprocessor at least (the register cap): every thread slot
@@ -222,9 +201,9 @@ __device__ __forceinline__ void convert_item(const uint8_t (&codes)[VEC], int fo
 
 /* The sequences' first output rows (num_seqs + 1 of them): on the hardware path, staged in
  * shared memory when at most SHARED_ROWS, so that a cursor's seek makes no global round trips
- * in the middle of a thread's loads (measured on the H200 at 16 sequences, paired runs: +0.5 to
- * +0.9% of the copy bandwidth); else (and on the table path, whose shared memory its tables
- * fill: 64 KiB, all a gfx90a block has) read from the global array. */
+ * in the middle of a thread's loads (+0.5 to +0.9% of the copy bandwidth at 16 sequences:
+ * docs/performance.md, §Gather: row starts); else (and on the table path, whose shared memory
+ * its tables fill: 64 KiB, all a gfx90a block has) read from the global array. */
 constexpr int SHARED_ROWS = 2048;
 /* Whether a launch stages them (the kernel and its launch both ask, so that they agree on the
  * dynamic shared memory). */

@@ -23,13 +23,11 @@ namespace
 {
 
 /* Threads per block, and the blocks of the bf16 store a multiprocessor must hold: as many as
- * its threads allow (the registers capped to fit: 16 blocks, 32 registers; 12 blocks, 40). Measured
- * on the H200, bf16 in, 16-byte loads, the bits codec (ptx cvt in brackets), fraction of the copy
- * bandwidth: 12 blocks resident 0.91 (0.94), 16 resident 0.93 (0.94-0.95); with 32-byte runs a
- * thread (two adjacent 16-byte loads, each instruction reading every other 16 bytes) and 9
- * resident, 0.79 (0.89). More warps on the memory pipe keep more bytes in flight. The other kernels
- * (f16 and f32 inputs, the out-of-line codecs, the scale models without the shortcut) would spill
- * at 32 or 40 registers: they take what the compiler gives them. */
+ * its threads allow (the registers capped to fit: 16 blocks, 32 registers; 12 blocks, 40): more
+ * warps on the memory pipe keep more bytes in flight (docs/performance.md, §Store: blocks
+ * resident). The other kernels (f16 and f32 inputs, the out-of-line codecs, the scale models
+ * without the shortcut) would spill at 32 or 40 registers: they take what the compiler gives
+ * them. */
 constexpr unsigned THREADS = 128;
 template <int IN, typename CODEC, int MODEL> constexpr int min_blocks()
 {
@@ -41,12 +39,9 @@ template <int IN, typename CODEC, int MODEL> constexpr int min_blocks()
 /* The walk: many waves of short blocks, each PASSES passes of its THREADS threads over its own
  * THREADS x PASSES consecutive items, so that the multiprocessors that free up first take the
  * next blocks, where one wave of resident blocks walking the whole input in steps of the grid left
- * some idle at its end (why is not known: see the gather's PASSES in read.hip).
- * Measured on the H200 (paired runs, the bench's shape: 65536 tokens x 8 heads x 128, bf16 in,
- * NHD; fraction of the copy bandwidth with the bits codec, ptx-cvt-satfinite in brackets): 3
- * passes 0.939-0.942 (0.965-0.969), 2 passes 0.923-0.926 (0.968-0.970), 4 passes 0.935-0.939
- * (0.962-0.964), 8 passes 0.918-0.920 (0.947-0.949), 16 passes 0.890-0.893 (0.932-0.934), one pass
- * 0.813-0.820 (0.937-0.941), against 0.895-0.918 (0.932-0.950) for the one-wave walk. */
+ * some idle at its end (why is not known: see the gather's PASSES in read.hip). 3 passes were the
+ * fastest for the bits codec, within 1% of the best for ptx-cvt-satfinite (docs/performance.md,
+ * §Store: the walk). */
 constexpr unsigned PASSES = 3;
 
 /* The VEC inputs src[i .. i + VEC) of dtype IN, widened exactly to f32 (16-byte loads when a
