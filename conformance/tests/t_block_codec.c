@@ -767,3 +767,94 @@ Test(audit_block, bad_arguments_exit_2_naming_them)
                   cases[i].message, out);
     }
 }
+
+/* ---- regressions ---- */
+
+/* Fixed in 6a069c7: 4over6's exact comparison aligned a zero by its exponent (2^-149), below
+ * the smallest exponent of the nonzero values, a negative shift (UBSan fails the old code in
+ * the sanitizer build). {6, 0.3, 0 ...}: 0.3 is 0.5 under s6 = 1 and 0 under s4 = 1.5, so the
+ * zero is aligned; the codes are the oracle's. */
+Test(block_codec, bug20261201_four_over_six_block_with_a_zero_shifted_negatively)
+{
+    const struct fp8kv_block_format *f = fp8kv_block_format_by_name("nvfp4");
+    float x[16] = {6.0f, 0.3f};
+    uint32_t bits[16];
+    for (int i = 0; i < 16; i++)
+        bits[i] = fp8kv_f32_bits(x[i]);
+    for (int model = FP8KV_BLOCK_MODEL_EXACT; model <= FP8KV_BLOCK_MODEL_F32; model++) {
+        const struct fp8kv_block_params p = {FP8KV_RULE_4OVER6, (enum fp8kv_block_model)model,
+                                             0x3F800000u};
+        const struct fp8kv_bcodec_cfg cfg = {FP8KV_NVFP4, FP8KV_RULE_4OVER6, (uint8_t)model, 1.0f};
+        uint8_t want_scale, want[16], scale, got[16];
+        fp8kv_oracle_block_encode(f, &p, bits, &want_scale, want);
+        fp8kv_bcodec_encode_block(cfg, x, &scale, got);
+        cr_expect_eq(scale, want_scale, "model %d", model);
+        cr_expect_arr_eq(got, want, sizeof got, "model %d", model);
+    }
+}
+
+/* Fixed in 4ffbf1d: under model f32 with t = RN32(s G) = 0 (G the smallest subnormal, s = 2^-9),
+ * a zero's quotient 0 / 0 is NaN, which the codec encoded as a zero with the NaN's sign bit
+ * (0x08 for +0 too on x86, whose 0 / 0 has it set); block.h says +0 (code 0x00) for +0 and -0
+ * alike, and so does the oracle. */
+Test(block_codec, bug20261201_f32_model_zero_over_an_underflowed_scale_kept_a_sign)
+{
+    const struct fp8kv_block_format *f = fp8kv_block_format_by_name("nvfp4");
+    const float G = 0x1p-149f, s = 0x1p-9f; /* UE4M3 code 0x01: the smallest subnormal */
+    cr_assert_eq(s * G, 0.0f, "t does not underflow");
+    const struct fp8kv_bcodec_cfg cfg = {FP8KV_NVFP4, FP8KV_RULE_RNE, FP8KV_BLOCK_MODEL_F32, G};
+    const struct fp8kv_block_params p = {FP8KV_RULE_RNE, FP8KV_BLOCK_MODEL_F32, 0x00000001u};
+    static const uint32_t zeros[] = {0x00000000u, 0x80000000u};
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(fp8kv_bcodec_element(cfg, 0x01, fp8kv_f32_from_bits(zeros[i])), 0x00,
+                     "x 0x%08x", zeros[i]);
+        cr_expect_eq(fp8kv_oracle_block_element(f, &p, 0x01, zeros[i]), 0x00, "x 0x%08x", zeros[i]);
+    }
+}
+
+/* Fixed in 7f38fe1: check-block's option table had lost --vectors, which its help listed and its
+ * code read: giving it crashed the option parser (SIGSEGV on the table's empty last entry). */
+Test(check_block_cli, bug20261201_check_block_vectors_option_was_unknown)
+{
+    static char out[1 << 14];
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s check-block --format mxfp4 --blocks 0 --sweep none --vectors %s/vectors 2>&1",
+             FP8KV_EXE, FP8KV_SOURCE_DIR);
+    cr_expect_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "verdict=conformant"), "%s", out);
+}
+
+/* Fixed in 37fc2a4: check-block's --seed took a sign (strtoull read -1 as 2^64 - 1); an
+ * unsigned count takes none. */
+Test(check_block_cli, bug20261201_check_block_seed_took_a_sign)
+{
+    static char out[1 << 14];
+    cr_expect_eq(check_block("--format mxfp4 --seed -1 --blocks 0 --sweep none", out, sizeof out),
+                 2, "%s", out);
+    cr_expect(strstr(out, "--seed -1"), "%s", out);
+}
+
+/* Fixed in 37fc2a4: check-block's --sweep skipped an empty code between two commas ("7f,,80")
+ * silently and swept the others; every code of the list is one or more hex digits. */
+Test(check_block_cli, bug20261201_check_block_sweep_took_an_empty_code)
+{
+    static char out[1 << 14];
+    cr_expect_eq(check_block("--format mxfp4 --sweep 7f,,80 --blocks 0", out, sizeof out), 2, "%s",
+                 out);
+    cr_expect(strstr(out, "--sweep '7f,,80'"), "%s", out);
+}
+
+/* Fixed in 1435cf1: audit --block's --seed took a sign (strtoull read -1 as 2^64 - 1), as
+ * check-block's had. */
+Test(audit_block, bug20261201_audit_block_seed_took_a_sign)
+{
+    static char out[1 << 14];
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s audit --block --format mxfp4 --baseline floor --candidate rceil --blocks 16 "
+             "--seed -1 2>&1",
+             FP8KV_EXE);
+    cr_expect_eq(test_run(cmd, out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "--seed -1"), "%s", out);
+}

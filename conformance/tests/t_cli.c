@@ -67,10 +67,19 @@ Test(cli, e5m2_formats_and_ml_dtypes_names)
     cr_assert_str_eq(out, "7e 0x43e00000\n");
     cr_assert_eq(run(FP8KV " decode --format float8_e4m3fnuz 7f", out, sizeof out), 0);
     cr_assert_str_eq(out, "7f 0x43700000\n");
-    /* combinations no profile has are usage errors naming the format's profiles */
-    cr_assert_eq(run(FP8KV " encode --format e5m2 --overflow nan 1 2>&1", out, sizeof out), 2);
+}
+
+/* Fixed in 514afac: a format/overflow/inf combination no profile has (e5m2 has no NaN on
+ * overflow, e5m2fnuz no Inf) was looked up as a NULL profile and used; now exit 2 naming the
+ * format's profiles (docs/DESIGN.md §1.2 lists them). */
+Test(cli, bug20261201_profile_no_combination_has_was_null)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " encode --format e5m2 --overflow nan 1 2>&1", out, sizeof out), 2, "%s",
+                 out);
     cr_assert(strstr(out, "e5m2_satfinite, e5m2_inf"), "message: %s", out);
-    cr_assert_eq(run(FP8KV " encode --format e5m2fnuz --overflow inf 1 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run(FP8KV " encode --format e5m2fnuz --overflow inf 1 2>&1", out, sizeof out), 2,
+                 "%s", out);
     cr_assert(strstr(out, "e5m2fnuz_satfinite, e5m2fnuz_nan"), "message: %s", out);
 }
 
@@ -153,35 +162,77 @@ Test(cli, run_errors_and_unavailable_target)
     cr_assert_eq(run(FP8KV " sweep 2>&1", out, sizeof out), 2);
 }
 
-/* One meaning per input: a NUL cuts nothing short, bare hex digits take no sign, blanks are not
- * part of an argument, an option is given once, and gen --check looks at its directory before
- * it regenerates anything. */
-Test(cli, inputs_mean_one_thing)
+/* Fixed in e394d2c: a NUL byte in a stdin line cut the input short unseen ("0x43e8\0...": the
+ * bits 0x43e8 were encoded); the whole line is the input, so the line is refused. */
+Test(cli, bug20261201_nul_in_a_stdin_line_cut_the_input)
 {
     char out[4096];
     cr_assert_eq(run("printf '0x43e8\\0000001\\n' | " FP8KV " encode 2>&1", out, sizeof out), 2,
                  "%s", out);
     cr_assert(strstr(out, "stdin line 1") && strstr(out, "NUL"), "%s", out);
+}
+
+/* Fixed in e394d2c: a sign before bare hex digits ("-0x1") was read, though it could mean the
+ * pattern 0x80000001 or the hex float -1; it is refused, and a hex float with its exponent
+ * ("-0x1p0" = -1.0f = 0xbf800000, e4m3fn -1 = 0xb8) still reads. */
+Test(cli, bug20261201_sign_before_bare_hex_digits_was_read)
+{
+    char out[4096];
     cr_assert_eq(run(FP8KV " encode -- -0x1 2>&1", out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "ambiguous"), "%s", out);
-    cr_assert_eq(run(FP8KV " encode ' 0x1' 2>&1", out, sizeof out), 2, "%s", out);
-    cr_assert_eq(run(FP8KV " encode 0x1 -0x1p0 ' ' 2>&1", out, sizeof out), 2, "%s", out);
     cr_assert_eq(run(FP8KV " encode 0x1 -0x1p0", out, sizeof out), 0, "%s", out);
     cr_assert_str_eq(out, "0x00000001 00\n0xbf800000 b8\n");
+}
+
+/* Fixed in e394d2c: a blank inside an argument was read as part of it (' 0x1' went to the
+ * decimal parser, which skipped the blank and read the hex float 1.0, code 0x38, instead of
+ * the bits 0x00000001); such an argument is refused, while blanks around a stdin line are not
+ * part of its input. */
+Test(cli, bug20261201_blank_in_an_argument_was_read)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " encode ' 0x1' 2>&1", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(run(FP8KV " encode 0x1 -0x1p0 ' ' 2>&1", out, sizeof out), 2, "%s", out);
     cr_assert_eq(run("printf '  0x1  \\n' | " FP8KV " encode", out, sizeof out), 0, "%s", out);
     cr_assert_str_eq(out, "0x00000001 00\n");
+}
+
+/* Fixed in e394d2c: a repeated option silently overrode the first (--overflow nan then
+ * satfinite); it is a usage error. */
+Test(cli, bug20261201_repeated_option_silently_overrode)
+{
+    char out[4096];
     cr_assert_eq(run(FP8KV " encode --overflow nan --overflow satfinite 464 2>&1", out, sizeof out),
                  2, "%s", out);
     cr_assert(strstr(out, "--overflow given twice"), "%s", out);
+}
+
+/* Fixed in e394d2c: gen --check regenerated every vector (about 10 s) before it found that its
+ * directory does not exist; it looks first (the timeout fails the old order). */
+Test(cli, bug20261201_gen_check_regenerated_before_checking_its_directory)
+{
+    char out[4096];
     cr_assert_eq(
         run("timeout 5 " FP8KV " gen --check --vectors /nonexistent/fp8kv 2>&1", out, sizeof out),
         2, "%s", out);
     cr_assert(strstr(out, "/nonexistent/fp8kv"), "%s", out);
-    /* the CPU bench's options with the GPU bench: an error before any target is touched
-     * (scripts/campaign found exit 3) */
+}
+
+/* Fixed in 8f24061: the CPU bench's options given to the GPU bench were not refused; the GPU
+ * target was tried first and its absence was exit 3 (found by scripts/campaign). A usage error
+ * is exit 2 before any target is touched. */
+Test(cli, bug20261201_cpu_bench_options_with_the_gpu_bench_exit_3)
+{
+    char out[4096];
     cr_assert_eq(run(FP8KV " bench --target hip --threads x 2>&1", out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "--threads is for the CPU bench"), "%s", out);
-    /* MPFR reads '@' exponents and 0b binary; the rule is strtod's grammar (fuzz_cli_input) */
+}
+
+/* Fixed in ad4afca: MPFR's own notations ('@' exponents, 0b binary, @inf@) were taken as
+ * inputs; the grammar is strtod's (found by fuzz_cli_input). */
+Test(cli, bug20261201_mpfr_notations_were_inputs)
+{
+    char out[4096];
     const char *foreign[] = {"0@-1", "1@2", "0b101", "@inf@", "@nan@"};
     for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
         char cmd[256];
@@ -189,6 +240,29 @@ Test(cli, inputs_mean_one_thing)
         cr_assert_eq(run(cmd, out, sizeof out), 2, "%s: %s", foreign[i], out);
         cr_assert(strstr(out, "not a valid f32 input"), "%s: %s", foreign[i], out);
     }
+}
+
+/* Fixed in c901a9a (and c44a831 on a merged branch): ver reading stdin only (no file argument)
+ * did pointer arithmetic on a NULL argv; this fails in the sanitizer build (UBSan: applying zero
+ * offset to null pointer), where scripts/fresh-check found it. */
+Test(cli, bug20261201_ver_from_stdin_offset_a_null_argv)
+{
+    char out[4096];
+    cr_assert_eq(run("printf '0x43e80000 7e\\n' | " FP8KV " ver 2>&1", out, sizeof out), 0, "%s",
+                 out);
+    cr_assert(strstr(out, "lines=1 mismatches=0 verdict=conformant"), "%s", out);
+}
+
+/* Fixed in 04d94c5: verify-stream drained whatever followed the sweep's codes, so an endless
+ * stream (/dev/zero) never ended; one byte past the 65,536 codes of the f16 sweep decides. */
+Test(cli, bug20261201_endless_stream_was_drained)
+{
+    char out[4096];
+    cr_assert_eq(run("timeout 20 " FP8KV " verify-stream --sweep f16 --vectors " FP8KV_SOURCE_DIR
+                     "/vectors < /dev/zero 2>&1",
+                     out, sizeof out),
+                 2, "%s", out);
+    cr_assert(strstr(out, "longer than the 65536 codes"), "%s", out);
 }
 
 /* `fp8kv report`: a compiled-only report carries what was compiled and what its assembly
@@ -222,6 +296,20 @@ Test(cli, report_compiled_only_and_not_compiled)
                  2, "%s", out);
     cr_assert_eq(run(FP8KV " report --not-compiled cpu --reason r 2>&1", out, sizeof out), 2, "%s",
                  out);
+}
+
+/* Fixed in 177dca5: a compiled-only report given no --flags had an empty "| flags | `` |" row
+ * in report.md; the row is left out. */
+Test(cli, bug20261201_report_without_flags_had_an_empty_flags_row)
+{
+    char out[8192];
+    cr_assert_eq(run("d=$(mktemp -d) && " FP8KV " report --compiled-only gfx90a --paths bits --out "
+                     "$d --vectors " FP8KV_SOURCE_DIR "/vectors >/dev/null && cat "
+                     "$d/gfx90a/report.md; rc=$?; rm -rf $d; exit $rc",
+                     out, sizeof out),
+                 0, "%s", out);
+    cr_assert(strstr(out, "| compiler |"), "not the target table: %s", out);
+    cr_assert_null(strstr(out, "| flags |"), "%s", out);
 }
 
 Test(cli, version_names_the_release_and_commit)
@@ -321,10 +409,11 @@ Test(cli, failures_fold_into_ranges_per_class)
     cr_assert(strstr(out, "mismatches=66 verdict=nonconformant"), "%s", out);
 }
 
-/* e5m2 has three NaN magnitudes (0x7D..0x7F): a stream writing 0x7E and 0xFD for NaN inputs
- * (ml_dtypes writes 0x7E) passes the sweep under NaN check class and fails under strict; one
- * writing Inf (0x7C) for a NaN fails both. */
-Test(cli, e5m2_nan_codes_by_class_in_sweeps)
+/* Fixed in 5b6f480: sweeps under NaN check class took only the NaN code itself for e5m2's NaN
+ * inputs, failing 0x7D/0x7E (ml_dtypes writes 0x7E). e5m2 has three NaN magnitudes
+ * (0x7D..0x7F): a stream writing 0x7E and 0xFD for NaN inputs passes the sweep under NaN check
+ * class and fails under strict; one writing Inf (0x7C) for a NaN fails both. */
+Test(cli, bug20261201_e5m2_nan_magnitudes_failed_by_class)
 {
     char out[16384];
     const char *stream = "python3 -c 'import sys; d = bytearray(open(\"" FP8KV_SOURCE_DIR

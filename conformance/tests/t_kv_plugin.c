@@ -139,3 +139,12 @@ Test(kv_plugin, unusable_plugins_and_arguments)
     cr_assert_eq(check_kv(args, out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "does not implement profile e4m3fnuz_nan"), "%s", out);
 }
+
+/* Fixed in bf61b87: a plugin that closes the worker's socket and lives on was waited for
+ * (describe_end blocked); it is killed at once. */
+Test(kv_plugin, bug20261201_worker_that_closed_its_socket_was_waited_for)
+{
+    static char out[1 << 16];
+    cr_assert_eq(plugin("close_socket", out, sizeof out), 4, "%s", out);
+    cr_assert(strstr(out, "closed its connection to fp8kv without an answer (killed)"), "%s", out);
+}

@@ -272,3 +272,19 @@ Test(oracle, bug20261130_overflow_before_rounding)
     for (uint32_t x = bits_of(448.0f); x <= bits_of(464.0f); x += 97)
         cr_assert_eq(fp8kv_oracle_encode_f32(nan, x), 0x7E, "0x%08x", x);
 }
+
+/* Fixed in ad4afca: fp8kv_oracle_parse took MPFR's own notations ('@' exponents, 0b binary,
+ * @inf@), which strtod and every other tool read otherwise (found by fuzz_cli_input); C's
+ * spellings of the same values still parse (0x5p0 = 5 = 0x40a00000, inf = 0x7f800000). */
+Test(oracle, bug20261201_parse_took_mpfr_notations)
+{
+    static const char *const foreign[] = {"0@-1", "1@2", "0b101", "@inf@", "@nan@"};
+    uint32_t bits;
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++)
+        cr_assert_neq(fp8kv_oracle_parse(FP8KV_DTYPE_F32, foreign[i], &bits), 0, "%s taken",
+                      foreign[i]);
+    cr_assert_eq(fp8kv_oracle_parse(FP8KV_DTYPE_F32, "0x5p0", &bits), 0);
+    cr_assert_eq(bits, 0x40A00000u);
+    cr_assert_eq(fp8kv_oracle_parse(FP8KV_DTYPE_F32, "inf", &bits), 0);
+    cr_assert_eq(bits, 0x7F800000u);
+}

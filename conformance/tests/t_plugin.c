@@ -81,8 +81,8 @@ static int alive(int pid)
 
 /* A plugin that starts a child and then crashes: the child keeps the worker's socket open, but
  * the worker's end is a crash (not a hang after the timeout), and the child does not outlive
- * the plugin. */
-Test(plugin, a_crash_after_a_fork_is_a_crash_and_leaves_no_orphan)
+ * the plugin. Fixed in 7bef624: it was reported as a hang and the child outlived the plugin. */
+Test(plugin, bug20261201_crash_after_a_fork_was_a_hang_and_left_an_orphan)
 {
     char pidfile[] = "/tmp/fp8kv-fork-crash-XXXXXX";
     const int fd = mkstemp(pidfile);

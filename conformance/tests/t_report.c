@@ -360,3 +360,57 @@ Test(report, not_run_junit_is_skipped_and_index_html_lists_it)
               "%s", index);
     free(index);
 }
+
+/* Fixed in fd0271f: the report.json reader refused a report written before a class existed
+ * (class objects without "underflow", the class added last); a class it does not name counts
+ * 0. */
+Test(report, bug20261201_report_json_without_a_newer_class_was_refused)
+{
+    struct fp8kv_target_info t;
+    fp8kv_cpu_target_info(&t);
+    struct fp8kv_results r = {0};
+    struct fp8kv_check c = planted("edges", "bits", "edges_input.npy", 1, 1, FP8KV_CLASS_TIE);
+    cr_assert_eq(fp8kv_results_add(&r, &c), 0);
+    struct fp8kv_report_meta m = meta_for(&t);
+    cr_assert_eq(fp8kv_report_write(out_dir, &m, &r), 0, "%s", fp8kv_last_error());
+    json_t *root = load_report(t.target), *check;
+    size_t i;
+    int removed = 0;
+    json_array_foreach(json_object_get(root, "checks"), i, check)
+    {
+        const char *key;
+        json_t *value;
+        json_object_foreach(check, key, value) removed +=
+            json_is_object(value) && json_object_del(value, "underflow") == 0;
+    }
+    cr_assert_gt(removed, 0, "no class object names underflow");
+    char json[256];
+    snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
+    cr_assert_eq(json_dump_file(root, json, JSON_INDENT(2)), 0);
+    json_decref(root);
+    cr_assert_eq(fp8kv_report_regenerate(json), 0, "%s", fp8kv_last_error());
+    fp8kv_results_free(&r);
+}
+
+/* Fixed in fa944db: report.html headed a KV case that has one check with that check's whole
+ * detail, what the check compares included; the heading is the case's own words, the detail
+ * cut at its last ", " (where fp8kv_kv_case_describe appends what each check compares). */
+Test(report, bug20261201_kv_case_heading_kept_what_its_one_check_compares)
+{
+    struct fp8kv_target_info t;
+    fp8kv_cpu_target_info(&t);
+    struct fp8kv_results r = {0};
+    struct fp8kv_check c = planted("kv-store", "cpu-reference",
+                                   "kv/case2: hnd, f16 in, 2 x 4 heads (q 2), block 16, k 0.5 v "
+                                   "0.25, bytes vs key_cache.npy",
+                                   1, 0, -1);
+    cr_assert_eq(fp8kv_results_add(&r, &c), 0);
+    struct fp8kv_report_meta m = meta_for(&t);
+    cr_assert_eq(fp8kv_report_write(out_dir, &m, &r), 0, "%s", fp8kv_last_error());
+    char *html = read_report_file(t.target, "report.html");
+    cr_assert(strstr(html, ">kv/case2: hnd, f16 in, 2 x 4 heads (q 2), block 16, k 0.5 v "
+                           "0.25</h3>"),
+              "%s", strstr(html, "kv/case2") ? strstr(html, "kv/case2") : html);
+    free(html);
+    fp8kv_results_free(&r);
+}

@@ -103,7 +103,9 @@ Test(trust, a_flipped_byte_in_a_kv_case_stops_the_run)
     cr_assert_eq(atoi(out), 0, "a report was written against damaged truth");
 }
 
-Test(trust, one_ulp_on_a_boundary_is_not_blamed_on_a_correct_codec)
+/* Fixed in 04d94c5: judging commands read vector files unverified, so one ulp on a boundary
+ * made a correct codec's sweep nonconformant; the set is verified first (exit 2, no verdict). */
+Test(trust, bug20261201_damaged_boundary_blamed_on_a_correct_codec)
 {
     /* boundaries.npy: a 128-byte header, then little-endian u4 entries: the lowest bit of
      * entry 100 is one ulp of that boundary */
@@ -126,7 +128,9 @@ Test(trust, a_flipped_expected_code_stops_the_audit)
                    "scale_expected.npy");
 }
 
-Test(trust, a_fifo_as_a_vector_file_never_blocks)
+/* Fixed in 04d94c5: a FIFO in place of a vector file blocked the reader forever; only regular
+ * files are opened, without blocking. */
+Test(trust, bug20261201_fifo_as_a_vector_file_blocked)
 {
     snprintf(cmd, sizeof cmd, "rm %s/" PROFILE "/decode.npy && mkfifo %s/" PROFILE "/decode.npy",
              vectors, vectors);
@@ -136,7 +140,8 @@ Test(trust, a_fifo_as_a_vector_file_never_blocks)
                    "decode.npy");
 }
 
-Test(trust, dev_zero_as_the_manifest_never_spins)
+/* Fixed in 04d94c5: /dev/zero as MANIFEST.json was read without end; it is refused at once. */
+Test(trust, bug20261201_dev_zero_as_the_manifest_spun)
 {
     snprintf(cmd, sizeof cmd, "rm %s/MANIFEST.json && ln -s /dev/zero %s/MANIFEST.json", vectors,
              vectors);
@@ -146,7 +151,9 @@ Test(trust, dev_zero_as_the_manifest_never_spins)
     expect_refused(run_fp8kv(cmd, NULL), "MANIFEST.json");
 }
 
-Test(trust, dev_zero_as_sha256sums_never_grows)
+/* Fixed in 04d94c5: /dev/zero as SHA256SUMS was read into an ever-growing buffer; it is refused
+ * at once. */
+Test(trust, bug20261201_dev_zero_as_sha256sums_grew)
 {
     snprintf(cmd, sizeof cmd, "rm %s/SHA256SUMS && ln -s /dev/zero %s/SHA256SUMS", vectors,
              vectors);
@@ -154,10 +161,12 @@ Test(trust, dev_zero_as_sha256sums_never_grows)
     expect_refused(run_fp8kv("verify", NULL), "SHA256SUMS");
 }
 
-/* Reports are written as a unit: 16 writers into one --out at once all succeed, the folder
- * holds one writer's report.json and report.md (the same "compiled" text in both), and no
- * staging folder is left behind. */
-Test(trust, concurrent_report_writers_never_fail_each_other)
+/* Fixed in 6e3cbec: concurrent writers into one --out failed each other (fixed temporary names)
+ * and could leave report.json and report.md of different writers. Reports are written as a
+ * unit: 16 writers into one --out at once all succeed, the folder holds one writer's
+ * report.json and report.md (the same "compiled" text in both), and no staging folder is left
+ * behind. */
+Test(trust, bug20261201_concurrent_report_writers_failed_each_other)
 {
     snprintf(cmd, sizeof cmd,
              "fails=0; for i in $(seq 1 16); do (" FP8KV " report --compiled-only gfx90a "
@@ -180,11 +189,13 @@ Test(trust, concurrent_report_writers_never_fail_each_other)
     cr_assert_str_eq(json_writer, md_writer, "report.json and report.md from different writers");
 }
 
-/* A writer killed at any moment (SIGKILL, 40 times at instants spread over 0-39 ms, the span of
- * a report write) leaves the folder as
- * a reader may see it: the previous writer's report.json and report.md, together, or the new
- * pair, never one of each; only hidden staging folders may remain. */
-Test(trust, a_writer_killed_mid_write_never_leaves_a_mixed_report)
+/* Fixed in 6e3cbec: report.json and report.md were replaced one after the other, so a writer
+ * killed between them left a mixed pair; the set is staged and swapped in at once. A writer
+ * killed at any moment (SIGKILL, 40 times at instants spread over 0-39 ms, the span of a report
+ * write) leaves the folder as a reader may see it: the previous writer's report.json and
+ * report.md, together, or the new pair, never one of each; only hidden staging folders may
+ * remain. */
+Test(trust, bug20261201_killed_report_writer_left_a_mixed_report)
 {
     snprintf(cmd, sizeof cmd,
              FP8KV

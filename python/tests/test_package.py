@@ -246,39 +246,76 @@ def test_a_failing_fixture_test_prints_the_report(tmp_path):
     assert "e4m3fn_satfinite-case0" in r.stdout
 
 
-def test_inputs_in_any_byte_order_shape_or_type_are_taken_by_value():
+# Fixed in bf61b87: a big-endian array (">f4") was read as raw bits in the machine's order, not
+# by value. 1.0, -2.5 and 448 are 0x38, 0xC2 and 0x7E in e4m3fn (1.0 = 2^0: exponent field 7;
+# 2.5 = 1.25 * 2^1: exponent 8, mantissa 2, sign bit; 448 the largest finite value).
+def test_bug20261201_big_endian_arrays_were_read_as_bits():
     x = np.array([1.0, -2.5, 448.0], np.float32)
-    want = fp8kv.encode(x)
-    assert list(want) == [0x38, 0xC2, 0x7E]
-    assert np.array_equal(fp8kv.encode(x.astype(">f4")), want)  # big-endian values
-    assert np.array_equal(fp8kv.encode(x.astype(np.float16)), want)
-    assert fp8kv.encode(np.float32(1.0)).shape == ()  # 0-d stays 0-d
-    assert fp8kv.decode(np.uint8(0x38)).shape == ()
+    assert list(fp8kv.encode(x)) == [0x38, 0xC2, 0x7E]
+    assert list(fp8kv.encode(x.astype(">f4"))) == [0x38, 0xC2, 0x7E]
+    assert list(fp8kv.encode(x.astype(np.float16))) == [0x38, 0xC2, 0x7E]  # by value, any dtype
     c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
     rows = engine.gather(c.key_cache, c.value_cache, c.block_table, c.seq_lens, c.k_scale,
                          c.v_scale, c.layout, c.profile, c.num_heads, c.head_size, np.float32)
     assert fp8kv.judge_gather(c, rows.astype(">f4"))
-    with pytest.raises(fp8kv.Fp8kvError, match="but the rows are float32"):
+
+
+# Fixed in bf61b87: a 0-d input came back 1-d (np.ascontiguousarray makes 0-d arrays 1-d).
+def test_bug20261201_zero_d_arrays_came_back_one_d():
+    assert fp8kv.encode(np.float32(1.0)).shape == ()
+    assert fp8kv.decode(np.uint8(0x38)).shape == ()
+
+
+# Fixed in bf61b87: a gather dtype= contradicting the rows' own dtype (float16 rows judged as
+# "bf16") was taken, judging the rows as the wrong format; it is refused, as is a dtype name
+# judge_gather does not know.
+def test_bug20261201_gather_dtype_contradicting_the_rows_was_taken():
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
+    rows = engine.gather(c.key_cache, c.value_cache, c.block_table, c.seq_lens, c.k_scale,
+                         c.v_scale, c.layout, c.profile, c.num_heads, c.head_size, np.float16)
+    assert fp8kv.judge_gather(c, rows, dtype="f16")
+    with pytest.raises(fp8kv.Fp8kvError, match="but the rows are float16"):
         fp8kv.judge_gather(c, rows, dtype="bf16")
     with pytest.raises(fp8kv.Fp8kvError, match="give \"f32\""):
         fp8kv.judge_gather(c, rows, dtype="float32")
 
 
-def test_bad_arguments_are_fp8kv_errors():
+# Fixed in bf61b87: a bool array (one byte per element) was taken as cache codes.
+def test_bug20261201_bool_arrays_were_taken_as_codes():
     c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
     k, v = c.new_caches()
     with pytest.raises(fp8kv.Fp8kvError, match="one-byte codes"):
         fp8kv.judge_store(c, k.astype(bool), v)
+    with pytest.raises(fp8kv.Fp8kvError, match="one byte each"):
+        fp8kv.decode(np.zeros(4, bool))
+
+
+# Fixed in bf61b87: a name that is not a str (None) failed inside the package (AttributeError on
+# None.encode) instead of being an fp8kv error naming the argument.
+def test_bug20261201_names_not_str_were_not_fp8kv_errors():
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
+    k, v = c.new_caches()
     with pytest.raises(fp8kv.Fp8kvError, match="profile must be a name"):
         fp8kv.kv_cases(None)
     with pytest.raises(fp8kv.Fp8kvError, match="subject must be a name"):
         fp8kv.judge_store(c, k, v, subject=None)
+    with pytest.raises(fp8kv.Fp8kvError, match="model must be a name"):
+        fp8kv.encode(np.float32([1.0]), model=None)
+
+
+# Fixed in bf61b87: encode and decode took a scale that is no store's or read's (0, negative,
+# NaN, Inf) and returned codes and values for it; a scale is a finite number above 0.
+def test_bug20261201_scales_not_finite_above_0_were_taken():
     for scale in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(fp8kv.Fp8kvError, match="finite number above 0"):
             fp8kv.encode(np.float32([1.0]), scale=scale)
+        with pytest.raises(fp8kv.Fp8kvError, match="finite number above 0"):
+            fp8kv.decode(np.uint8([0x38]), scale=scale)
 
 
-def test_case_arrays_are_read_only():
+# Fixed in bf61b87: a case's arrays were writable, so one test could change the case every
+# later test is judged against.
+def test_bug20261201_case_arrays_were_writable():
     c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
     with pytest.raises(ValueError):
         c.key[0, 0, 0] = 0
