@@ -156,22 +156,30 @@ Test(block_gpu, the_device_sweep_names_a_planted_fault)
     const struct fp8kv_block_params p = fp8kv_block_params_of(&s, 1.0f);
     cr_assert(fp8kv_block_sweep_table(f, &p, pt, &t));
     const struct fp8kv_block_run *const runs[2] = {t.runs[0], t.runs[1]};
-    struct fp8kv_block_report r;
-    memset(&r, 0, sizeof r);
-    cr_assert_eq(s.sweep(s.ctx, 1, 1.0f, t.anchor, t.anchor_code, runs, t.nruns, &r), FP8KV_OK);
-    cr_expect_eq(r.wrong[FP8KV_BLOCK_CHECK_SWEEP], 0, "%s", r.nlines ? r.lines[0] : "");
-    int k = 0;
-    while (k < t.nruns[0] && t.runs[0][k].code != 0x03)
-        k++;
-    cr_assert(k > 0 && k < t.nruns[0]);
-    const uint32_t first = t.runs[0][k].start;
-    t.runs[0][k].start++;
-    memset(&r, 0, sizeof r);
-    cr_assert_eq(s.sweep(s.ctx, 1, 1.0f, t.anchor, t.anchor_code, runs, t.nruns, &r), FP8KV_OK);
-    cr_expect_eq(r.wrong[FP8KV_BLOCK_CHECK_SWEEP], 1);
-    char line[128];
-    snprintf(line, sizeof line, "input 0x%08x: element expected 02 got 03", first);
-    cr_expect(r.nlines == 1 && strstr(r.lines[0], line), "%s", r.nlines ? r.lines[0] : "");
+    const struct fp8kv_block_kernels *k = s.subject->block;
+    struct fp8kv_block_sweep_result res;
+    memset(&res, 0, sizeof res);
+    cr_assert_eq(k->sweep(k->ctx, fp8kv_block_cfg(&s, 1.0f), 1, t.anchor, t.anchor_code, runs,
+                          t.nruns, &res),
+                 FP8KV_OK);
+    cr_expect_eq(res.wrong, 0, "first wrong input 0x%08x", res.nfirst ? res.first[0].input : 0);
+    int i = 0;
+    while (i < t.nruns[0] && t.runs[0][i].code != 0x03)
+        i++;
+    cr_assert(i > 0 && i < t.nruns[0]);
+    const uint32_t first = t.runs[0][i].start;
+    t.runs[0][i].start++;
+    memset(&res, 0, sizeof res);
+    cr_assert_eq(k->sweep(k->ctx, fp8kv_block_cfg(&s, 1.0f), 1, t.anchor, t.anchor_code, runs,
+                          t.nruns, &res),
+                 FP8KV_OK);
+    cr_expect_eq(res.wrong, 1);
+    cr_assert_eq(res.nfirst, 1);
+    cr_expect(res.first[0].input == first && !res.first[0].is_scale &&
+                  res.first[0].expected == 0x02 && res.first[0].got == 0x03,
+              "input 0x%08x: %s expected %02x got %02x (want 0x%08x element 02 got 03)",
+              res.first[0].input, res.first[0].is_scale ? "scale" : "element",
+              res.first[0].expected, res.first[0].got, first);
 }
 #endif
 
