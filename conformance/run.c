@@ -114,6 +114,15 @@ static int run_kv(const struct fp8kv_run_options *o, const struct fp8kv_profile 
     return rc;
 }
 
+/* Whether s is judged under profile p: it claims p and has a capability of the fp8 profiles
+ * (a block codec alone is judged by format, in the block part). */
+static int runs_under_profile(const struct fp8kv_subject *s, const struct fp8kv_profile *p)
+{
+    const unsigned profile_caps = FP8KV_CAP_ENCODE | FP8KV_CAP_DECODE | FP8KV_CAP_STORE |
+                                  FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION;
+    return (s->caps & profile_caps) && fp8kv_subject_implements(s, p);
+}
+
 /* A failing check that says the subject failed (the run goes on with the next subject). */
 static int add_subject_failure(const struct fp8kv_profile *p, const struct fp8kv_subject *s,
                                struct fp8kv_results *r)
@@ -225,7 +234,7 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_tar
     const unsigned long errors = t->device_errors ? t->device_errors() : 0;
     int rc = 0;
     for (int i = 0; i < t->subject_count && rc == 0; i++)
-        if (fp8kv_subject_implements(&t->subjects[i], p))
+        if (runs_under_profile(&t->subjects[i], p))
             rc = run_subject(o, p, bounds, &t->subjects[i], r, g);
     if (rc == 0 && t->device_errors)
         rc = add_device_check(o, t, p, errors, r);
@@ -233,13 +242,13 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_tar
     return rc;
 }
 
-/* Whether t's table has a block codec. */
-static int has_block_subject(const struct fp8kv_target *t)
+/* The first block codec of t's table (the one the progress line names), or NULL. */
+static const struct fp8kv_subject *block_subject(const struct fp8kv_target *t)
 {
     for (int i = 0; i < t->subject_count; i++)
         if (fp8kv_subject_can(&t->subjects[i], FP8KV_CAP_BLOCK))
-            return 1;
-    return 0;
+            return &t->subjects[i];
+    return NULL;
 }
 
 /* The block formats fp8kv_run_blocks runs under o: all, or the one o->profile names; none
@@ -247,7 +256,7 @@ static int has_block_subject(const struct fp8kv_target *t)
 static int runs_block_format(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
                              const struct fp8kv_block_format *f)
 {
-    return !o->no_blocks && has_block_subject(t) &&
+    return !o->no_blocks && block_subject(t) &&
            (!o->profile || strcmp(o->profile, f->name) == 0);
 }
 
@@ -263,7 +272,7 @@ static int run_block_formats(const struct fp8kv_run_options *o, const struct fp8
         if (!runs_block_format(o, t, f))
             continue;
         g->step++;
-        progress_draw(g, f->name, "block codecs", r->count);
+        progress_draw(g, f->name, block_subject(t)->name, r->count);
         const size_t from = r->count;
         one.profile = f->name;
         rc = fp8kv_run_blocks(&one, t, r);
@@ -287,7 +296,7 @@ int fp8kv_run(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
     for (int i = 0; i < fp8kv_profile_count; i++)
         for (int k = 0; k < t->subject_count; k++)
             g.steps += (!o->profile || strcmp(o->profile, fp8kv_profiles[i].name) == 0) &&
-                       fp8kv_subject_implements(&t->subjects[k], &fp8kv_profiles[i]);
+                       runs_under_profile(&t->subjects[k], &fp8kv_profiles[i]);
     for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
         g.steps += runs_block_format(o, t, &fp8kv_block_formats[i]);
     for (int i = 0; i < fp8kv_profile_count && rc == 0; i++) {
