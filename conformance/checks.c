@@ -299,14 +299,32 @@ _Static_assert((int)FP8KV_KV_F32 == (int)FP8KV_DTYPE_F32 &&
                    (int)FP8KV_KV_BF16 == (int)FP8KV_DTYPE_BF16,
                "KV element types follow enum fp8kv_dtype");
 
+int fp8kv_is_kernel_model(enum fp8kv_scale_model m)
+{
+    return (int)m >= 0 && m < FP8KV_MODEL_COUNT && m != FP8KV_MODEL_EXACT;
+}
+
+int fp8kv_kernel_models(const char *names[FP8KV_MODEL_COUNT])
+{
+    int n = 0;
+    for (int m = 0; m < FP8KV_MODEL_COUNT; m++)
+        if (fp8kv_is_kernel_model((enum fp8kv_scale_model)m))
+            names[n++] = fp8kv_model_names[m];
+    return n;
+}
+
 int fp8kv_kernel_model_check(enum fp8kv_scale_model m)
 {
     if ((int)m < 0 || m >= FP8KV_MODEL_COUNT)
         return fp8kv_fail("scale model %d does not exist", (int)m);
-    if (m == FP8KV_MODEL_EXACT)
-        return fp8kv_fail("scale model exact rounds the real quotient x/s once: a yardstick for "
-                          "the others, no kernel's arithmetic (kernels compute f32_div, "
-                          "f32_mul_recip or f16_div)");
+    if (!fp8kv_is_kernel_model(m)) {
+        const char *names[FP8KV_MODEL_COUNT];
+        char list[128];
+        fp8kv_names_list(names, fp8kv_kernel_models(names), ", ", " or ", list, sizeof list);
+        return fp8kv_fail("scale model %s rounds the real quotient x/s once: a yardstick for "
+                          "the others, no kernel's arithmetic (kernels compute %s)",
+                          fp8kv_model_names[m], list);
+    }
     return FP8KV_OK;
 }
 

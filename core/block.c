@@ -69,6 +69,16 @@ int fp8kv_block_takes_rule(const struct fp8kv_block_format *f, enum fp8kv_block_
     return (unsigned)r < FP8KV_BLOCK_RULE_COUNT && (f->rules >> r & 1u);
 }
 
+int fp8kv_block_rules_of(const struct fp8kv_block_format *f,
+                         const char *names[FP8KV_BLOCK_RULE_COUNT])
+{
+    int n = 0;
+    for (int r = 0; r < FP8KV_BLOCK_RULE_COUNT; r++)
+        if (fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)r))
+            names[n++] = fp8kv_block_rule_names[r];
+    return n;
+}
+
 uint8_t fp8kv_block_scale_nan_code(const struct fp8kv_block_format *f)
 {
     return f->scale_kind == FP8KV_SCALE_E8M0 ? 0xFF : 0x7F;

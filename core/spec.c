@@ -2,6 +2,7 @@
 #include "fp8kv/spec.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* MPFR bounds: the smallest subnormal 2^(1-bias-man_bits) is 0.5 * 2^emin_mpfr, and the top
@@ -94,6 +95,43 @@ const char *const fp8kv_read_model_names[FP8KV_READ_MODEL_COUNT] = {"rounded", "
 const char *const fp8kv_class_names[FP8KV_CLASS_COUNT] = {
     "zero", "f32-denormal", "e4m3-subnormal", "normal", "tie", "overflow",
     "inf",  "nan",          "underflow"};
+const char *const fp8kv_model_notes[FP8KV_MODEL_COUNT] = {
+    [FP8KV_MODEL_F32_DIV] = "x / s",
+    [FP8KV_MODEL_F32_MUL_RECIP] = "x * RN32(1 / s)",
+    [FP8KV_MODEL_F16_DIV] = "RN16(x / s)",
+    [FP8KV_MODEL_EXACT] = "x / s rounded once"};
+const char *const fp8kv_nan_check_notes[FP8KV_NAN_CHECK_COUNT] = {
+    [FP8KV_NAN_CHECK_CLASS] = "any NaN code for a NaN", [FP8KV_NAN_CHECK_STRICT] = "the byte"};
+const char *const fp8kv_kv_layout_names[FP8KV_KV_LAYOUT_COUNT] = {
+    [FP8KV_LAYOUT_NHD] = "nhd", [FP8KV_LAYOUT_SPLIT_X] = "split_x", [FP8KV_LAYOUT_HND] = "hnd"};
+const char *const fp8kv_scale_granularity_names[FP8KV_SCALE_GRANULARITY_COUNT] = {
+    [FP8KV_SCALE_TENSOR] = "tensor",
+    [FP8KV_SCALE_HEAD] = "head",
+    [FP8KV_SCALE_TOKEN_HEAD] = "token_head"};
+
+const struct fp8kv_profile *fp8kv_default_profile(void)
+{
+    /* the table has a profile for these three (t_names asserts it); the first one is the
+     * fallback that keeps the promise of never NULL */
+    const struct fp8kv_profile *p =
+        fp8kv_profile_find(FP8KV_DEFAULT_FORMAT, FP8KV_DEFAULT_OVERFLOW, FP8KV_DEFAULT_INF);
+    return p ? p : &fp8kv_profiles[0];
+}
+
+char *fp8kv_names_list(const char *const *names, int count, const char *sep, const char *last_sep,
+                       char *buf, size_t size)
+{
+    if (size == 0)
+        return buf;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < count && used < size; i++) {
+        const char *before = i == 0 ? "" : i == count - 1 && last_sep ? last_sep : sep;
+        const int n = snprintf(buf + used, size - used, "%s%s", before, names[i]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return buf;
+}
 
 int fp8kv_name_index(const char *const *table, int count, const char *name)
 {

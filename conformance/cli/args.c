@@ -196,10 +196,11 @@ int fp8kv_cli_parse_profile(const char *cmd, const char *profile, const char *fo
         return fp8kv_cli_usage_error(cmd, "give --profile or --format/--overflow/--inf, not both");
     if (profile)
         return (*out = fp8kv_cli_profile(cmd, profile)) ? 0 : FP8KV_EXIT_USAGE;
-    const struct fp8kv_format *f = fp8kv_cli_format(cmd, format ? format : "e4m3fn");
+    const struct fp8kv_format *f =
+        format ? fp8kv_cli_format(cmd, format) : &fp8kv_formats[FP8KV_DEFAULT_FORMAT];
     if (!f)
         return FP8KV_EXIT_USAGE;
-    int o = FP8KV_OVERFLOW_SATFINITE, i = FP8KV_INF_CLAMP;
+    int o = FP8KV_DEFAULT_OVERFLOW, i = FP8KV_DEFAULT_INF;
     if (overflow && (o = fp8kv_cli_parse_choice(cmd, "overflow", overflow, fp8kv_overflow_names,
                                                 FP8KV_OVERFLOW_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
@@ -349,7 +350,7 @@ int fp8kv_cli_begin(const char *cmd, const char *help, int argc, char **argv,
     if (*exit_code != 0)
         return 1;
     if (out->help) {
-        fputs(help, stdout);
+        fp8kv_cli_print_help(help, stdout);
         return 1; /* exit 0 */
     }
     if (out->npositional) {

@@ -28,10 +28,7 @@ int fp8kv_cli_block_rule(const char *cmd, const char *option, const struct fp8kv
                          const char *name)
 {
     const char *names[FP8KV_BLOCK_RULE_COUNT];
-    int n = 0;
-    for (int r = 0; r < FP8KV_BLOCK_RULE_COUNT; r++)
-        if (fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)r))
-            names[n++] = fp8kv_block_rule_names[r];
+    const int n = fp8kv_block_rules_of(f, names);
     const int any = fp8kv_name_index(fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT, name);
     if (any >= 0 && fp8kv_block_takes_rule(f, (enum fp8kv_block_rule)any))
         return any;
@@ -76,7 +73,7 @@ int fp8kv_cli_block_subject(const char *cmd, const struct fp8kv_cli_block_choice
     int rc = fp8kv_cli_block_format(cmd, c->format, &f);
     if (rc)
         return rc;
-    int rule = (int)f->default_rule, model = FP8KV_BLOCK_MODEL_EXACT;
+    int rule = (int)f->default_rule, model = FP8KV_BLOCK_DEFAULT_MODEL;
     const char *option = c->side ? c->side : "rule";
     if (c->rule && (rule = fp8kv_cli_block_rule(cmd, option, f, c->rule)) < 0)
         return FP8KV_EXIT_USAGE;

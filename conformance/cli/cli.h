@@ -64,9 +64,10 @@ const struct fp8kv_profile *fp8kv_cli_profile(const char *cmd, const char *name)
 /* fp8kv_cli_format: the format called name, or NULL after a usage message listing the formats. */
 const struct fp8kv_format *fp8kv_cli_format(const char *cmd, const char *name);
 
-/* fp8kv_cli_parse_profile: the profile named by --profile, or made of --format (default e4m3fn),
- * --overflow (satfinite) and --inf (clamp); any of them may be NULL. Returns 0 with *out
- * set, or FP8KV_EXIT_USAGE after a message. */
+/* fp8kv_cli_parse_profile: the profile named by --profile, or made of --format, --overflow and
+ * --inf (FP8KV_DEFAULT_FORMAT, _OVERFLOW, _INF when absent: fp8kv_default_profile() when all
+ * are); any of them may be NULL. Returns 0 with *out set, or FP8KV_EXIT_USAGE after a
+ * message. */
 int fp8kv_cli_parse_profile(const char *cmd, const char *profile, const char *format,
                             const char *overflow, const char *inf,
                             const struct fp8kv_profile **out);
@@ -102,6 +103,20 @@ void fp8kv_cli_print_classes(const struct fp8kv_check *c);
 /* fp8kv_cli_print_sweep: prints a sweep's per-class counts, first failures and verdict line;
  * returns FP8KV_EXIT_CONFORMANT or FP8KV_EXIT_NONCONFORMANT. */
 int fp8kv_cli_print_sweep(const struct fp8kv_check *c);
+
+/* fp8kv_cli_print_help: prints a command's help text to out, each placeholder in braces
+ * replaced by what the tables say (help.c), so that no help text restates a name list:
+ *   {LIST}        the names of LIST joined by '|'
+ *   {LIST:STYLE}  joined in STYLE: bar " | ", comma ", ", or ", " and " or "; or_default and
+ *                 comma_default: or, comma with " (default)" after the default; notes: or, each
+ *                 name with its note in parentheses; notes_default: notes, "; default" in the
+ *                 default's
+ *   {default_X}   the default X
+ * LIST: formats, overflows, satfinite_infs, models, kernel_models, dtypes, read_models,
+ * nan_checks, profiles, block_formats, mx_rules, nvfp4_rules, block_models; X: format,
+ * overflow, inf, model, dtype, read_model, nan_check, profile, block_model, mx_rule,
+ * nvfp4_rule. A placeholder that is none of these is printed as it stands (t_names fails). */
+void fp8kv_cli_print_help(const char *text, FILE *out);
 
 /* fp8kv_cli_usage_error: prints "fp8kv <cmd>: <message>" and a pointer to --help on stderr;
  * returns FP8KV_EXIT_USAGE. */
@@ -178,8 +193,9 @@ int fp8kv_cli_parse_value(enum fp8kv_dtype dtype, const char *text, uint32_t *bi
  * FP8KV_EXIT_USAGE after a message. */
 int fp8kv_cli_parse_scale(const char *cmd, const char *text, uint32_t *bits);
 
-/* fp8kv_cli_parse_kernel_model: a --model value a kernel computes (f32_div, f32_mul_recip,
- * f16_div; exact is refused, fp8kv_kernel_model_check): 0, or FP8KV_EXIT_USAGE after a message. */
+/* fp8kv_cli_parse_kernel_model: a --model value a kernel computes (fp8kv_is_kernel_model; the
+ * others are refused with fp8kv_kernel_model_check's message): 0, or FP8KV_EXIT_USAGE after a
+ * message. */
 int fp8kv_cli_parse_kernel_model(const char *cmd, const char *text, enum fp8kv_scale_model *model);
 
 /* fp8kv_cli_parse_code: an fp8 code written as two hex digits ("7e", also "0x7e"). 0 or FP8KV_ERR.

@@ -15,8 +15,9 @@ static const struct fp8kv_cli_merger audit_merger[] = {{"audit", fp8kv_cli_audit
                                                        {NULL, NULL}};
 
 static const char audit_help[] =
-    "usage: fp8kv audit --baseline A --candidate B [--profile P] [--inf clamp|nan] [--model M]\n"
-    "                   [--nan-check class|strict] [--threads N] [--timeout S] [--vectors DIR]\n"
+    "usage: fp8kv audit --baseline A --candidate B [--profile P] [--inf {satfinite_infs}] "
+    "[--model M]\n"
+    "                   [--nan-check {nan_checks}] [--threads N] [--timeout S] [--vectors DIR]\n"
     "                   [--target cpu|hip] [--device N|all] [--shard i/N] [--json FILE]\n"
     "\n"
     "Runs both codecs over every f32 (2^32), f16 and bf16 input at scale 1 and over the\n"
@@ -32,10 +33,10 @@ static const char audit_help[] =
     "  audit <A> -> <B> <profile>: inputs=<N> changed=<C> baseline_right=.. candidate_right=..\n"
     "        both_right=.. neither_right=.. verdict=identical|improved|regressed\n"
     "\n"
-    "  --profile P     for two built-ins (default e4m3fn_satfinite); else must match the plugin\n"
-    "  --inf P         what +-Inf gives under satfinite, for plugins: clamp (default) or nan\n"
-    "  --model M       f32_div (default), f32_mul_recip or f16_div\n"
-    "  --nan-check C   class or strict (the byte; default)\n"
+    "  --profile P     for two built-ins (default {default_profile}); else must match the plugin\n"
+    "  --inf P         what +-Inf gives under satfinite, for plugins: {satfinite_infs:or_default}\n"
+    "  --model M       {kernel_models:or_default}\n"
+    "  --nan-check C   {nan_checks:notes_default}\n"
     "  --threads N     threads, and workers per plugin (default: all cores)\n"
     "  --timeout S     seconds a plugin call may take (default 30)\n"
     "  --target T      where the built-in codecs run: cpu (default) or hip (a GPU "
@@ -135,7 +136,7 @@ static int pick_profile(const struct fp8kv_cli_args *a, const struct side *sides
     if (p && given && given != p)
         return fp8kv_cli_usage_error("audit", "--profile %s, but the plugin says %s", given->name,
                                      p->name);
-    *out = p ? p : given ? given : fp8kv_profile_by_name("e4m3fn_satfinite");
+    *out = p ? p : given ? given : fp8kv_default_profile();
     return 0;
 }
 
@@ -263,8 +264,8 @@ int fp8kv_cmd_audit(int argc, char **argv)
         return rc;
     if (!a.value[OPT_BASELINE] || !a.value[OPT_CANDIDATE])
         return fp8kv_cli_usage_error("audit", "--baseline and --candidate are both required");
-    int inf = FP8KV_INF_CLAMP, check = FP8KV_NAN_CHECK_STRICT;
-    enum fp8kv_scale_model model = FP8KV_MODEL_F32_DIV;
+    int inf = FP8KV_DEFAULT_INF, check = FP8KV_DEFAULT_NAN_CHECK;
+    enum fp8kv_scale_model model = FP8KV_DEFAULT_MODEL;
     int threads = 0, target = 0, device = 0;
     double timeout = 30.0;
     struct fp8kv_shard shard = {0, 0};

@@ -309,9 +309,10 @@ int fp8kv_cmd_bench(int argc, char **argv)
         fp8kv_cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
         return FP8KV_EXIT_USAGE;
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
-    const char *profile_name = a.value[OPT_PROFILE] ? a.value[OPT_PROFILE] : "e4m3fn_satfinite";
-    struct bench b = {
-        .p = fp8kv_cli_profile("bench", profile_name), .opt = {.threads = threads}, .all_clean = 1};
+    struct bench b = {.p = a.value[OPT_PROFILE] ? fp8kv_cli_profile("bench", a.value[OPT_PROFILE])
+                                                : fp8kv_default_profile(),
+                      .opt = {.threads = threads},
+                      .all_clean = 1};
     if (!b.p)
         return FP8KV_EXIT_USAGE;
     uint32_t *bounds = fp8kv_vectors_trust(dir) == 0 ? fp8kv_load_boundaries(dir, b.p) : NULL;

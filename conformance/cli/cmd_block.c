@@ -22,11 +22,11 @@ static const char encode_block_help[] =
     "  7f 1 2 f ...\n"
     "\n"
     "options:\n"
-    "  --format F         mxfp8_e4m3|mxfp8_e5m2|mxfp6_e3m2|mxfp6_e2m3|mxfp4|nvfp4\n"
-    "  --rule R           MX: floor (default, OCP), rceil, even;\n"
-    "                     nvfp4: rne (default), ceil, 4over6\n"
-    "  --model M          exact (default): one rounding per stored byte; f32: the scale's\n"
-    "                     steps in f32 as an engine computes them\n"
+    "  --format F         {block_formats}\n"
+    "  --rule R           MX: {mx_rules:comma_default} (floor: OCP MX v1.0);\n"
+    "                     nvfp4: {nvfp4_rules:comma_default}\n"
+    "  --model M          {block_models:or_default}; exact: one rounding per stored byte;\n"
+    "                     f32: the scale's steps in f32 as an engine computes them\n"
     "  --global-scale G   nvfp4's f32 per-tensor decode scale, finite > 0 (default 1)\n"
     "  --scale-code C     no rule: every block takes the scale code C (hex, not the NaN\n"
     "                     code): the element cast x / scale (MX: 7f is scale 1; nvfp4:\n"
@@ -47,7 +47,7 @@ static const char decode_block_help[] =
     "f32 (integers below 2^24 in full; inf, -inf, nan, -nan), or with --hex their f32 bits.\n"
     "\n"
     "options:\n"
-    "  --format F         mxfp8_e4m3|mxfp8_e5m2|mxfp6_e3m2|mxfp6_e2m3|mxfp4|nvfp4\n"
+    "  --format F         {block_formats}\n"
     "  --global-scale G   nvfp4's f32 per-tensor decode scale, finite > 0 (default 1)\n"
     "  --hex              print f32 bits instead of decimals\n"
     "  --input FILE       read FILE instead of stdin\n"
@@ -100,8 +100,13 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
             return 1;
         }
     if (!a.value[OPT_FORMAT]) {
-        fp8kv_cli_usage_error(cmd, "--format is required (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, "
-                                   "mxfp6_e2m3, mxfp4, nvfp4)");
+        const char *names[FP8KV_BLOCK_FORMAT_COUNT];
+        for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
+            names[i] = fp8kv_block_formats[i].name;
+        char list[128];
+        fp8kv_cli_usage_error(
+            cmd, "--format is required (%s)",
+            fp8kv_names_list(names, FP8KV_BLOCK_FORMAT_COUNT, ", ", NULL, list, sizeof list));
         return 1;
     }
     const struct fp8kv_block_format *f;
@@ -109,7 +114,7 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
         return 1;
     *job = (struct block_job){.format = f, .hex = a.value[OPT_HEX] != NULL};
     job->params =
-        (struct fp8kv_block_params){f->default_rule, FP8KV_BLOCK_MODEL_EXACT, 0x3F800000u};
+        (struct fp8kv_block_params){f->default_rule, FP8KV_BLOCK_DEFAULT_MODEL, 0x3F800000u};
     if (a.value[OPT_RULE]) {
         const int r = fp8kv_cli_block_rule(cmd, "rule", f, a.value[OPT_RULE]);
         if (r < 0)

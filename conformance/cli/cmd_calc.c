@@ -28,14 +28,15 @@ static const char encode_help[] =
     "\n"
     "options:\n"
     "  --profile P                        a profile of vectors/README.md, or:\n"
-    "  --format e4m3fn|e4m3fnuz|e5m2|e5m2fnuz\n"
-    "                                     fp8 format (default e4m3fn; float8_e5m2 etc. too)\n"
-    "  --overflow satfinite|nan|inf       overflow rule (default satfinite; inf: e5m2)\n"
-    "  --inf clamp|nan                    Inf under satfinite (default clamp)\n"
-    "  --model f32_div|f32_mul_recip|f16_div|exact\n"
-    "                                     store scale model (default f32_div)\n"
+    "  --format {formats}\n"
+    "                                     fp8 format (default {default_format}; float8_e5m2 etc. "
+    "too)\n"
+    "  --overflow {overflows}       overflow rule (default {default_overflow}; inf: e5m2)\n"
+    "  --inf {satfinite_infs}                    Inf under satfinite (default {default_inf})\n"
+    "  --model {models}\n"
+    "                                     store scale model (default {default_model})\n"
     "  --scale S                          per-tensor scale, an f32 VALUE (default 1)\n"
-    "  --input-dtype f32|f16|bf16         dtype of the inputs (default f32)\n"
+    "  --input-dtype {dtypes}         dtype of the inputs (default {default_dtype})\n"
     "  -h, --help                         this text\n"
     "exit: 0 ok, 2 bad arguments or input (the message names it)\n";
 
@@ -48,12 +49,14 @@ static const char decode_help[] =
     "\n"
     "options:\n"
     "  --profile P                        a profile (its format), or:\n"
-    "  --format e4m3fn|e4m3fnuz|e5m2|e5m2fnuz\n"
-    "                                     fp8 format (default e4m3fn; float8_e5m2 etc. too)\n"
+    "  --format {formats}\n"
+    "                                     fp8 format (default {default_format}; float8_e5m2 etc. "
+    "too)\n"
     "  --scale S                          per-tensor scale, an f32 value (default 1)\n"
-    "  --output-dtype f32|f16|bf16        read output dtype (default f32)\n"
-    "  --read-model rounded|exact         rounded: RN32(decode(q)*s) then the output dtype;\n"
-    "                                     exact: decode(q)*s rounded once (default rounded)\n"
+    "  --output-dtype {dtypes}        read output dtype (default {default_dtype})\n"
+    "  --read-model {read_models}         rounded: RN32(decode(q)*s) then the output dtype;\n"
+    "                                     exact: decode(q)*s rounded once (default "
+    "{default_read_model})\n"
     "  -h, --help                         this text\n"
     "exit: 0 ok, 2 bad arguments or input\n";
 
@@ -73,8 +76,7 @@ static const char ver_help[] =
     "options:\n"
     "  --profile P, --format, --overflow, --inf, --model, --scale S, --input-dtype:\n"
     "                                     as for fp8kv encode\n"
-    "  --nan-check class|strict           class: any NaN code for a NaN; strict: the byte\n"
-    "                                     (default)\n" FP8KV_CLI_JSON_HELP
+    "  --nan-check {nan_checks}           {nan_checks:notes_default}\n" FP8KV_CLI_JSON_HELP
     "  -h, --help                         this text\n"
     "exit: 0 every line right, 1 a line wrong, 2 bad arguments or a malformed line (named)\n";
 
@@ -131,13 +133,14 @@ static unsigned options_of(const char *cmd)
     return common | store;
 }
 
-/* choice: the index of an option's value in names (default 0 when absent), or -1 after a
+/* choice: the index of an option's value in names (fallback when absent), or -1 after a
  * usage message. */
 static int choice(const char *cmd, const struct fp8kv_cli_args *a, int opt,
-                  const char *const *names, int count)
+                  const char *const *names, int count, int fallback)
 {
     const char *v = a->value[opt];
-    return v ? fp8kv_cli_parse_choice(cmd, calc_options_table[opt].name, v, names, count) : 0;
+    return v ? fp8kv_cli_parse_choice(cmd, calc_options_table[opt].name, v, names, count)
+             : fallback;
 }
 
 /* Parses the command line into o and a; the options' values and their exit code. An option
@@ -155,18 +158,19 @@ static int parse_values(const char *cmd, int argc, char **argv, struct calc_opti
             return fp8kv_cli_usage_error(cmd, "option --%s does not apply to %s",
                                          calc_options_table[k].name, cmd);
 
-    *o = (struct calc_options){.scale_bits = 0x3F800000u, .check = FP8KV_NAN_CHECK_STRICT};
+    *o = (struct calc_options){.scale_bits = 0x3F800000u};
     if ((rc = fp8kv_cli_parse_profile(cmd, a->value[OPT_PROFILE], a->value[OPT_FORMAT],
                                       a->value[OPT_OVERFLOW], a->value[OPT_INF], &o->profile)) != 0)
         return rc;
     o->format = o->profile->format;
-    int model = choice(cmd, a, OPT_MODEL, fp8kv_model_names, FP8KV_MODEL_COUNT);
-    int read_model = choice(cmd, a, OPT_READ_MODEL, fp8kv_read_model_names, FP8KV_READ_MODEL_COUNT);
+    int model =
+        choice(cmd, a, OPT_MODEL, fp8kv_model_names, FP8KV_MODEL_COUNT, FP8KV_DEFAULT_MODEL);
+    int read_model = choice(cmd, a, OPT_READ_MODEL, fp8kv_read_model_names, FP8KV_READ_MODEL_COUNT,
+                            FP8KV_DEFAULT_READ_MODEL);
     int dtype = choice(cmd, a, strcmp(cmd, "decode") == 0 ? OPT_OUTPUT_DTYPE : OPT_INPUT_DTYPE,
-                       fp8kv_dtype_names, FP8KV_DTYPE_COUNT);
-    int check = a->value[OPT_NAN_CHECK]
-                    ? choice(cmd, a, OPT_NAN_CHECK, fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)
-                    : FP8KV_NAN_CHECK_STRICT;
+                       fp8kv_dtype_names, FP8KV_DTYPE_COUNT, FP8KV_DEFAULT_DTYPE);
+    int check = choice(cmd, a, OPT_NAN_CHECK, fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT,
+                       FP8KV_DEFAULT_NAN_CHECK);
     if (model < 0 || read_model < 0 || dtype < 0 || check < 0)
         return FP8KV_EXIT_USAGE;
     o->check = (enum fp8kv_nan_check)check;
@@ -186,7 +190,7 @@ static int parse_options(const char *cmd, const char *help, int argc, char **arg
 {
     *exit_code = parse_values(cmd, argc, argv, o, a);
     if (*exit_code == 0 && a->help)
-        fputs(help, stdout);
+        fp8kv_cli_print_help(help, stdout);
     return *exit_code != 0 || a->help;
 }
 

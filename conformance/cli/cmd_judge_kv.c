@@ -15,7 +15,7 @@
 static const char judge_kv_help[] =
     "usage: fp8kv judge-kv --profile P --case N [--key-cache K.npy --value-cache V.npy\n"
     "                      [--key-scale-cache KS.npy --value-scale-cache VS.npy]]\n"
-    "                      [--gather G.npy [--gather-dtype f32|f16|bf16]] [--attention A.npy]\n"
+    "                      [--gather G.npy [--gather-dtype {dtypes}]] [--attention A.npy]\n"
     "                      [--name NAME] [--json FILE] [--vectors DIR]\n"
     "\n"
     "Judges what an engine's KV-cache kernels produced for golden case N of profile P\n"
@@ -74,8 +74,6 @@ static const struct fp8kv_cli_option options[OPT_COUNT] = {{"profile", 1},
                                                            {"json", 1},
                                                            {"vectors", 1}};
 
-static const char *const kv_dtype_names[] = {"f32", "f16", "bf16"};
-
 /* The .npy dtypes an array of element dtype dt may come as (bits are bits). */
 static int npy_fits(enum fp8kv_npy_dtype n, int dt)
 {
@@ -119,11 +117,15 @@ static int load_elements(const char *cmd, const char *path, const char *what, in
               : a->dtype == FP8KV_NPY_RAW16 ? FP8KV_KV_BF16
                                             : -1;
     if (*dt < 0) {
-        fprintf(stderr, "fp8kv %s: %s: dtype %s does not say f32, f16 or bf16: give --%s-dtype\n",
-                cmd, path, fp8kv_npy_descr(a->dtype), what);
+        char list[64];
+        fprintf(
+            stderr, "fp8kv %s: %s: dtype %s does not say %s: give --%s-dtype\n", cmd, path,
+            fp8kv_npy_descr(a->dtype),
+            fp8kv_names_list(fp8kv_dtype_names, FP8KV_DTYPE_COUNT, ", ", " or ", list, sizeof list),
+            what);
     } else if (!npy_fits(a->dtype, *dt)) {
         fprintf(stderr, "fp8kv %s: %s: dtype %s cannot hold %s elements\n", cmd, path,
-                fp8kv_npy_descr(a->dtype), kv_dtype_names[*dt]);
+                fp8kv_npy_descr(a->dtype), fp8kv_dtype_names[*dt]);
     } else {
         return 0;
     }
@@ -189,7 +191,7 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
         return fp8kv_cli_usage_error(cmd, "--gather-dtype without --gather");
     if (a.value[OPT_GATHER_DTYPE] &&
         (gather_dt = fp8kv_cli_parse_choice(cmd, "gather-dtype", a.value[OPT_GATHER_DTYPE],
-                                            kv_dtype_names, 3)) < 0)
+                                            fp8kv_dtype_names, FP8KV_DTYPE_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
 
     struct fp8kv_npy key = {0}, value = {0}, key_scales = {0}, value_scales = {0}, gather = {0},

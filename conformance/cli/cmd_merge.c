@@ -29,7 +29,7 @@ int fp8kv_cmd_merge(int argc, char **argv)
     if (rc != 0)
         return rc;
     if (a.help) {
-        fputs(merge_help, stdout);
+        fp8kv_cli_print_help(merge_help, stdout);
         return FP8KV_EXIT_CONFORMANT;
     }
     if (a.npositional == 0)

@@ -17,8 +17,8 @@ static const struct fp8kv_cli_merger sweep_merger[] = {{"sweep", fp8kv_cli_sweep
                                                        {NULL, NULL}};
 
 static const char sweep_help[] =
-    "usage: fp8kv sweep --codec NAME [--profile P] [--domain f32|f16|bf16] [options]\n"
-    "       fp8kv sweep --plugin PATH.so [--model M] [--inf clamp|nan] [options]\n"
+    "usage: fp8kv sweep --codec NAME [--profile P] [--domain {dtypes}] [options]\n"
+    "       fp8kv sweep --plugin PATH.so [--model M] [--inf {satfinite_infs}] [options]\n"
     "\n"
     "--codec: runs every input of the domain (all 2^32 f32 patterns by default) through a\n"
     "built-in encoder at scale 1 and judges every code against the certified boundaries of\n"
@@ -34,14 +34,15 @@ static const char sweep_help[] =
     "  <name> <profile>: inputs=<N> mismatches=<M> verdict=conformant|nonconformant\n"
     "\n"
     "  --codec NAME        bits | frexp (--target hip: a device codec, e.g. ptx-cvt-satfinite)\n"
-    "  --profile P         (--codec) a profile of vectors/README.md (default e4m3fn_satfinite)\n"
-    "  --domain D          (--codec) f32 (default), f16 or bf16\n"
+    "  --profile P         (--codec) a profile of vectors/README.md (default {default_profile})\n"
+    "  --domain D          (--codec) {dtypes:or_default}\n"
     "  --target T          (--codec) cpu (default) or hip (a GPU build)\n"
     "  --plugin PATH       a shared library exporting fp8kv_codec_v1\n"
-    "  --model M           (--plugin) f32_div (default), f32_mul_recip or f16_div\n"
-    "  --inf P             (--plugin) what +-Inf gives under satfinite: clamp (default) or nan\n"
+    "  --model M           (--plugin) {kernel_models:or_default}\n"
+    "  --inf P             (--plugin) what +-Inf gives under satfinite: "
+    "{satfinite_infs:or_default}\n"
     "  --timeout S         (--plugin) seconds a plugin call may take (default 30)\n"
-    "  --nan-check C       class (any NaN code for a NaN) or strict (the byte; default)\n"
+    "  --nan-check C       {nan_checks:notes_default}\n"
     "  --threads N         threads, and plugin workers (default: all cores)\n" FP8KV_CLI_SHARD_HELP
         FP8KV_CLI_DEVICE_HELP
     "  --json FILE         also write the verdict as JSON (docs/json.md); '-': the JSON to\n"
@@ -222,11 +223,12 @@ static int sweep_codec(const struct fp8kv_cli_args *a, const struct sweep_common
     if (a->value[OPT_DEVICE] &&
         fp8kv_cli_parse_device_or_all("sweep", a->value[OPT_DEVICE], &device) != 0)
         return FP8KV_EXIT_USAGE;
-    const char *profile_name = a->value[OPT_PROFILE] ? a->value[OPT_PROFILE] : "e4m3fn_satfinite";
-    const struct fp8kv_profile *p = fp8kv_cli_profile("sweep", profile_name);
+    const struct fp8kv_profile *p = a->value[OPT_PROFILE]
+                                        ? fp8kv_cli_profile("sweep", a->value[OPT_PROFILE])
+                                        : fp8kv_default_profile();
     if (!p)
         return FP8KV_EXIT_USAGE;
-    int domain = 0;
+    int domain = FP8KV_DEFAULT_DTYPE;
     if (a->value[OPT_DOMAIN] &&
         (domain = fp8kv_cli_parse_choice("sweep", "domain", a->value[OPT_DOMAIN],
                                          fp8kv_sweep_domain_names, FP8KV_DOMAIN_COUNT)) < 0)
@@ -274,8 +276,8 @@ static int sweep_plugin(const struct fp8kv_cli_args *a, const struct sweep_commo
                                          "--%s is for --codec; a plugin's profile comes from "
                                          "its descriptor and --inf",
                                          options[o].name);
-    enum fp8kv_scale_model model = FP8KV_MODEL_F32_DIV;
-    int inf = FP8KV_INF_CLAMP;
+    enum fp8kv_scale_model model = FP8KV_DEFAULT_MODEL;
+    int inf = FP8KV_DEFAULT_INF;
     double timeout = 30.0;
     if (a->value[OPT_MODEL] &&
         fp8kv_cli_parse_kernel_model("sweep", a->value[OPT_MODEL], &model) != 0)
@@ -341,7 +343,7 @@ int fp8kv_cmd_sweep(int argc, char **argv)
     if (!a.value[OPT_CODEC] == !a.value[OPT_PLUGIN])
         return fp8kv_cli_usage_error("sweep",
                                      "give one of --codec NAME (bits | frexp) or --plugin PATH");
-    struct sweep_common k = {.check = FP8KV_NAN_CHECK_STRICT,
+    struct sweep_common k = {.check = FP8KV_DEFAULT_NAN_CHECK,
                              .dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]),
                              .json = a.value[OPT_JSON]};
     if (a.value[OPT_NAN_CHECK] &&

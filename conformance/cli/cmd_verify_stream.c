@@ -11,8 +11,8 @@
 #include "fp8kv/sweep.h"
 
 static const char verify_stream_help[] =
-    "usage: fp8kv verify-stream --sweep f32|f16|bf16 [--profile P | --format F --overflow O\n"
-    "                           --inf I] [--scale S [--model M]] [--nan-check class|strict]\n"
+    "usage: fp8kv verify-stream --sweep {dtypes} [--profile P | --format F --overflow O\n"
+    "                           --inf I] [--scale S [--model M]] [--nan-check {nan_checks}]\n"
     "                           [--name NAME] [--json FILE] [--vectors DIR]\n"
     "\n"
     "Reads from stdin the codes of an implementation for the canonical input order of a sweep:\n"
@@ -24,16 +24,16 @@ static const char verify_stream_help[] =
     "Prints the mismatches per input class, the first failures and a last line\n"
     "  <name> <profile>: inputs=<N> mismatches=<M> verdict=conformant|nonconformant\n"
     "\n"
-    "  --sweep D        the input domain: f32, f16 or bf16\n"
-    "  --profile P      a profile of vectors/README.md (default e4m3fn_satfinite), or:\n"
-    "  --format F       e4m3fn (default), e4m3fnuz, e5m2 or e5m2fnuz (float8_e5m2 etc. too)\n"
-    "  --overflow O     satfinite (default), nan or inf (e5m2)\n"
-    "  --inf I          under satfinite, what +-Inf gives: clamp (default) or nan\n"
+    "  --sweep D        the input domain: {dtypes:or}\n"
+    "  --profile P      a profile of vectors/README.md (default {default_profile}), or:\n"
+    "  --format F       {formats:or_default} (float8_e5m2 etc. too)\n"
+    "  --overflow O     {overflows:or_default} (inf: e5m2)\n"
+    "  --inf I          under satfinite, what +-Inf gives: {satfinite_infs:or_default}\n"
     "  --scale S        the store scale the codes were made at: an f32 (hex bits, hex float or\n"
     "                   decimal), finite and nonzero; a negative scale mirrors (default 1)\n"
-    "  --model M        how the scale is applied: f32_div (x / s, default), f32_mul_recip\n"
-    "                   (x * RN32(1 / s)) or f16_div (RN16(x / s))\n"
-    "  --nan-check C    class (any NaN code for a NaN) or strict (the byte; default)\n"
+    "  --model M        how the scale is applied (default {default_model}):\n"
+    "                   {kernel_models:notes}\n"
+    "  --nan-check C    {nan_checks:notes_default}\n"
     "  --name NAME      what the stream is, for the output (default stream)\n" FP8KV_CLI_JSON_HELP
     "  --vectors DIR    the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
     "                   installed set)\n"
@@ -66,8 +66,12 @@ int fp8kv_cmd_verify_stream(int argc, char **argv)
     int rc;
     if (fp8kv_cli_begin(cmd, verify_stream_help, argc, argv, options, OPT_COUNT, &a, &rc))
         return rc;
-    if (!a.value[OPT_SWEEP])
-        return fp8kv_cli_usage_error(cmd, "--sweep is required (f32 | f16 | bf16)");
+    if (!a.value[OPT_SWEEP]) {
+        char list[64];
+        return fp8kv_cli_usage_error(
+            cmd, "--sweep is required (%s)",
+            fp8kv_names_list(fp8kv_dtype_names, FP8KV_DTYPE_COUNT, " | ", NULL, list, sizeof list));
+    }
     int domain = fp8kv_cli_parse_choice(cmd, "sweep", a.value[OPT_SWEEP], fp8kv_sweep_domain_names,
                                         FP8KV_DOMAIN_COUNT);
     if (domain < 0)
@@ -76,13 +80,13 @@ int fp8kv_cmd_verify_stream(int argc, char **argv)
     if ((rc = fp8kv_cli_parse_profile(cmd, a.value[OPT_PROFILE], a.value[OPT_FORMAT],
                                       a.value[OPT_OVERFLOW], a.value[OPT_INF], &p)) != 0)
         return rc;
-    int check = FP8KV_NAN_CHECK_STRICT;
+    int check = FP8KV_DEFAULT_NAN_CHECK;
     if (a.value[OPT_NAN_CHECK] &&
         (check = fp8kv_cli_parse_choice(cmd, "nan-check", a.value[OPT_NAN_CHECK],
                                         fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
     uint32_t scale = 0; /* none: scale 1 under every model but f16_div */
-    enum fp8kv_scale_model model = FP8KV_MODEL_F32_DIV;
+    enum fp8kv_scale_model model = FP8KV_DEFAULT_MODEL;
     if (a.value[OPT_SCALE] && fp8kv_cli_parse_scale(cmd, a.value[OPT_SCALE], &scale) != 0)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_MODEL] && fp8kv_cli_parse_kernel_model(cmd, a.value[OPT_MODEL], &model) != 0)

@@ -15,8 +15,6 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
 
-const char *const fp8kv_sweep_domain_names[FP8KV_DOMAIN_COUNT] = {"f32", "f16", "bf16"};
-
 /* A sweep's judging table (fp8kv_sweep_runs): n runs, starts increasing from 0. */
 struct runs {
     struct fp8kv_sweep_run *v;

@@ -56,13 +56,13 @@ float fp8kv_kv_case_scale(const struct fp8kv_kv_case *c, int is_key, int64_t slo
 
 const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout)
 {
-    return layout == FP8KV_LAYOUT_SPLIT_X ? "split_x" : layout == FP8KV_LAYOUT_HND ? "hnd" : "nhd";
+    return (int)layout >= 0 && (int)layout < FP8KV_KV_LAYOUT_COUNT ? fp8kv_kv_layout_names[layout]
+                                                                   : "?";
 }
 
 const char *fp8kv_kv_dtype_name(enum fp8kv_kv_dtype dtype)
 {
-    static const char *const names[] = {"f32", "f16", "bf16"};
-    return dtype >= FP8KV_KV_F32 && dtype <= FP8KV_KV_BF16 ? names[dtype] : "?";
+    return (int)dtype >= 0 && (int)dtype < FP8KV_DTYPE_COUNT ? fp8kv_dtype_names[dtype] : "?";
 }
 
 void fp8kv_kv_case_free(struct fp8kv_kv_case *c)
@@ -119,7 +119,7 @@ static int load_meta(const char *dir, const struct fp8kv_profile *p, struct fp8k
              m[META_NUM_Q_HEADS] >= 1 && m[META_CASE_COUNT] >= 1;
     for (int i = 0; i < META_LEN; i++)
         ok &= m[i] <= MAX_DIM || i == META_NUM_TOKENS;
-    ok &= m[META_LAYOUT] <= FP8KV_LAYOUT_HND && m[META_IN_DTYPE] <= FP8KV_KV_BF16;
+    ok &= m[META_LAYOUT] < FP8KV_KV_LAYOUT_COUNT && m[META_IN_DTYPE] < FP8KV_DTYPE_COUNT;
     ok &= m[META_SCALE_GRANULARITY] < FP8KV_SCALE_GRANULARITY_COUNT;
     ok &= m[META_NUM_Q_HEADS] % (m[META_NUM_HEADS] ? m[META_NUM_HEADS] : 1) == 0;
     ok &= m[META_LAYOUT] != FP8KV_LAYOUT_SPLIT_X || m[META_HEAD_SIZE] % FP8KV_SPLIT_X == 0;

@@ -56,10 +56,9 @@ size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, i
 
 const char *fp8kv_kv_scale_granularity_name(int granularity)
 {
-    static const char *const names[FP8KV_SCALE_GRANULARITY_COUNT] = {"tensor", "head",
-                                                                     "token_head"};
-    return granularity >= 0 && granularity < FP8KV_SCALE_GRANULARITY_COUNT ? names[granularity]
-                                                                           : "?";
+    return granularity >= 0 && granularity < FP8KV_SCALE_GRANULARITY_COUNT
+               ? fp8kv_scale_granularity_names[granularity]
+               : "?";
 }
 
 size_t fp8kv_scale_cache_entries(const struct fp8kv_cache_shape *shape)
@@ -332,7 +331,7 @@ int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
 _Static_assert(FP8KV_KV_ABI_NHD == (int)FP8KV_LAYOUT_NHD &&
                    FP8KV_KV_ABI_SPLIT_X == (int)FP8KV_LAYOUT_SPLIT_X &&
                    FP8KV_KV_ABI_HND == (int)FP8KV_LAYOUT_HND && FP8KV_KV_SPLIT_X == FP8KV_SPLIT_X,
-               "the ABI's layouts are kv_cache.h's");
+               "the ABI's layouts are spec.h's");
 _Static_assert(FP8KV_KV_ABI_F32 == (int)FP8KV_KV_F32 && FP8KV_KV_ABI_F16 == (int)FP8KV_KV_F16 &&
                    FP8KV_KV_ABI_BF16 == (int)FP8KV_KV_BF16,
                "the ABI's dtypes are kv_cache.h's");
@@ -345,7 +344,9 @@ _Static_assert(FP8KV_KV_ABI_E4M3FN == (int)FP8KV_CODEC_E4M3FN &&
 _Static_assert(FP8KV_KV_SCALE_TENSOR == (int)FP8KV_SCALE_TENSOR &&
                    FP8KV_KV_SCALE_HEAD == (int)FP8KV_SCALE_HEAD &&
                    FP8KV_KV_SCALE_TOKEN_HEAD == (int)FP8KV_SCALE_TOKEN_HEAD,
-               "the ABI's scale granularities are kv_cache.h's");
+               "the ABI's scale granularities are spec.h's");
+_Static_assert(FP8KV_KV_SCALES_ALL == (1u << FP8KV_SCALE_GRANULARITY_COUNT) - 1u,
+               "FP8KV_KV_SCALES_ALL is every granularity");
 
 struct fp8kv_kv_layout_v1 fp8kv_kv_abi_layout(const struct fp8kv_cache_shape *shape,
                                               struct fp8kv_codec_cfg cfg,

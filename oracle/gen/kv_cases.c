@@ -9,6 +9,7 @@
  * Inputs are pseudo-random from a fixed splitmix64 seed per case, so regenerating gives the
  * same bytes.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +19,11 @@
 #include "fp8kv/oracle.h"
 #include "kv_cases.h"
 
-/* The layout numbers of caseN_meta.npy (the values of enum fp8kv_kv_layout):
+/* The layouts (enum fp8kv_kv_layout of fp8kv/spec.h, whose numbers caseN_meta.npy holds):
  *   NHD      key and value [num_blocks, block_size, num_heads, head_size]
  *   SPLIT_X  key [num_blocks, num_heads, head_size / 16, block_size, 16],
  *            value [num_blocks, num_heads, head_size, block_size]
  *   HND      key and value [num_blocks, num_heads, block_size, head_size] */
-enum { LAYOUT_NHD = 0, LAYOUT_SPLIT_X = 1, LAYOUT_HND = 2 };
 #define SPLIT_X 16
 
 #define SENTINEL 0xA5 /* every cache byte no slot writes */
@@ -33,21 +33,21 @@ enum { LAYOUT_NHD = 0, LAYOUT_SPLIT_X = 1, LAYOUT_HND = 2 };
 #define ATTN_PREC 128 /* bits of the attention reference */
 #define OUT_DTYPES 3  /* gather outputs: f32, f16, bf16 (enum fp8kv_dtype order) */
 
-/* Scale granularities (the values of caseN_meta.npy's entry 11): one scale per tensor, per KV
- * head, or per token and head (computed by the store from the row, kept in a scale cache). */
-enum { SCALE_TENSOR = 0, SCALE_HEAD = 1, SCALE_TOKEN_HEAD = 2 };
+/* Scale granularities (enum fp8kv_kv_scale_granularity of fp8kv/spec.h, the values of
+ * caseN_meta.npy's entry 11): one scale per tensor, per KV head, or per token and head
+ * (computed by the store from the row, kept in a scale cache). */
 
 /* One case: its shape, what its inputs stress, and its scales (per tensor: k_scale, v_scale;
  * per head and per token: the base the inputs' scales are made from). */
 struct case_def {
-    int layout;
+    enum fp8kv_kv_layout layout;
     enum fp8kv_dtype in;
     int block_size, num_heads, head_size, num_q_heads; /* num_heads <= MAX_HEADS */
     int num_seqs, seq_lens[MAX_SEQS];
     int padding; /* tokens with slot -1 */
     int extra;   /* tokens stored into a block no sequence reads (< block_size - 1) */
     float k_scale, v_scale, softmax_scale;
-    int granularity; /* SCALE_* */
+    enum fp8kv_kv_scale_granularity granularity;
 };
 
 /* Every case has partially filled blocks, out-of-order block tables, padding tokens (the
@@ -58,37 +58,37 @@ struct case_def {
 /* clang-format off */
 static const struct case_def cases[] = {
     /* NHD, f32, odd head count (3), MHA */
-    {LAYOUT_NHD, FP8KV_DTYPE_F32, 4, 3, 8, 3, 3, {7, 2, 5}, 3, 2, 0.05f, 0.0123f, 0.35355339f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_NHD, FP8KV_DTYPE_F32, 4, 3, 8, 3, 3, {7, 2, 5}, 3, 2, 0.05f, 0.0123f, 0.35355339f, FP8KV_SCALE_TENSOR},
     /* SPLIT_X with two 16-lane chunks, f16, GQA (2 q heads per kv head) */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_F16, 8, 2, 32, 4, 2, {9, 3}, 2, 3, 0.0123f, 0.05f, 0.17677669f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_SPLIT_X, FP8KV_DTYPE_F16, 8, 2, 32, 4, 2, {9, 3}, 2, 3, 0.0123f, 0.05f, 0.17677669f, FP8KV_SCALE_TENSOR},
     /* NHD, bf16, block size 16, GQA x3 */
-    {LAYOUT_NHD, FP8KV_DTYPE_BF16, 16, 2, 8, 6, 2, {18, 5}, 4, 5, 0.7f, 0.1f, 0.35355339f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_NHD, FP8KV_DTYPE_BF16, 16, 2, 8, 6, 2, {18, 5}, 4, 5, 0.7f, 0.1f, 0.35355339f, FP8KV_SCALE_TENSOR},
     /* SPLIT_X, f32, odd head count with GQA x2, a one-token sequence */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_F32, 8, 3, 16, 6, 3, {9, 1, 4}, 2, 1, 0.05f, 1.7f, 0.25f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_SPLIT_X, FP8KV_DTYPE_F32, 8, 3, 16, 6, 3, {9, 1, 4}, 2, 1, 0.05f, 1.7f, 0.25f, FP8KV_SCALE_TENSOR},
     /* SPLIT_X, bf16, block size 4, three sequences, no extra tokens */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 4, 2, 16, 2, 3, {5, 8, 3}, 3, 0, 0.0123f, 3.0f, 0.25f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 4, 2, 16, 2, 3, {5, 8, 3}, 3, 0, 0.0123f, 3.0f, 0.25f, FP8KV_SCALE_TENSOR},
     /* HND, f16, block size 16, GQA x2 */
-    {LAYOUT_HND, FP8KV_DTYPE_F16, 16, 2, 16, 4, 2, {21, 6}, 2, 4, 0.0123f, 0.7f, 0.25f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_HND, FP8KV_DTYPE_F16, 16, 2, 16, 4, 2, {21, 6}, 2, 4, 0.0123f, 0.7f, 0.25f, FP8KV_SCALE_TENSOR},
     /* HND, f32, block size 32, odd head count, GQA x2 */
-    {LAYOUT_HND, FP8KV_DTYPE_F32, 32, 3, 8, 6, 2, {40, 9}, 3, 7, 0.05f, 0.1f, 0.35355339f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_HND, FP8KV_DTYPE_F32, 32, 3, 8, 6, 2, {40, 9}, 3, 7, 0.05f, 0.1f, 0.35355339f, FP8KV_SCALE_TENSOR},
     /* NHD, bf16, block size 64, a sequence over two blocks */
-    {LAYOUT_NHD, FP8KV_DTYPE_BF16, 64, 2, 16, 2, 2, {70, 3}, 2, 10, 1.7f, 0.0123f, 0.25f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_NHD, FP8KV_DTYPE_BF16, 64, 2, 16, 2, 2, {70, 3}, 2, 10, 1.7f, 0.0123f, 0.25f, FP8KV_SCALE_TENSOR},
     /* SPLIT_X, f16, block size 32, one sequence over two blocks, GQA x2 */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_F16, 32, 2, 32, 4, 1, {33}, 1, 2, 0.1f, 0.05f, 0.17677669f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_SPLIT_X, FP8KV_DTYPE_F16, 32, 2, 32, 4, 1, {33}, 1, 2, 0.1f, 0.05f, 0.17677669f, FP8KV_SCALE_TENSOR},
     /* HND, bf16, block size 64, GQA x4 (two kv heads: under overflow = nan one stays finite) */
-    {LAYOUT_HND, FP8KV_DTYPE_BF16, 64, 2, 32, 8, 1, {65}, 2, 3, 3.0f, 0.05f, 0.17677669f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_HND, FP8KV_DTYPE_BF16, 64, 2, 32, 8, 1, {65}, 2, 3, 3.0f, 0.05f, 0.17677669f, FP8KV_SCALE_TENSOR},
     /* per KV head: NHD, f32, block size 16, four heads with four scales each, GQA x2 */
-    {LAYOUT_NHD, FP8KV_DTYPE_F32, 16, 4, 8, 8, 2, {19, 6}, 2, 3, 0.05f, 0.0123f, 0.35355339f, SCALE_HEAD},
+    {FP8KV_LAYOUT_NHD, FP8KV_DTYPE_F32, 16, 4, 8, 8, 2, {19, 6}, 2, 3, 0.05f, 0.0123f, 0.35355339f, FP8KV_SCALE_HEAD},
     /* per KV head: SPLIT_X, bf16, block size 8, three heads, GQA x2 */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 8, 3, 16, 6, 2, {11, 4}, 2, 2, 0.7f, 0.1f, 0.25f, SCALE_HEAD},
+    {FP8KV_LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 8, 3, 16, 6, 2, {11, 4}, 2, 2, 0.7f, 0.1f, 0.25f, FP8KV_SCALE_HEAD},
     /* per token and head: NHD, f16, block size 16, GQA x2 */
-    {LAYOUT_NHD, FP8KV_DTYPE_F16, 16, 2, 16, 4, 2, {20, 7}, 3, 4, 0.0123f, 0.05f, 0.25f, SCALE_TOKEN_HEAD},
+    {FP8KV_LAYOUT_NHD, FP8KV_DTYPE_F16, 16, 2, 16, 4, 2, {20, 7}, 3, 4, 0.0123f, 0.05f, 0.25f, FP8KV_SCALE_TOKEN_HEAD},
     /* per token and head: HND, f32, block size 32, three heads, MHA */
-    {LAYOUT_HND, FP8KV_DTYPE_F32, 32, 3, 8, 3, 2, {37, 5}, 2, 6, 0.1f, 1.7f, 0.35355339f, SCALE_TOKEN_HEAD},
+    {FP8KV_LAYOUT_HND, FP8KV_DTYPE_F32, 32, 3, 8, 3, 2, {37, 5}, 2, 6, 0.1f, 1.7f, 0.35355339f, FP8KV_SCALE_TOKEN_HEAD},
     /* per token and head: SPLIT_X, bf16, block size 8, GQA x2 */
-    {LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 8, 2, 32, 4, 3, {9, 2, 6}, 2, 1, 0.05f, 0.7f, 0.17677669f, SCALE_TOKEN_HEAD},
+    {FP8KV_LAYOUT_SPLIT_X, FP8KV_DTYPE_BF16, 8, 2, 32, 4, 3, {9, 2, 6}, 2, 1, 0.05f, 0.7f, 0.17677669f, FP8KV_SCALE_TOKEN_HEAD},
     /* NHD, bf16, head size 128 (the fast attention kernels' shape), GQA x4 */
-    {LAYOUT_NHD, FP8KV_DTYPE_BF16, 16, 2, 128, 8, 2, {37, 12}, 2, 3, 0.05f, 0.0123f, 0.088388348f, SCALE_TENSOR},
+    {FP8KV_LAYOUT_NHD, FP8KV_DTYPE_BF16, 16, 2, 128, 8, 2, {37, 12}, 2, 3, 0.05f, 0.0123f, 0.088388348f, FP8KV_SCALE_TENSOR},
 };
 /* clang-format on */
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
@@ -199,7 +199,7 @@ static int element_kind(const struct case_def *c, const struct fp8kv_profile *p,
                         int h, int d, uint64_t r)
 {
     const int D = c->head_size;
-    if (c->granularity == SCALE_TOKEN_HEAD) {
+    if (c->granularity == FP8KV_SCALE_TOKEN_HEAD) {
         if (zero_row(c, is_key, t, h))
             return KIND_ZERO;
         if (row_has_max(is_key, t, h) && d == (int)((row_hash(is_key, t, h) >> 40) % (uint64_t)D))
@@ -224,9 +224,9 @@ static float input_scale(const struct kv_case *k, int is_key, int t, int h)
 {
     const struct case_def *c = k->def;
     const float base = is_key ? c->k_scale : c->v_scale;
-    if (c->granularity == SCALE_HEAD)
+    if (c->granularity == FP8KV_SCALE_HEAD)
         return k->head_scales[is_key][h];
-    if (c->granularity == SCALE_TENSOR)
+    if (c->granularity == FP8KV_SCALE_TENSOR)
         return base;
     const uint64_t r = row_hash(is_key, t, h);
     static const int mantissas[4] = {3, 5, 11, 13};
@@ -248,11 +248,11 @@ static size_t key_at(const struct case_def *c, int64_t slot, int h, int d)
 {
     const size_t bs = (size_t)c->block_size, H = (size_t)c->num_heads, D = (size_t)c->head_size;
     const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
-    if (c->layout == LAYOUT_SPLIT_X)
+    if (c->layout == FP8KV_LAYOUT_SPLIT_X)
         return (((block * H + (size_t)h) * (D / SPLIT_X) + (size_t)d / SPLIT_X) * bs + pos) *
                    SPLIT_X +
                (size_t)d % SPLIT_X;
-    if (c->layout == LAYOUT_HND)
+    if (c->layout == FP8KV_LAYOUT_HND)
         return ((block * H + (size_t)h) * bs + pos) * D + (size_t)d;
     return ((block * bs + pos) * H + (size_t)h) * D + (size_t)d;
 }
@@ -261,9 +261,9 @@ static size_t value_at(const struct case_def *c, int64_t slot, int h, int d)
 {
     const size_t bs = (size_t)c->block_size, H = (size_t)c->num_heads, D = (size_t)c->head_size;
     const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
-    if (c->layout == LAYOUT_SPLIT_X)
+    if (c->layout == FP8KV_LAYOUT_SPLIT_X)
         return ((block * H + (size_t)h) * D + (size_t)d) * bs + pos;
-    if (c->layout == LAYOUT_HND)
+    if (c->layout == FP8KV_LAYOUT_HND)
         return ((block * H + (size_t)h) * bs + pos) * D + (size_t)d;
     return ((block * bs + pos) * H + (size_t)h) * D + (size_t)d;
 }
@@ -360,9 +360,9 @@ static uint32_t scale_bits(const struct kv_case *k, int is_key, int64_t slot, in
 {
     const struct case_def *c = k->def;
     float s = is_key ? c->k_scale : c->v_scale;
-    if (c->granularity == SCALE_TOKEN_HEAD)
+    if (c->granularity == FP8KV_SCALE_TOKEN_HEAD)
         return k->scale_cache[is_key][(size_t)slot * (size_t)c->num_heads + (size_t)h];
-    if (c->granularity == SCALE_HEAD)
+    if (c->granularity == FP8KV_SCALE_HEAD)
         s = k->head_scales[is_key][h];
     uint32_t bits;
     memcpy(&bits, &s, sizeof bits);
@@ -396,7 +396,7 @@ static void fill_inputs(struct kv_case *k, const struct fp8kv_profile *p, uint64
     /* the expected bytes, each with its scale (per token: the oracle's, from the row) */
     memset(k->key_cache, SENTINEL, k->cache_bytes);
     memset(k->value_cache, SENTINEL, k->cache_bytes);
-    for (int is_key = 0; is_key < 2 && c->granularity == SCALE_TOKEN_HEAD; is_key++)
+    for (int is_key = 0; is_key < 2 && c->granularity == FP8KV_SCALE_TOKEN_HEAD; is_key++)
         memset(k->scale_cache[is_key], SENTINEL, k->scale_entries * sizeof(uint32_t));
     for (int t = 0; t < k->num_tokens; t++) {
         const int64_t slot = k->slots[t];
@@ -406,7 +406,7 @@ static void fill_inputs(struct kv_case *k, const struct fp8kv_profile *p, uint64
             for (int is_key = 1; is_key >= 0; is_key--) {
                 const uint32_t *row = (is_key ? k->key : k->value) + (size_t)t * k->width +
                                       (size_t)h * (size_t)c->head_size;
-                if (c->granularity == SCALE_TOKEN_HEAD)
+                if (c->granularity == FP8KV_SCALE_TOKEN_HEAD)
                     k->scale_cache[is_key][(size_t)slot * (size_t)c->num_heads + (size_t)h] =
                         fp8kv_oracle_row_scale(f, c->in, row, (size_t)c->head_size);
                 const uint32_t s = scale_bits(k, is_key, slot, h);
@@ -572,7 +572,7 @@ static int build_case(struct kv_case *k, const struct fp8kv_profile *p, int inde
     for (int o = 0; o < OUT_DTYPES; o++)
         ok &= (k->gather[o] = malloc(2 * half * sizeof *k->gather[o])) != NULL;
     ok &= (k->attention = malloc(nq * sizeof *k->attention)) != NULL;
-    for (int is_key = 0; is_key < 2 && c->granularity == SCALE_TOKEN_HEAD; is_key++)
+    for (int is_key = 0; is_key < 2 && c->granularity == FP8KV_SCALE_TOKEN_HEAD; is_key++)
         ok &= (k->scale_cache[is_key] = malloc(k->scale_entries * sizeof(uint32_t))) != NULL;
     if (!ok) {
         case_free(k);
@@ -622,15 +622,18 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
                       const struct kv_case *k)
 {
     const struct case_def *c = k->def;
-    static const char *const layout_names[] = {"NHD", "SPLIT_X", "HND"};
-    static const char *const granularity_names[] = {"tensor", "head", "token_head"};
+    char layout[16]; /* the layout's name in capitals, as the manifest has always said it */
+    snprintf(layout, sizeof layout, "%s", fp8kv_kv_layout_names[c->layout]);
+    for (char *l = layout; *l; l++)
+        *l = (char)toupper((unsigned char)*l);
     const int32_t meta[META_LEN] = {k->num_blocks, c->block_size,  c->num_heads,  c->head_size,
                                     c->layout,     (int32_t)c->in, k->num_tokens, c->num_seqs,
                                     k->max_blocks, c->num_q_heads, CASE_COUNT,    c->granularity};
     /* k_scale and v_scale are NaN where the scales are not per tensor */
     const float unused = NAN;
-    float scales_f[3] = {c->granularity == SCALE_TENSOR ? c->k_scale : unused,
-                         c->granularity == SCALE_TENSOR ? c->v_scale : unused, c->softmax_scale};
+    float scales_f[3] = {c->granularity == FP8KV_SCALE_TENSOR ? c->k_scale : unused,
+                         c->granularity == FP8KV_SCALE_TENSOR ? c->v_scale : unused,
+                         c->softmax_scale};
     uint32_t scales[3];
     memcpy(scales, scales_f, sizeof scales);
     const size_t elems = (size_t)k->num_tokens * k->width, half = (size_t)k->rows * k->width;
@@ -642,8 +645,8 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
              "int32 [%d]: num_blocks, block_size, num_heads, head_size, layout (%d = %s), "
              "in_dtype, num_tokens, num_seqs, max_blocks_per_seq, num_q_heads, case_count, "
              "scale granularity (%d = %s)",
-             META_LEN, c->layout, layout_names[c->layout], c->granularity,
-             granularity_names[c->granularity]);
+             META_LEN, (int)c->layout, layout, (int)c->granularity,
+             fp8kv_scale_granularity_names[c->granularity]);
     int rc = add(0, m, p, index, "meta.npy", desc, FP8KV_NPY_I32, META_LEN, 0, meta);
 
     /* inputs */
@@ -667,7 +670,7 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
     rc = add(rc, m, p, index, "scales.npy",
              "f32 bits of k_scale, v_scale (NaN unless the scales are per tensor), softmax_scale",
              FP8KV_NPY_U32, 3, 0, scales);
-    if (c->granularity == SCALE_HEAD) {
+    if (c->granularity == FP8KV_SCALE_HEAD) {
         uint32_t packed[2 * MAX_HEADS]; /* key's heads, then value's */
         for (int h = 0; h < c->num_heads; h++) {
             memcpy(&packed[h], &k->head_scales[1][h], sizeof(uint32_t));
@@ -677,7 +680,7 @@ static int write_case(struct fp8kv_manifest *m, const struct fp8kv_profile *p, i
                  "f32 bits of the per-KV-head scales [2, num_heads]: row 0 key, row 1 value",
                  FP8KV_NPY_U32, 2, (size_t)c->num_heads, packed);
     }
-    if (c->granularity == SCALE_TOKEN_HEAD) {
+    if (c->granularity == FP8KV_SCALE_TOKEN_HEAD) {
         uint32_t *both = malloc(2 * k->scale_entries * sizeof *both);
         if (rc == 0 && !both)
             rc = fp8kv_fail("out of memory");

@@ -3,7 +3,7 @@ import ctypes
 import os
 import pathlib
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 _HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -23,7 +23,8 @@ def _load():
         "fp8kv_py_abi_version": (c.c_int, []),
         "fp8kv_py_last_error": (c.c_char_p, []),
         "fp8kv_py_free": (None, [c.c_void_p]),
-        "fp8kv_py_profile_name": (c.c_char_p, [c.c_int]),
+        "fp8kv_py_name": (c.c_char_p, [c.c_char_p, c.c_int]),
+        "fp8kv_py_default": (c.c_char_p, [c.c_char_p]),
         "fp8kv_py_case_count": (c.c_int, [c.c_char_p, c.c_char_p, c.POINTER(c.c_int)]),
         "fp8kv_py_case_json": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int]),
         "fp8kv_py_judge_kv": (c.c_int, [
@@ -73,10 +74,31 @@ def take_string(ptr):
         lib.fp8kv_py_free(ptr)
 
 
+def names(table):
+    """The names of one of the C library's name tables ("profile", "kernel_model", "dtype",
+    "layout", "scale_granularity", ...: fp8kv_py_name), in its order, as a tuple."""
+    out = []
+    while (name := lib.fp8kv_py_name(table.encode(), len(out))) is not None:
+        out.append(name.decode())
+    if not out:
+        raise ImportError(f"fp8kv: the judge library has no name table {table!r}: reinstall")
+    return tuple(out)
+
+
+def default(what):
+    """The name of one of the C library's defaults ("profile", "model", ...: fp8kv_py_default)."""
+    value = lib.fp8kv_py_default(what.encode())
+    if value is None:
+        raise ImportError(f"fp8kv: the judge library has no default {what!r}: reinstall")
+    return value.decode()
+
+
+def or_list(names, quote=""):
+    """names as words: "a, b or c" (each name between quote marks)."""
+    words = [f"{quote}{n}{quote}" for n in names]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
 def profiles():
     """The profile names, in the table's order."""
-    names, i = [], 0
-    while (name := lib.fp8kv_py_profile_name(i)) is not None:
-        names.append(name.decode())
-        i += 1
-    return names
+    return list(names("profile"))

@@ -6,10 +6,13 @@ import pathlib
 import numpy as np
 
 from . import _native
-from .judge import judge_attention, judge_gather, judge_store
+from .judge import F16, F32, judge_attention, judge_gather, judge_store
 
 _PACKAGE_VECTORS = pathlib.Path(__file__).resolve().parent / "vectors"
 SENTINEL = 0xA5
+# the names of the C tables, in their enums' order (a table of another length fails here)
+NHD, SPLIT_X, HND = _native.names("layout")
+TENSOR, HEAD, TOKEN_HEAD = _native.names("scale_granularity")
 
 
 def default_vectors():
@@ -18,9 +21,9 @@ def default_vectors():
 
 
 def _input_dtype(name):
-    if name == "f32":
+    if name == F32:
         return np.float32
-    if name == "f16":
+    if name == F16:
         return np.float16
     try:
         import ml_dtypes
@@ -85,14 +88,14 @@ class KVCase:
     def key_cache_shape(self):
         """The key cache's shape in this case's layout (docs/DESIGN.md §4)."""
         b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
-        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d), "split_x": (b, h, d // 16, s, 16)}[
+        return {NHD: (b, s, h, d), HND: (b, h, s, d), SPLIT_X: (b, h, d // 16, s, 16)}[
             self.layout]
 
     @property
     def value_cache_shape(self):
         """The value cache's shape in this case's layout."""
         b, s, h, d = self.num_blocks, self.block_size, self.num_heads, self.head_size
-        return {"nhd": (b, s, h, d), "hnd": (b, h, s, d), "split_x": (b, h, d, s)}[self.layout]
+        return {NHD: (b, s, h, d), HND: (b, h, s, d), SPLIT_X: (b, h, d, s)}[self.layout]
 
     @property
     def scale_cache_shape(self):
@@ -108,7 +111,7 @@ class KVCase:
     def new_scale_caches(self):
         """(key_scale_cache, value_scale_cache): fresh float32 scale caches filled with 0xA5
         bytes, for a case with a scale per token and head; (None, None) for the others."""
-        if self.scale_granularity != "token_head":
+        if self.scale_granularity != TOKEN_HEAD:
             return None, None
         return tuple(np.full(self.scale_cache_shape, SENTINEL * 0x01010101, np.uint32)
                      .view(np.float32) for _ in range(2))
@@ -117,17 +120,17 @@ class KVCase:
     def store_scales(self):
         """(k, v): the scales a store is given: the per-tensor floats, the per-head arrays, or
         (None, None) per token and head (the store computes them)."""
-        return {"tensor": (self.k_scale, self.v_scale),
-                "head": (self.k_head_scales, self.v_head_scales)}.get(self.scale_granularity,
-                                                                      (None, None))
+        return {TENSOR: (self.k_scale, self.v_scale),
+                HEAD: (self.k_head_scales, self.v_head_scales)}.get(self.scale_granularity,
+                                                                    (None, None))
 
     @property
     def read_scales(self):
         """(k, v): the scales a read is given: the per-tensor floats, the per-head arrays, or
         the golden scale caches."""
-        return {"tensor": (self.k_scale, self.v_scale),
-                "head": (self.k_head_scales, self.v_head_scales),
-                "token_head": (self.k_scale_cache, self.v_scale_cache)}[self.scale_granularity]
+        return {TENSOR: (self.k_scale, self.v_scale),
+                HEAD: (self.k_head_scales, self.v_head_scales),
+                TOKEN_HEAD: (self.k_scale_cache, self.v_scale_cache)}[self.scale_granularity]
 
     def __repr__(self):
         return (f"KVCase({self.profile} case{self.index}: {self.layout}, {self.in_dtype} in, "

@@ -4,7 +4,9 @@ import numpy as np
 from . import _native
 from .arrays import to_numpy
 
-MODELS = ("f32_div", "f32_mul_recip", "f16_div")
+MODELS = _native.names("kernel_model")  # the scale models a kernel computes, exact excluded
+DEFAULT_PROFILE = _native.default("profile")
+DEFAULT_MODEL = _native.default("model")
 
 
 def _f32_bits(a, name):
@@ -20,11 +22,11 @@ def _f32_bits(a, name):
 
 
 
-def encode(x, profile="e4m3fn_satfinite", scale=1.0, model="f32_div"):
+def encode(x, profile=DEFAULT_PROFILE, scale=1.0, model=DEFAULT_MODEL):
     """The fp8 codes (uint8, x's shape) of x / scale under profile, the quotient computed as
-    the scale model says (f32_div: RN32(x / s); f32_mul_recip: RN32(x * RN32(1 / s)); f16_div:
-    RN16(RN32(x / s))), then rounded once to the format. Exact: the C bits codec, which the
-    tests sweep against the MPFR oracle over every f32 input."""
+    the scale model (one of MODELS) says (docs/DESIGN.md §1.1: f32_div is RN32(x / s)), then
+    rounded once to the format. Exact: the C bits codec, which the tests sweep against the MPFR
+    oracle over every f32 input."""
     a, name = to_numpy(x)
     bits = np.ascontiguousarray(_f32_bits(a, name))
     out = np.empty(bits.size, np.uint8)
@@ -35,7 +37,7 @@ def encode(x, profile="e4m3fn_satfinite", scale=1.0, model="f32_div"):
     return out.reshape(a.shape)
 
 
-def decode(codes, profile="e4m3fn_satfinite", scale=1.0):
+def decode(codes, profile=DEFAULT_PROFILE, scale=1.0):
     """float32 values of the codes times scale, rounded once to f32 (the read path's model;
     NaN codes give NaN)."""
     a, _ = to_numpy(codes)

@@ -7,8 +7,10 @@ import numpy as np
 from . import _native
 from .arrays import bits_of, to_numpy
 
-_GATHER_DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
-_DTYPE_OF_NAME = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+_GATHER_DTYPES = {name: i for i, name in enumerate(_native.names("dtype"))}  # name: enum value
+F32, F16, BF16 = _GATHER_DTYPES
+_DTYPE_OF_NAME = {"float32": F32, "float16": F16, "bfloat16": BF16}
+_DTYPES_QUOTED = _native.or_list(_GATHER_DTYPES, quote='"')
 
 
 class NonconformantError(AssertionError):
@@ -124,13 +126,14 @@ def judge_gather(case, out, dtype=None, subject="engine"):
     a, name = to_numpy(out)
     implied = _DTYPE_OF_NAME.get(name)
     if dtype is not None and dtype not in _GATHER_DTYPES:
-        raise _native.Fp8kvError(f"gather: dtype={dtype!r}: give \"f32\", \"f16\" or \"bf16\"")
+        raise _native.Fp8kvError(f"gather: dtype={dtype!r}: give {_DTYPES_QUOTED}")
     if dtype is not None and implied is not None and dtype != implied:
         raise _native.Fp8kvError(f"gather: dtype={dtype!r}, but the rows are {name}")
     dtype = dtype or implied
     if dtype is None:
-        raise _native.Fp8kvError(f"gather: cannot tell f32, f16 or bf16 from {name}: give dtype=")
-    size = 4 if dtype == "f32" else 2
+        raise _native.Fp8kvError(f"gather: cannot tell {_native.or_list(_GATHER_DTYPES)} from "
+                                 f"{name}: give dtype=")
+    size = 4 if dtype == F32 else 2
     if a.dtype.itemsize != size:
         raise _native.Fp8kvError(f"gather: {name} elements cannot hold {dtype}")
     return _judge(case, subject, gather=bits_of(a, size), gather_dtype=_GATHER_DTYPES[dtype])

@@ -181,9 +181,17 @@ double fp8kv_now(void);
 const char *fp8kv_vector_path(char *buf, size_t size, const char *dir,
                               const struct fp8kv_profile *p, const char *file);
 
-/* fp8kv_kernel_model_check: 0 when a kernel can compute scale model m, else FP8KV_ERR with a
- * message. Every model but exact: exact rounds the real quotient once, the yardstick the
- * others are measured against, and no kernel computes it. The one place that rule lives. */
+/* fp8kv_is_kernel_model: whether a kernel can compute scale model m: every model but exact,
+ * which rounds the real quotient once, the yardstick the others are measured against, and no
+ * kernel computes. The one place that rule lives. */
+int fp8kv_is_kernel_model(enum fp8kv_scale_model m);
+
+/* fp8kv_kernel_models: the names of the models fp8kv_is_kernel_model accepts, in table order,
+ * into names (room for FP8KV_MODEL_COUNT); returns how many. */
+int fp8kv_kernel_models(const char *names[FP8KV_MODEL_COUNT]);
+
+/* fp8kv_kernel_model_check: 0 when m is a kernel's model (fp8kv_is_kernel_model), else
+ * FP8KV_ERR with a message saying why and which models kernels compute. */
 int fp8kv_kernel_model_check(enum fp8kv_scale_model m);
 
 /* fp8kv_model_cfg: the codec configuration that implements profile p with store scale model

@@ -85,7 +85,8 @@ void fp8kv_kv_case_words(const struct fp8kv_kv_case *c, char *buf, size_t size);
 void fp8kv_kv_case_describe(const struct fp8kv_kv_case *c, const char *what, char *buf,
                             size_t size);
 
-/* fp8kv_kv_layout_name / fp8kv_kv_dtype_name: "nhd", "split_x"; "f32", "f16", "bf16". */
+/* fp8kv_kv_layout_name / fp8kv_kv_dtype_name: the name in fp8kv_kv_layout_names ("nhd",
+ * "split_x", "hnd") / fp8kv_dtype_names ("f32", "f16", "bf16"); "?" for another value. */
 const char *fp8kv_kv_layout_name(enum fp8kv_kv_layout layout);
 const char *fp8kv_kv_dtype_name(enum fp8kv_kv_dtype dtype);
 

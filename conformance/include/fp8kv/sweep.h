@@ -23,7 +23,8 @@
 extern "C" {
 #endif
 
-extern const char *const fp8kv_sweep_domain_names[FP8KV_DOMAIN_COUNT];
+/* The names of the domains: those of their dtypes ("f32", "f16", "bf16"). */
+#define fp8kv_sweep_domain_names fp8kv_dtype_names
 
 struct fp8kv_sweep_options {
     int threads;              /* 0: OpenMP's default */

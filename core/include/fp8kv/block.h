@@ -107,6 +107,10 @@ enum fp8kv_block_model {
 
 #define FP8KV_BLOCK_MAX 32 /* the largest block_size */
 
+/* The model every block command and check takes when it is not told (a format's default rule
+ * is its descriptor's default_rule). */
+#define FP8KV_BLOCK_DEFAULT_MODEL FP8KV_BLOCK_MODEL_EXACT
+
 struct fp8kv_block_format {
     enum fp8kv_block_format_id id;
     const char *name; /* "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4", "nvfp4" */
@@ -127,6 +131,11 @@ const struct fp8kv_block_format *fp8kv_block_format_by_name(const char *name);
 
 /* fp8kv_block_takes_rule: whether format f takes rule r. */
 int fp8kv_block_takes_rule(const struct fp8kv_block_format *f, enum fp8kv_block_rule r);
+
+/* fp8kv_block_rules_of: the names of the rules f takes, in rule order, into names (room for
+ * FP8KV_BLOCK_RULE_COUNT); returns how many. */
+int fp8kv_block_rules_of(const struct fp8kv_block_format *f,
+                         const char *names[FP8KV_BLOCK_RULE_COUNT]);
 
 /* fp8kv_block_scale_nan_code: the NaN code of f's scale (0xFF E8M0, 0x7F UE4M3). */
 uint8_t fp8kv_block_scale_nan_code(const struct fp8kv_block_format *f);

@@ -1,13 +1,17 @@
 /* fp8kv/spec.h — the semantic parameters of fp8 KV-cache codecs, in one place.
  *
  * Every choice real stacks disagree on (format, overflow rule, Inf policy, scale model, input
- * dtype, read output) is a named value here, with one table of names. This header and spec.c
- * need no MPFR: the GPU build and the verifier use them too. The exact arithmetic lives in
- * oracle.h.
+ * dtype, read output, KV-cache layout, scale granularity) is a named value here, with one table
+ * of names, and every default is named once (FP8KV_DEFAULT_*). Help texts, messages and the
+ * Python package list the names from these tables (fp8kv_names_list), never by hand. This
+ * header and spec.c need no MPFR: the GPU build and the verifier use them too. The exact
+ * arithmetic lives in oracle.h. docs/DESIGN.md "Where each choice is decided" says where the
+ * other choices live.
  */
 #ifndef FP8KV_SPEC_H
 #define FP8KV_SPEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -102,6 +106,30 @@ enum fp8kv_class {
     FP8KV_CLASS_COUNT
 };
 
+/* ---- KV-cache layouts and scale granularities ------------------------------------------- */
+
+/* The layouts of a paged KV cache (x = 16 fp8 elements; docs/DESIGN.md §4):
+ *   FP8KV_LAYOUT_NHD      key and value: [num_blocks, block_size, num_heads, head_size]
+ *   FP8KV_LAYOUT_SPLIT_X  key:   [num_blocks, num_heads, head_size / 16, block_size, 16]
+ *                         value: [num_blocks, num_heads, head_size, block_size]
+ *   FP8KV_LAYOUT_HND      key and value: [num_blocks, num_heads, block_size, head_size]
+ * The numbers are those of the golden cases' caseN_meta.npy and of the KV-kernel ABI
+ * (enum fp8kv_kv_abi_layout of fp8kv/kv_plugin.h, which restates them so that a plugin needs no
+ * other header; kernels/cpu/kv_cache.c asserts the two equal). */
+enum fp8kv_kv_layout { FP8KV_LAYOUT_NHD = 0, FP8KV_LAYOUT_SPLIT_X = 1, FP8KV_LAYOUT_HND = 2 };
+#define FP8KV_KV_LAYOUT_COUNT 3
+
+/* Where a cache's scales are: one per tensor; one per KV head; one per token and head,
+ * computed by the store from the row it writes and kept in a scale cache beside the fp8 cache
+ * (fp8kv/kv_cache.h). The numbers are caseN_meta.npy's and the ABI's
+ * (enum fp8kv_kv_abi_scale_granularity, asserted equal in kernels/cpu/kv_cache.c). */
+enum fp8kv_kv_scale_granularity {
+    FP8KV_SCALE_TENSOR = 0,
+    FP8KV_SCALE_HEAD = 1,
+    FP8KV_SCALE_TOKEN_HEAD = 2
+};
+#define FP8KV_SCALE_GRANULARITY_COUNT 3
+
 /* ---- the tables ------------------------------------------------------------------------- */
 
 extern const struct fp8kv_format fp8kv_formats[FP8KV_FORMAT_COUNT];
@@ -116,6 +144,33 @@ extern const char *const fp8kv_model_names[FP8KV_MODEL_COUNT];
 extern const char *const fp8kv_dtype_names[FP8KV_DTYPE_COUNT];
 extern const char *const fp8kv_read_model_names[FP8KV_READ_MODEL_COUNT];
 extern const char *const fp8kv_class_names[FP8KV_CLASS_COUNT];
+extern const char *const fp8kv_kv_layout_names[FP8KV_KV_LAYOUT_COUNT]; /* "nhd", "split_x", "hnd" */
+extern const char *const fp8kv_scale_granularity_names[FP8KV_SCALE_GRANULARITY_COUNT];
+
+/* What each scale model and NaN check computes, in a few words for a help text: "x / s",
+ * "x * RN32(1 / s)", ...; "any NaN code for a NaN", "the byte". */
+extern const char *const fp8kv_model_notes[FP8KV_MODEL_COUNT];
+extern const char *const fp8kv_nan_check_notes[FP8KV_NAN_CHECK_COUNT];
+
+/* ---- defaults: what every command and function takes when it is not told ----------------- */
+
+#define FP8KV_DEFAULT_FORMAT FP8KV_E4M3FN
+#define FP8KV_DEFAULT_OVERFLOW FP8KV_OVERFLOW_SATFINITE
+#define FP8KV_DEFAULT_INF FP8KV_INF_CLAMP
+#define FP8KV_DEFAULT_MODEL FP8KV_MODEL_F32_DIV
+#define FP8KV_DEFAULT_DTYPE FP8KV_DTYPE_F32
+#define FP8KV_DEFAULT_READ_MODEL FP8KV_READ_ROUNDED
+#define FP8KV_DEFAULT_NAN_CHECK FP8KV_NAN_CHECK_STRICT
+
+/* fp8kv_default_profile: the default profile, the one of the default format, overflow rule and
+ * Inf policy above (e4m3fn_satfinite). Never NULL. */
+const struct fp8kv_profile *fp8kv_default_profile(void);
+
+/* fp8kv_names_list: the count names joined into buf (size bytes, always terminated; a list
+ * too long is cut short): sep between two names, last_sep (NULL: sep) before the last one, so
+ * {"a", "b", "c"} gives "a|b|c" with sep "|", "a, b or c" with ", " and " or ". Returns buf. */
+char *fp8kv_names_list(const char *const *names, int count, const char *sep, const char *last_sep,
+                       char *buf, size_t size);
 
 /* fp8kv_name_index: the index of name in a table of count names, or -1 if absent. */
 int fp8kv_name_index(const char *const *table, int count, const char *name);

@@ -4,7 +4,7 @@
  * dequant by block table), and a paged-attention decode whose K/V loads dequantize inline.
  * The HIP kernels of kernels/hip/ implement the same contracts on the device.
  *
- * Layouts (x = 16 fp8 elements, 16 bytes):
+ * Layouts (enum fp8kv_kv_layout, fp8kv/spec.h, with their names; x = 16 fp8 elements, 16 bytes):
  *   FP8KV_LAYOUT_NHD      key and value: [num_blocks, block_size, num_heads, head_size]
  *   FP8KV_LAYOUT_SPLIT_X  key:   [num_blocks, num_heads, head_size / 16, block_size, 16]
  *                         value: [num_blocks, num_heads, head_size, block_size]
@@ -20,15 +20,19 @@
 
 #include "fp8kv/codec.h"
 #include "fp8kv/kv_plugin.h"
+#include "fp8kv/spec.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum fp8kv_kv_layout { FP8KV_LAYOUT_NHD = 0, FP8KV_LAYOUT_SPLIT_X = 1, FP8KV_LAYOUT_HND = 2 };
-
-/* Element types of KV inputs and read outputs: raw f32, f16 or bf16 bit patterns. */
-enum fp8kv_kv_dtype { FP8KV_KV_F32 = 0, FP8KV_KV_F16 = 1, FP8KV_KV_BF16 = 2 };
+/* Element types of KV inputs and read outputs: raw f32, f16 or bf16 bit patterns (the dtypes of
+ * fp8kv/spec.h, whose names they take). */
+enum fp8kv_kv_dtype {
+    FP8KV_KV_F32 = FP8KV_DTYPE_F32,
+    FP8KV_KV_F16 = FP8KV_DTYPE_F16,
+    FP8KV_KV_BF16 = FP8KV_DTYPE_BF16
+};
 
 #define FP8KV_SPLIT_X 16
 
@@ -47,16 +51,11 @@ static inline size_t fp8kv_kv_dtype_size(enum fp8kv_kv_dtype dtype)
 size_t fp8kv_cache_bytes(const struct fp8kv_cache_shape *shape);
 
 /* ---- scales -----------------------------------------------------------------------------------
- * A cache's scales come at one of three granularities (fp8kv/kv_plugin.h says the contract):
- * one per tensor; one per KV head; one per token and head, computed by the store from the row
- * it writes (fp8kv_kv_row_scale) and kept in a scale cache [num_blocks, block_size, num_heads]
- * of f32 beside the fp8 cache, which the reads take the scale from. */
-enum fp8kv_kv_scale_granularity {
-    FP8KV_SCALE_TENSOR = 0,
-    FP8KV_SCALE_HEAD = 1,
-    FP8KV_SCALE_TOKEN_HEAD = 2
-};
-#define FP8KV_SCALE_GRANULARITY_COUNT 3
+ * A cache's scales come at one of three granularities (enum fp8kv_kv_scale_granularity,
+ * fp8kv/spec.h; fp8kv/kv_plugin.h says the contract): one per tensor; one per KV head; one per
+ * token and head, computed by the store from the row it writes (fp8kv_kv_row_scale) and kept in
+ * a scale cache [num_blocks, block_size, num_heads] of f32 beside the fp8 cache, which the reads
+ * take the scale from. */
 
 /* The scales of one cache (key or value). */
 struct fp8kv_kv_scales {
@@ -67,7 +66,8 @@ struct fp8kv_kv_scales {
     float *cache_out;   /* per token and head, for the store: the scale cache it writes */
 };
 
-/* fp8kv_kv_scale_granularity_name: "tensor", "head", "token_head" ("?" for another value). */
+/* fp8kv_kv_scale_granularity_name: its name in fp8kv_scale_granularity_names ("tensor", "head",
+ * "token_head"; "?" for another value). */
 const char *fp8kv_kv_scale_granularity_name(int granularity);
 
 /* fp8kv_scale_cache_entries: entries of one scale cache: blocks * block_size * heads. */

@@ -26,6 +26,7 @@
 #include "fp8kv/block_codec.h"
 #include "fp8kv/codec.h"
 #include "fp8kv/kv_cache.h"
+#include "fp8kv/spec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,7 +96,14 @@ static inline int fp8kv_claim_covers(struct fp8kv_claim c, struct fp8kv_codec_cf
 
 /* ---- exhaustive sweeps a subject judges itself (FP8KV_CAP_SWEEP) --------------------------- */
 
-enum fp8kv_domain { FP8KV_DOMAIN_F32, FP8KV_DOMAIN_F16, FP8KV_DOMAIN_BF16, FP8KV_DOMAIN_COUNT };
+/* A sweep's domain: every input of one input dtype (fp8kv/spec.h; the names are
+ * fp8kv_dtype_names). */
+enum fp8kv_domain {
+    FP8KV_DOMAIN_F32 = FP8KV_DTYPE_F32,
+    FP8KV_DOMAIN_F16 = FP8KV_DTYPE_F16,
+    FP8KV_DOMAIN_BF16 = FP8KV_DTYPE_BF16,
+    FP8KV_DOMAIN_COUNT = FP8KV_DTYPE_COUNT
+};
 
 /* A run of the judging table: every input from start up to the next run's start must give a
  * code c with c & mask in [value - span, value] (fp8kv_sweep_run_accepts; mask 0xFF, span 0:
