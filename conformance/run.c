@@ -256,8 +256,7 @@ static const struct fp8kv_subject *block_subject(const struct fp8kv_target *t)
 static int runs_block_format(const struct fp8kv_run_options *o, const struct fp8kv_target *t,
                              const struct fp8kv_block_format *f)
 {
-    return !o->no_blocks && block_subject(t) &&
-           (!o->profile || strcmp(o->profile, f->name) == 0);
+    return !o->no_blocks && block_subject(t) && (!o->profile || strcmp(o->profile, f->name) == 0);
 }
 
 /* The block part, one progress step per block format. */
