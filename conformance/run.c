@@ -245,10 +245,7 @@ static int run_profile(const struct fp8kv_run_options *o, const struct fp8kv_tar
 /* The first block codec of t's table (the one the progress line names), or NULL. */
 static const struct fp8kv_subject *block_subject(const struct fp8kv_target *t)
 {
-    for (int i = 0; i < t->subject_count; i++)
-        if (fp8kv_subject_can(&t->subjects[i], FP8KV_CAP_BLOCK))
-            return &t->subjects[i];
-    return NULL;
+    return fp8kv_subject_first(t->subjects, t->subject_count, FP8KV_CAP_BLOCK);
 }
 
 /* The block formats fp8kv_run_blocks runs under o: all, or the one o->profile names; none

@@ -127,7 +127,7 @@ static int add_row(const struct fp8kv_block_under_test *s, const struct fp8kv_bl
              fp8kv_block_rule_names[s->rule], fp8kv_block_model_names[s->model],
              ran ? "" : "not run: ", ran ? what : why_not);
     struct fp8kv_check c;
-    fp8kv_check_init(&c, names[k], s->name, f->name, detail);
+    fp8kv_check_init(&c, names[k], s->subject->name, f->name, detail);
     snprintf(c.rule, sizeof c.rule, "%s", fp8kv_block_rule_names[s->rule]);
     snprintf(c.model, sizeof c.model, "%s", fp8kv_block_model_names[s->model]);
     if (ran) {
@@ -148,7 +148,7 @@ static int add_subject_failure(const struct fp8kv_block_under_test *s, const cha
                                struct fp8kv_results *out)
 {
     struct fp8kv_check c;
-    fp8kv_check_init(&c, "subject-failed", s->name, s->format->name,
+    fp8kv_check_init(&c, "subject-failed", s->subject->name, s->format->name,
                      "the block codec's call failed (a device call, a crash): no verdict on its "
                      "outputs");
     c.cases = 1;

@@ -25,7 +25,7 @@ int fp8kv_block_judge_decode(const struct fp8kv_block_under_test *s, float G,
 {
     const struct fp8kv_block_format *f = s->format;
     if (!fp8kv_block_can_decode(s)) {
-        fp8kv_block_report_note(r, "decode: %s has no decode, not checked", s->name);
+        fp8kv_block_report_note(r, "decode: %s has no decode, not checked", s->subject->name);
         return FP8KV_OK;
     }
     const int bs = f->block_size, nscales = fp8kv_block_scale_code_count(f);
@@ -167,7 +167,8 @@ static int sweep_in_subject(const struct fp8kv_block_under_test *s,
             res.first[i].is_scale ? "scale" : "element", res.first[i].expected, res.first[i].got);
     fp8kv_block_report_note(r, "sweep scale %02x on the device: %.3f ms", pt.scale, res.ms);
     fp8kv_block_report_note(r, "sweep scale %02x (G %a): %llu inputs |x| <= 0x%08x on %s", pt.scale,
-                            (double)pt.G, (unsigned long long)ninputs, table->anchor, s->name);
+                            (double)pt.G, (unsigned long long)ninputs, table->anchor,
+                            s->subject->name);
     return FP8KV_OK;
 }
 

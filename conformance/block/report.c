@@ -66,7 +66,7 @@ int fp8kv_block_select(const struct fp8kv_subject *s, const struct fp8kv_block_f
     int workers = threads < 1 ? 1 : threads;
     if (s->block->workers > 0 && s->block->workers < workers)
         workers = s->block->workers;
-    *out = (struct fp8kv_block_under_test){s, s->name, f, rule, model, workers};
+    *out = (struct fp8kv_block_under_test){s, f, rule, model, workers};
     return FP8KV_OK;
 }
 
@@ -100,23 +100,15 @@ int fp8kv_block_can_sweep(const struct fp8kv_block_under_test *u)
     return u->subject->block->sweep != NULL;
 }
 
-/* The table's block subject, or NULL. */
-static const struct fp8kv_subject *block_subject_of(const struct fp8kv_subject *table, int count)
-{
-    for (int i = 0; i < count; i++)
-        if (fp8kv_subject_can(&table[i], FP8KV_CAP_BLOCK))
-            return &table[i];
-    return NULL;
-}
-
 struct fp8kv_block_under_test fp8kv_block_cpu(const struct fp8kv_block_format *f,
                                               enum fp8kv_block_rule rule,
                                               enum fp8kv_block_model model, int workers)
 {
     struct fp8kv_block_under_test u;
     /* the CPU codec claims every combination */
-    fp8kv_block_select(block_subject_of(fp8kv_cpu_subjects, fp8kv_cpu_subject_count), f, rule,
-                       model, workers, &u);
+    fp8kv_block_select(
+        fp8kv_subject_first(fp8kv_cpu_subjects, fp8kv_cpu_subject_count, FP8KV_CAP_BLOCK), f, rule,
+        model, workers, &u);
     return u;
 }
 
@@ -128,7 +120,8 @@ int fp8kv_block_gpu(const struct fp8kv_block_format *f, enum fp8kv_block_rule ru
     if (fp8kv_gpu_open(device, &info) != 0)
         return FP8KV_ERR;
     const struct fp8kv_subject *table = NULL;
-    const struct fp8kv_subject *s = block_subject_of(table, fp8kv_gpu_subjects(&table));
+    const struct fp8kv_subject *s =
+        fp8kv_subject_first(table, fp8kv_gpu_subjects(&table), FP8KV_CAP_BLOCK);
     if (!s || fp8kv_block_select(s, f, rule, model, 1, out) != FP8KV_OK)
         return fp8kv_fail("GPU %d: the device has no block codec for %s %s %s", device, f->name,
                           fp8kv_block_rule_names[rule], fp8kv_block_model_names[model]);

@@ -98,8 +98,8 @@ static int open_side(const char *cmd, const char *text, const char *format,
     if (format && c.plugin && strcmp(out->format->name, format) != 0)
         return fp8kv_cli_usage_error(cmd, "plugin %s is %s, not --format %s", text,
                                      out->format->name, format);
-    snprintf(label, size, "%s (%s %s %s)", text, out->name, fp8kv_block_rule_names[out->rule],
-             fp8kv_block_model_names[out->model]);
+    snprintf(label, size, "%s (%s %s %s)", text, out->subject->name,
+             fp8kv_block_rule_names[out->rule], fp8kv_block_model_names[out->model]);
     return 0;
 }
 
@@ -121,18 +121,18 @@ static json_t *audit_doc(const char *verdict, const char *labels[2],
         snprintf(name, sizeof name, "audit-block-%s", fp8kv_block_dataset_names[d]);
         snprintf(detail, sizeof detail, "%s, %llu blocks, seed %llu; %s -> %s",
                  fp8kv_block_dataset_names[d], (unsigned long long)rows[d].blocks,
-                 (unsigned long long)seed, side[0]->name, side[1]->name);
-        fp8kv_check_init(&checks[d], name, side[1]->name, f->name, detail);
+                 (unsigned long long)seed, side[0]->subject->name, side[1]->subject->name);
+        fp8kv_check_init(&checks[d], name, side[1]->subject->name, f->name, detail);
         checks[d].cases = rows[d].elements;
         checks[d].mismatches = rows[d].elements_differ;
         checks[d].gated = 0; /* a comparison: no check fails the run */
         checks[d].passed = rows[d].blocks_differ == 0;
         changed |= rows[d].blocks_differ != 0;
     }
-    json_t *extra =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I}", "format", f->name, "baseline", labels[0],
-                  "candidate", labels[1], "baseline_subject", side[0]->name, "candidate_subject",
-                  side[1]->name, "seed", (json_int_t)seed, "blocks", (json_int_t)nblocks);
+    json_t *extra = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I}", "format", f->name, "baseline",
+                              labels[0], "candidate", labels[1], "baseline_subject",
+                              side[0]->subject->name, "candidate_subject", side[1]->subject->name,
+                              "seed", (json_int_t)seed, "blocks", (json_int_t)nblocks);
     json_t *doc = fp8kv_cli_verdict_doc("audit --block",
                                         verdict   ? verdict
                                         : changed ? "changed"

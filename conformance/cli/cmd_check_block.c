@@ -211,7 +211,7 @@ static size_t report_checks(const struct fp8kv_block_report *r, const struct not
             continue;
         struct fp8kv_check *c = &out[n++];
         snprintf(name, sizeof name, "block-%s", fp8kv_block_check_names[k]);
-        fp8kv_check_init(c, name, s->name, profile, r->ran[k] ? "" : why->why[k]);
+        fp8kv_check_init(c, name, s->subject->name, profile, r->ran[k] ? "" : why->why[k]);
         c->cases = r->checked[k];
         c->mismatches = r->wrong[k];
         c->gated = r->ran[k];
@@ -244,8 +244,8 @@ static json_t *check_block_doc(const char *verdict, const struct fp8kv_block_rep
     for (int i = 0; i < r->nnotes; i++)
         json_array_append_new(notes, json_string(r->notes[i]));
     json_t *extra =
-        json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:I, s:s?, s:o}", "subject", s->name, "format",
-                  s->format->name, "rule", fp8kv_block_rule_names[s->rule], "model",
+        json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:I, s:s?, s:o}", "subject", s->subject->name,
+                  "format", s->format->name, "rule", fp8kv_block_rule_names[s->rule], "model",
                   fp8kv_block_model_names[s->model], "global_scale", (double)G, "global_scale_bits",
                   gtext, "seed", (json_int_t)seed, "vectors", dir, "notes", notes);
     json_t *doc = fp8kv_cli_verdict_doc("check-block", verdict, checks, n, extra);
@@ -311,14 +311,14 @@ int fp8kv_cmd_check_block(int argc, char **argv)
     }
     if (!fp8kv_block_can_decode(&s))
         snprintf(why.why[FP8KV_BLOCK_CHECK_DECODE], sizeof why.why[0],
-                 "not run: %.100s has no decode", s.name);
+                 "not run: %.100s has no decode", s.subject->name);
     if (npts == 0 || s.rule == FP8KV_RULE_4OVER6)
         snprintf(why.why[FP8KV_BLOCK_CHECK_SWEEP], sizeof why.why[0], "not run: %s",
                  npts == 0 ? "--sweep none"
                            : "not for 4over6 (the scale is chosen per block): blocks covers it");
     if (!nblocks)
         snprintf(why.why[FP8KV_BLOCK_CHECK_BLOCKS], sizeof why.why[0], "not run: --blocks 0");
-    printf("check-block %s: %s rule %s model %s (G %.9g)\n", s.name, s.format->name,
+    printf("check-block %s: %s rule %s model %s (G %.9g)\n", s.subject->name, s.format->name,
            fp8kv_block_rule_names[s.rule], fp8kv_block_model_names[s.model], (double)G);
     /* dir: the vetted vector directory (vectors_gate), NULL when none was found */
     const struct fp8kv_block_plan plan = {
@@ -345,8 +345,8 @@ int fp8kv_cmd_check_block(int argc, char **argv)
         checked += r->checked[k];
     const uint64_t wrong = fp8kv_block_report_wrong(r);
     const char *verdict = wrong ? "nonconformant" : "conformant";
-    printf("check-block %s: %s %s %s checked=%llu wrong=%llu verdict=%s\n", s.name, s.format->name,
-           fp8kv_block_rule_names[s.rule], fp8kv_block_model_names[s.model],
+    printf("check-block %s: %s %s %s checked=%llu wrong=%llu verdict=%s\n", s.subject->name,
+           s.format->name, fp8kv_block_rule_names[s.rule], fp8kv_block_model_names[s.model],
            (unsigned long long)checked, (unsigned long long)wrong, verdict);
     rc = wrong ? FP8KV_EXIT_NONCONFORMANT : FP8KV_EXIT_CONFORMANT;
     if (fp8kv_cli_json_write(cmd, a.value[OPT_JSON],

@@ -27,10 +27,8 @@ static struct fp8kv_target cpu_target(void)
 {
     struct fp8kv_target t;
     cr_assert_eq(fp8kv_target_open(FP8KV_TARGET_CPU, 0, &t), 0);
-    const struct fp8kv_subject *block = NULL;
-    for (int i = 0; i < t.subject_count; i++)
-        if (fp8kv_subject_can(&t.subjects[i], FP8KV_CAP_BLOCK))
-            block = &t.subjects[i];
+    const struct fp8kv_subject *block =
+        fp8kv_subject_first(t.subjects, t.subject_count, FP8KV_CAP_BLOCK);
     cr_assert_not_null(block, "the CPU target has a block codec");
     t.subjects = block;
     t.subject_count = 1;

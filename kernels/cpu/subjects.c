@@ -195,3 +195,12 @@ const struct fp8kv_subject *fp8kv_subject_find(const struct fp8kv_subject *table
             return &table[i];
     return NULL;
 }
+
+const struct fp8kv_subject *fp8kv_subject_first(const struct fp8kv_subject *table, int count,
+                                                unsigned caps)
+{
+    for (int i = 0; i < count; i++)
+        if (fp8kv_subject_can(&table[i], caps))
+            return &table[i];
+    return NULL;
+}

@@ -19,7 +19,6 @@ extern "C" {
  * block judge takes, as a codec check takes a subject and a profile. */
 struct fp8kv_block_under_test {
     const struct fp8kv_subject *subject; /* FP8KV_CAP_BLOCK */
-    const char *name;                    /* the subject's name */
     const struct fp8kv_block_format *format;
     enum fp8kv_block_rule rule;
     enum fp8kv_block_model model;

@@ -251,6 +251,11 @@ static inline int fp8kv_subject_can(const struct fp8kv_subject *s, unsigned caps
 const struct fp8kv_subject *fp8kv_subject_find(const struct fp8kv_subject *table, int count,
                                                const char *name, unsigned caps);
 
+/* fp8kv_subject_first: the first subject of table (count entries) with capabilities caps, or
+ * NULL (a target's block codec: its table's one FP8KV_CAP_BLOCK subject). */
+const struct fp8kv_subject *fp8kv_subject_first(const struct fp8kv_subject *table, int count,
+                                                unsigned caps);
+
 /* The CPU target's subjects (kernels/cpu/): the encoders "bits" and "frexp", the decoders
  * "decode-bits" and "decode-table", the KV-cache paths "cpu-reference" and the block codec
  * "block-codec" (fp8kv/block_codec.h, every combination). */
