@@ -325,34 +325,6 @@ int fp8kv_child_lock(struct fp8kv_child *c)
     return FP8KV_ERR_SUBJECT;
 }
 
-int fp8kv_child_request_count(struct fp8kv_child *c, const void *request, size_t request_bytes,
-                              uint32_t expected, const char *doing)
-{
-    uint32_t done = 0;
-    const int rc = fp8kv_child_request(c, request, request_bytes, &done, sizeof done, doing);
-    if (rc == FP8KV_OK && done != expected)
-        return fp8kv_child_failed(c, "plugin %s: worker protocol error while %s", c->path, doing);
-    return rc;
-}
-
-enum { CANARY = 0xC5 }; /* what the canary bytes hold before a request */
-
-size_t fp8kv_child_canary_arm(void *tail, size_t room)
-{
-    const size_t n = room < FP8KV_CHILD_CANARY_BYTES ? room : FP8KV_CHILD_CANARY_BYTES;
-    memset(tail, CANARY, n);
-    return n;
-}
-
-long fp8kv_child_canary_broken(const void *tail, size_t n)
-{
-    const unsigned char *p = tail;
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != CANARY)
-            return (long)i;
-    return -1;
-}
-
 void fp8kv_child_plugin_name(char *out, size_t size, const char *declared, const char *path)
 {
     const char *base = strrchr(path, '/');

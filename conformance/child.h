@@ -1,5 +1,5 @@
-/* child.h — code under test in a child process: the machinery every plugin host shares
- * (internal to the judge library).
+/* child.h — code under test in a child process: the process machinery of the plugin host
+ * (host.h; internal to the judge library).
  *
  * A child is forked, becomes its own process group, and runs a serve function that talks to
  * the harness over a socket and works in a shared memory region followed by an inaccessible
@@ -68,21 +68,6 @@ int fp8kv_child_start_pool(struct fp8kv_child *w, int count, const char *path, s
 /* fp8kv_child_lock: takes c->lock for a request; 0, or FP8KV_ERR_SUBJECT with c's failure as
  * the message when c is dead. The lock is held either way: unlock it after. */
 int fp8kv_child_lock(struct fp8kv_child *c);
-
-/* fp8kv_child_request_count: fp8kv_child_request for a worker that answers with the count of
- * what it did (a uint32_t): 0 when the answer is expected, else FP8KV_ERR_SUBJECT (a wrong
- * count is a "worker protocol error" while `doing`, and c is dead). The caller holds c->lock. */
-int fp8kv_child_request_count(struct fp8kv_child *c, const void *request, size_t request_bytes,
-                              uint32_t expected, const char *doing);
-
-/* Canary bytes after a request's outputs in shared memory: a plugin writing past its outputs
- * is caught whatever the layout (the guard page covers only the end of the region).
- * fp8kv_child_canary_arm fills the first min(room, FP8KV_CHILD_CANARY_BYTES) bytes of tail
- * and returns that count; fp8kv_child_canary_broken returns the index of the first of the n
- * bytes at tail that was overwritten, or -1. */
-enum { FP8KV_CHILD_CANARY_BYTES = 64 };
-size_t fp8kv_child_canary_arm(void *tail, size_t room);
-long fp8kv_child_canary_broken(const void *tail, size_t n);
 
 /* fp8kv_child_stop: ends the child (closing its socket, then killing its process group) and
  * unmaps the shared memory. Safe on a child that never started (all zeros) or already stopped. */

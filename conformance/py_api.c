@@ -12,8 +12,8 @@
 
 #include <jansson.h>
 
-#include "fp8kv/block.h"
 #include "fp8kv/checks.h"
+#include "fp8kv/choices.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
@@ -55,88 +55,24 @@ void fp8kv_py_free(void *p)
     free(p);
 }
 
-static const char *format_name(int i)
-{
-    return fp8kv_formats[i].name;
-}
-static const char *profile_name(int i)
-{
-    return fp8kv_profiles[i].name;
-}
-static const char *block_format_name(int i)
-{
-    return fp8kv_block_formats[i].name;
-}
-
-/* name_of: entry i of the name table called table (fp8kv_py_name's), NULL past the last or for
- * a table that is none of them. */
-static const char *name_of(const char *table, int i)
-{
-    const char *kernel_models[FP8KV_MODEL_COUNT];
-    const int kernel_count = fp8kv_kernel_models(kernel_models);
-    const struct {
-        const char *name;
-        const char *const *names; /* or: */
-        const char *(*name_at)(int i);
-        int count;
-    } tables[] = {
-        {"format", NULL, format_name, FP8KV_FORMAT_COUNT},
-        {"profile", NULL, profile_name, fp8kv_profile_count},
-        {"block_format", NULL, block_format_name, FP8KV_BLOCK_FORMAT_COUNT},
-        {"overflow", fp8kv_overflow_names, NULL, FP8KV_OVERFLOW_COUNT},
-        {"inf", fp8kv_inf_names, NULL, FP8KV_INF_COUNT},
-        {"nan_check", fp8kv_nan_check_names, NULL, FP8KV_NAN_CHECK_COUNT},
-        {"model", fp8kv_model_names, NULL, FP8KV_MODEL_COUNT},
-        {"kernel_model", kernel_models, NULL, kernel_count},
-        {"dtype", fp8kv_dtype_names, NULL, FP8KV_DTYPE_COUNT},
-        {"read_model", fp8kv_read_model_names, NULL, FP8KV_READ_MODEL_COUNT},
-        {"layout", fp8kv_kv_layout_names, NULL, FP8KV_KV_LAYOUT_COUNT},
-        {"scale_granularity", fp8kv_scale_granularity_names, NULL, FP8KV_SCALE_GRANULARITY_COUNT},
-        {"block_rule", fp8kv_block_rule_names, NULL, FP8KV_BLOCK_RULE_COUNT},
-        {"block_model", fp8kv_block_model_names, NULL, FP8KV_BLOCK_MODEL_COUNT},
-        {"class", fp8kv_class_names, NULL, FP8KV_CLASS_COUNT},
-    };
-    for (size_t t = 0; table && t < sizeof tables / sizeof tables[0]; t++)
-        if (strcmp(tables[t].name, table) == 0) {
-            if (i < 0 || i >= tables[t].count)
-                return NULL;
-            return tables[t].names ? tables[t].names[i] : tables[t].name_at(i);
-        }
-    return NULL;
-}
-
-/* fp8kv_py_name: entry i of a name table of fp8kv/spec.h or fp8kv/block.h, in table order (the
- * enum's numbers): table is "format", "profile", "block_format", "overflow", "inf",
- * "nan_check", "model", "kernel_model" (the models fp8kv_is_kernel_model accepts), "dtype",
- * "read_model", "layout", "scale_granularity", "block_rule", "block_model" or "class". NULL
- * past the last entry and for an unknown table. */
+/* fp8kv_py_name: name i of the named choice called table, in table order (the enum's
+ * numbers): table is a choice of the registry (fp8kv/choices.h), "format", "profile",
+ * "block_format", "overflow", "inf", "nan_check", "model", "kernel_model" (the models
+ * fp8kv_is_kernel_model accepts), "dtype", "read_model", "layout", "scale_granularity",
+ * "block_rule", "block_model", "class" ... NULL past the last name and for a table that is no
+ * choice. */
 const char *fp8kv_py_name(const char *table, int i)
 {
-    return name_of(table, i);
+    return fp8kv_choice_name_at(fp8kv_choice_named(table), i);
 }
 
-/* fp8kv_py_default: the name of a default (FP8KV_DEFAULT_*, fp8kv/spec.h; block.h's for
- * "block_model"): what is "profile", "format", "overflow", "inf", "model", "dtype",
- * "read_model", "nan_check" or "block_model". NULL for another. */
+/* fp8kv_py_default: the name of the default of the named choice called what (fp8kv/choices.h;
+ * the defaults are FP8KV_DEFAULT_*, fp8kv_default_profile and FP8KV_BLOCK_DEFAULT_MODEL):
+ * "profile", "format", "overflow", "inf", "model", "dtype", "read_model", "nan_check",
+ * "block_model" ... NULL for a choice without a default and for what is no choice. */
 const char *fp8kv_py_default(const char *what)
 {
-    const struct {
-        const char *what, *name;
-    } defaults[] = {
-        {"profile", fp8kv_default_profile()->name},
-        {"format", fp8kv_formats[FP8KV_DEFAULT_FORMAT].name},
-        {"overflow", fp8kv_overflow_names[FP8KV_DEFAULT_OVERFLOW]},
-        {"inf", fp8kv_inf_names[FP8KV_DEFAULT_INF]},
-        {"model", fp8kv_model_names[FP8KV_DEFAULT_MODEL]},
-        {"dtype", fp8kv_dtype_names[FP8KV_DEFAULT_DTYPE]},
-        {"read_model", fp8kv_read_model_names[FP8KV_DEFAULT_READ_MODEL]},
-        {"nan_check", fp8kv_nan_check_names[FP8KV_DEFAULT_NAN_CHECK]},
-        {"block_model", fp8kv_block_model_names[FP8KV_BLOCK_DEFAULT_MODEL]},
-    };
-    for (size_t i = 0; what && i < sizeof defaults / sizeof defaults[0]; i++)
-        if (strcmp(defaults[i].what, what) == 0)
-            return defaults[i].name;
-    return NULL;
+    return fp8kv_choice_default(fp8kv_choice_named(what));
 }
 
 static const struct fp8kv_profile *profile_named(const char *name)

@@ -1,224 +1,28 @@
-/* help.c — help texts with their name lists filled from the tables: a help text says {formats},
- * {kernel_models:or}, {default_profile} ... where it lists names or a default, and
- * fp8kv_cli_print_help prints it with each of them taken from fp8kv/spec.h, fp8kv/block.h and
- * fp8kv/checks.h at run time, so no help text restates a table. */
+/* help.c — help texts with their name lists filled from the registry of the choices
+ * (fp8kv/choices.h): a help text says {formats}, {kernel_models:or}, {default_profile} ... where
+ * it lists names or a default, and fp8kv_cli_print_help prints it with each of them taken from
+ * the registry at run time, so no help text restates a table. {<choice>s} or {<choice>s:style}
+ * lists the names of the choice called <choice> ("formats": choice "format", "mx_rules":
+ * "mx_rule"), {default_<choice>} names its default ("default_format"). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "fp8kv/block.h"
+#include "fp8kv/choices.h"
 
 #define MAX_NAMES 64
 
-/* ---- the lists ------------------------------------------------------------------------------ */
-
-static int formats(const char **names)
+/* choice_of: the choice called the len bytes at p with suffix (its last bytes) cut off, NULL
+ * for none (or when they do not end in suffix). */
+static const struct fp8kv_choice *choice_of(const char *p, size_t len, const char *suffix)
 {
-    for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
-        names[i] = fp8kv_formats[i].name;
-    return FP8KV_FORMAT_COUNT;
-}
-
-static int table(const char *const *table, int count, const char **names)
-{
-    for (int i = 0; i < count; i++)
-        names[i] = table[i];
-    return count;
-}
-
-static int overflows(const char **names)
-{
-    return table(fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT, names);
-}
-
-/* The Inf policies a choice of --inf means: those of the satfinite profiles (under the other
- * overflow rules the policy follows the rule). */
-static int satfinite_infs(const char **names)
-{
-    int n = 0;
-    for (int i = 0; i < FP8KV_INF_COUNT; i++)
-        for (int k = 0; k < fp8kv_profile_count; k++)
-            if (fp8kv_profiles[k].overflow == FP8KV_OVERFLOW_SATFINITE &&
-                (int)fp8kv_profiles[k].inf == i) {
-                names[n++] = fp8kv_inf_names[i];
-                break;
-            }
-    return n;
-}
-
-static int models(const char **names)
-{
-    return table(fp8kv_model_names, FP8KV_MODEL_COUNT, names);
-}
-
-static int kernel_models(const char **names)
-{
-    return fp8kv_kernel_models(names);
-}
-
-static int dtypes(const char **names)
-{
-    return table(fp8kv_dtype_names, FP8KV_DTYPE_COUNT, names);
-}
-
-static int read_models(const char **names)
-{
-    return table(fp8kv_read_model_names, FP8KV_READ_MODEL_COUNT, names);
-}
-
-static int nan_checks(const char **names)
-{
-    return table(fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT, names);
-}
-
-static int profiles(const char **names)
-{
-    int n = 0;
-    for (int i = 0; i < fp8kv_profile_count && n < MAX_NAMES; i++)
-        names[n++] = fp8kv_profiles[i].name;
-    return n;
-}
-
-static int block_formats(const char **names)
-{
-    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
-        names[i] = fp8kv_block_formats[i].name;
-    return FP8KV_BLOCK_FORMAT_COUNT;
-}
-
-/* The first block format of a scale kind: every MX format (E8M0 scales) takes the same rules, as
- * does nvfp4 (UE4M3). */
-static const struct fp8kv_block_format *of_kind(enum fp8kv_block_scale_kind kind)
-{
-    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
-        if (fp8kv_block_formats[i].scale_kind == kind)
-            return &fp8kv_block_formats[i];
-    return &fp8kv_block_formats[0];
-}
-
-static int mx_rules(const char **names)
-{
-    return fp8kv_block_rules_of(of_kind(FP8KV_SCALE_E8M0), names);
-}
-
-static int nvfp4_rules(const char **names)
-{
-    return fp8kv_block_rules_of(of_kind(FP8KV_SCALE_UE4M3), names);
-}
-
-static int block_models(const char **names)
-{
-    return table(fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, names);
-}
-
-/* ---- the defaults ---------------------------------------------------------------------------- */
-
-static const char *default_format(void)
-{
-    return fp8kv_formats[FP8KV_DEFAULT_FORMAT].name;
-}
-static const char *default_overflow(void)
-{
-    return fp8kv_overflow_names[FP8KV_DEFAULT_OVERFLOW];
-}
-static const char *default_inf(void)
-{
-    return fp8kv_inf_names[FP8KV_DEFAULT_INF];
-}
-static const char *default_model(void)
-{
-    return fp8kv_model_names[FP8KV_DEFAULT_MODEL];
-}
-static const char *default_dtype(void)
-{
-    return fp8kv_dtype_names[FP8KV_DEFAULT_DTYPE];
-}
-static const char *default_read_model(void)
-{
-    return fp8kv_read_model_names[FP8KV_DEFAULT_READ_MODEL];
-}
-static const char *default_nan_check(void)
-{
-    return fp8kv_nan_check_names[FP8KV_DEFAULT_NAN_CHECK];
-}
-static const char *default_profile(void)
-{
-    return fp8kv_default_profile()->name;
-}
-static const char *default_block_model(void)
-{
-    return fp8kv_block_model_names[FP8KV_BLOCK_DEFAULT_MODEL];
-}
-static const char *default_mx_rule(void)
-{
-    return fp8kv_block_rule_names[of_kind(FP8KV_SCALE_E8M0)->default_rule];
-}
-static const char *default_nvfp4_rule(void)
-{
-    return fp8kv_block_rule_names[of_kind(FP8KV_SCALE_UE4M3)->default_rule];
-}
-
-/* A list a help text may name: its names, the default among them (NULL: none), and the short
- * note of each name that the style notes prints (NULL: none). */
-struct help_list {
-    const char *name;
-    int (*names)(const char **names);
-    const char *(*default_name)(void);
-    const char *(*note)(const char *name);
-};
-
-static const char *model_note(const char *name)
-{
-    const int m = fp8kv_name_index(fp8kv_model_names, FP8KV_MODEL_COUNT, name);
-    return m < 0 ? NULL : fp8kv_model_notes[m];
-}
-
-static const char *nan_check_note(const char *name)
-{
-    const int c = fp8kv_name_index(fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT, name);
-    return c < 0 ? NULL : fp8kv_nan_check_notes[c];
-}
-
-static const struct help_list lists[] = {
-    {"formats", formats, default_format, NULL},
-    {"overflows", overflows, default_overflow, NULL},
-    {"satfinite_infs", satfinite_infs, default_inf, NULL},
-    {"models", models, default_model, model_note},
-    {"kernel_models", kernel_models, default_model, model_note},
-    {"dtypes", dtypes, default_dtype, NULL},
-    {"read_models", read_models, default_read_model, NULL},
-    {"nan_checks", nan_checks, default_nan_check, nan_check_note},
-    {"profiles", profiles, default_profile, NULL},
-    {"block_formats", block_formats, NULL, NULL},
-    {"mx_rules", mx_rules, default_mx_rule, NULL},
-    {"nvfp4_rules", nvfp4_rules, default_nvfp4_rule, NULL},
-    {"block_models", block_models, default_block_model, NULL},
-};
-#define LIST_COUNT ((int)(sizeof lists / sizeof lists[0]))
-
-/* The placeholders {default_<what>}: the default of the list named in the second column. */
-static const struct {
-    const char *placeholder, *list;
-} defaults[] = {
-    {"default_format", "formats"},
-    {"default_overflow", "overflows"},
-    {"default_inf", "satfinite_infs"},
-    {"default_model", "models"},
-    {"default_dtype", "dtypes"},
-    {"default_read_model", "read_models"},
-    {"default_nan_check", "nan_checks"},
-    {"default_profile", "profiles"},
-    {"default_block_model", "block_models"},
-    {"default_mx_rule", "mx_rules"},
-    {"default_nvfp4_rule", "nvfp4_rules"},
-};
-
-static const struct help_list *list_named(const char *name, size_t len)
-{
-    for (int i = 0; i < LIST_COUNT; i++)
-        if (strlen(lists[i].name) == len && strncmp(lists[i].name, name, len) == 0)
-            return &lists[i];
-    return NULL;
+    char name[64];
+    const size_t cut = strlen(suffix);
+    if (len < cut || len - cut >= sizeof name || strncmp(p + len - cut, suffix, cut) != 0)
+        return NULL;
+    memcpy(name, p, len - cut);
+    name[len - cut] = '\0';
+    return fp8kv_choice_named(name);
 }
 
 /* ---- expansion ------------------------------------------------------------------------------- */
@@ -244,31 +48,35 @@ static const struct {
  * is none (then it is printed as it stands, which t_names catches). */
 static int expand(const char *p, size_t len, char *buf, size_t size)
 {
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
-        if (strlen(defaults[i].placeholder) == len &&
-            strncmp(defaults[i].placeholder, p, len) == 0) {
-            const struct help_list *l = list_named(defaults[i].list, strlen(defaults[i].list));
-            snprintf(buf, size, "%s", l && l->default_name ? l->default_name() : "?");
-            return 0;
-        }
+    static const char prefix[] = "default_";
+    const size_t prefix_len = sizeof prefix - 1;
+    if (len > prefix_len && strncmp(p, prefix, prefix_len) == 0) {
+        const char *def = fp8kv_choice_default(choice_of(p + prefix_len, len - prefix_len, ""));
+        if (!def)
+            return -1;
+        snprintf(buf, size, "%s", def);
+        return 0;
+    }
     const char *colon = memchr(p, ':', len);
     const size_t name_len = colon ? (size_t)(colon - p) : len;
     const char *style = colon ? colon + 1 : p + len;
     const size_t style_len = colon ? len - name_len - 1 : 0;
-    const struct help_list *l = list_named(p, name_len);
+    const struct fp8kv_choice *c = choice_of(p, name_len, "s");
     int s = -1;
     for (int i = 0; i < (int)(sizeof styles / sizeof styles[0]); i++)
         if (strlen(styles[i].style) == style_len && strncmp(styles[i].style, style, style_len) == 0)
             s = i;
-    if (!l || s < 0 || (styles[s].notes && !l->note))
+    if (!c || s < 0 || (styles[s].notes && !fp8kv_choice_has_notes(c)))
         return -1;
     const char *names[MAX_NAMES];
-    const int n = l->names(names);
-    const char *def = l->default_name ? l->default_name() : NULL;
+    int n = 0;
+    while (n < MAX_NAMES && (names[n] = fp8kv_choice_name_at(c, n)))
+        n++;
+    const char *def = fp8kv_choice_default(c);
     char items[MAX_NAMES][96];
     const char *shown[MAX_NAMES];
     for (int i = 0; i < n; i++) {
-        const char *note = styles[s].notes ? l->note(names[i]) : NULL;
+        const char *note = styles[s].notes ? fp8kv_choice_note(c, names[i]) : NULL;
         const int is_default = styles[s].mark_default && def && strcmp(def, names[i]) == 0;
         snprintf(items[i], sizeof items[i], "%s%s%s%s%s%s", names[i],
                  note || is_default ? " (" : "", note ? note : "", note && is_default ? "; " : "",

@@ -186,6 +186,23 @@ const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c)
                                          : "attention";
 }
 
+const char *fp8kv_kv_call_array_name(const struct fp8kv_kv_call *c, int i)
+{
+    static const char *const fixed[][6] = {
+        {"key", "value", "slot_mapping", "key_cache", "value_cache"},
+        {"cache_data", "block_table", "seq_lens", "out"},
+        {"query", "key_cache", "value_cache", "block_table", "seq_lens", "out"},
+    };
+    static const int nfixed[] = {5, 4, 6};
+    const int op = c->op == FP8KV_KV_OP_STORE || c->op == FP8KV_KV_OP_GATHER ? c->op : 2;
+    if (i >= 0 && i < nfixed[op])
+        return fixed[op][i];
+    const int head = c->layout.scale_granularity == FP8KV_KV_SCALE_HEAD, k = i == nfixed[op];
+    if (c->op == FP8KV_KV_OP_GATHER)
+        return head ? "head_scales" : "scale_cache";
+    return head ? (k ? "k_head_scales" : "v_head_scales") : (k ? "k_scale_cache" : "v_scale_cache");
+}
+
 /* ---- running them ------------------------------------------------------------------------ */
 
 /* subject_failed: the kernels' nonzero return as the subject's failure. */

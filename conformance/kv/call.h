@@ -43,6 +43,9 @@ void fp8kv_kv_call_attention(struct fp8kv_kv_call *c, const struct fp8kv_kv_atte
  * address of array i's pointer inside c->args (c->arrays of them), so a caller can move them. */
 void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARRAYS]);
 
+/* fp8kv_kv_call_array_name: the argument name of c's array i ("key_cache", "k_head_scales"). */
+const char *fp8kv_kv_call_array_name(const struct fp8kv_kv_call *c, int i);
+
 /* fp8kv_kv_call_name: "store", "gather" or "attention". */
 const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c);
 

@@ -10,6 +10,9 @@
  *   crash           dereferences NULL on meeting the input 1.0
  *   bad_rule        says rule "rne", which mxfp4 does not take
  *   abi2            says block-codec ABI version 2
+ *   full_piece_overrun  writes one byte past its elements, only in a call of a full piece
+ *                   (FP8KV_BLOCK_PLUGIN_CALL blocks: what the sweeps send)
+ *   scales_overrun  writes scales[nblocks]
  * The fault is the only difference: the hooks are the example's own macros. */
 #include <stdint.h>
 
@@ -21,6 +24,8 @@
 #define BLOCK_FAULT_CRASH 5
 #define BLOCK_FAULT_BAD_RULE 6
 #define BLOCK_FAULT_ABI2 7
+#define BLOCK_FAULT_FULL_PIECE_OVERRUN 8
+#define BLOCK_FAULT_SCALES_OVERRUN 9
 #ifndef BLOCK_FAULT
 #define BLOCK_FAULT BLOCK_FAULT_NONE
 #endif
@@ -46,6 +51,10 @@ static void encode_or_crash(const float *x, size_t nblocks, float G, uint8_t *sc
         if (x[i] >= 1.0f) /* any block with a value of 1 or more: every data set has one */
             *(volatile int *)(uintptr_t)(nblocks - nblocks) = 1;
     engine_block_codec_v1()->encode(x, nblocks, G, scales, elements);
+    if (BLOCK_FAULT == BLOCK_FAULT_FULL_PIECE_OVERRUN && nblocks == 32768)
+        elements[nblocks * BLOCK] = 0;
+    if (BLOCK_FAULT == BLOCK_FAULT_SCALES_OVERRUN)
+        scales[nblocks] = 0;
 }
 
 ENGINE_EXPORT const struct fp8kv_block_codec_v1 *fp8kv_block_codec_v1(void)

@@ -11,6 +11,8 @@
  *   fork_crash  on meeting the input 1.0, starts a child that sleeps (and writes its pid to
  *               the file $FP8KV_TEST_CHILD_PIDFILE), then crashes
  *   overrun     writes one byte past its n outputs
+ *   underrun    writes one byte before its outputs
+ *   input_write writes into its inputs (x[0] = 0)
  *   overflow_nan gives NaN instead of +-448 for |x| in (464, 480] at scale 1: a defect of a
  *               range of 524,288 inputs per sign, in the overflow class
  *   many_classes fails at scale 1 in every input class (many_classes_fault below), over ranges
@@ -21,6 +23,7 @@
  *               in f16
  * One source for all of them, so a fault is the only difference from the clean plugin.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -42,6 +45,8 @@
 #define FAULT_OVERFLOW_NAN 11
 #define FAULT_MANY_CLASSES 12
 #define FAULT_DECODE_VIA_F16 13
+#define FAULT_UNDERRUN 14
+#define FAULT_INPUT_WRITE 15
 #ifndef PLUGIN_FAULT
 #define PLUGIN_FAULT FAULT_NONE
 #endif
@@ -136,6 +141,10 @@ static void encode_f32(const float *x, size_t n, float scale, uint8_t *q)
     }
     if (PLUGIN_FAULT == FAULT_OVERRUN)
         q[n] = 0x00; /* one byte too many */
+    if (PLUGIN_FAULT == FAULT_UNDERRUN)
+        q[-1] = 0x00; /* one byte before */
+    if (PLUGIN_FAULT == FAULT_INPUT_WRITE && n)
+        ((float *)(uintptr_t)x)[0] = 0.0f; /* the inputs are not the plugin's to change */
 }
 
 static void decode_f32(const uint8_t *q, size_t n, float scale, float *y)

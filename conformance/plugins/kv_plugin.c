@@ -3,6 +3,8 @@
  *   crash          dereferences NULL in the store
  *   hang           sleeps forever in the gather
  *   overrun        writes one byte past the end of the key cache
+ *   far_overrun    writes a byte 1064 bytes past the end of the value cache (beyond any canary)
+ *   input_write    writes into the keys it is given (an input)
  *   error          the attention returns -1
  *   scale_ignored  stores x / 1 instead of x / scale
  *   k_scale_for_v  stores the values with k_scale
@@ -40,6 +42,8 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_CLOSE_SOCKET 11
 #define KV_FAULT_HEAD0_SCALE 12
 #define KV_FAULT_RECIP_ROW 13
+#define KV_FAULT_FAR_OVERRUN 14
+#define KV_FAULT_INPUT_WRITE 15
 
 /* head0: n copies of heads[0] in same (the head0_scale fault); NULL when heads is */
 static const float *head0(const float *heads, int n, float *same)
@@ -113,10 +117,14 @@ static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
     }
     const int rc = store(ctx, &b);
     free(slots);
-    if (KV_FAULT == KV_FAULT_OVERRUN) {
-        const struct fp8kv_kv_layout_v1 *c = a->cache;
-        a->key_cache[(size_t)c->num_blocks * c->block_size * c->num_heads * c->head_size] = 0x11;
-    }
+    const struct fp8kv_kv_layout_v1 *c = a->cache;
+    const size_t cache_bytes = (size_t)c->num_blocks * c->block_size * c->num_heads * c->head_size;
+    if (KV_FAULT == KV_FAULT_OVERRUN)
+        a->key_cache[cache_bytes] = 0x11;
+    if (KV_FAULT == KV_FAULT_FAR_OVERRUN)
+        a->value_cache[cache_bytes + 64 + 1000] = 0x11;
+    if (KV_FAULT == KV_FAULT_INPUT_WRITE && a->num_tokens > 0)
+        *(volatile unsigned char *)(uintptr_t)a->key = 0x11;
     return rc;
 }
 

@@ -253,6 +253,28 @@ Test(check_block_cli, a_crashing_plugin_is_named_not_fatal)
     cr_expect(strstr(out, "the harness is intact"), "%s", out);
 }
 
+/* Found by the second hostile campaign: the block host gave a full piece (32,768 blocks) no
+ * canary, and none after the scales: an nvfp4 plugin writing one byte past its elements only
+ * in such a call, or writing scales[nblocks], was "conformant". Every output ends at a guard
+ * page now, whatever the piece size. */
+Test(check_block_cli, bug20261203_writes_past_a_full_piece_or_the_scales_were_not_caught)
+{
+    static char out[1 << 16];
+    const struct {
+        const char *plugin, *says;
+    } cases[] = {
+        {"nvfp4_full_piece_overrun", "wrote past the end of elements, an output of 524288 bytes "
+                                     "(byte 0 after it) while encoding blocks 0 .. 32767"},
+        {"nvfp4_scales_overrun", "wrote past the end of scales, an output of"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_expect_eq(check_plugin(cases[i].plugin, "--sweep none --blocks 40000", out, sizeof out),
+                     4, "%s: %s", cases[i].plugin, out);
+        cr_expect(strstr(out, cases[i].says), "%s: %s", cases[i].plugin, out);
+        cr_expect_null(strstr(out, "verdict="), "%s: %s", cases[i].plugin, out);
+    }
+}
+
 Test(check_block_cli, bad_arguments_exit_2)
 {
     static char out[1 << 14];

@@ -100,7 +100,7 @@ Test(kv_plugin, crashes_hangs_errors_and_overruns_are_the_subjects_failures)
         {"crash", "while running store"},
         {"hang", "hung: no answer within 3 s while running gather"},
         {"error", "attention returned -1"},
-        {"overrun", "wrote past the end of an output"},
+        {"overrun", "wrote past the end of key_cache, an output of"},
         /* a plugin that closes the worker's socket and lives on is killed, not waited for */
         {"close_socket", "closed its connection to fp8kv without an answer (killed)"},
     };
@@ -138,6 +138,27 @@ Test(kv_plugin, unusable_plugins_and_arguments)
              FP8KV_PLUGIN_DIR);
     cr_assert_eq(check_kv(args, out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "does not implement profile e4m3fnuz_nan"), "%s", out);
+}
+
+/* Found by the second hostile campaign: a KV plugin writing past its outputs beyond the 64
+ * canary bytes, or into its inputs, was "conformant", exit 0. Every output ends at a guard page
+ * now and the inputs are read-only to the plugin. */
+Test(kv_plugin, bug20261203_writes_far_past_an_output_or_into_an_input_were_not_caught)
+{
+    static char out[1 << 16];
+    const struct {
+        const char *fault, *says;
+    } cases[] = {
+        {"far_overrun", "wrote past the end of value_cache, an output of 576 bytes (byte 1064 "
+                        "after it) while running store"},
+        {"input_write", "wrote into key, an input of"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_assert_eq(plugin(cases[i].fault, out, sizeof out), 4, "%s: %s", cases[i].fault, out);
+        cr_assert(strstr(out, cases[i].says), "%s: %s", cases[i].fault, out);
+        cr_assert_null(strstr(out, "verdict="), "%s: a verdict after a failure: %s", cases[i].fault,
+                       out);
+    }
 }
 
 /* Fixed in bf61b87: a plugin that closes the worker's socket and lives on was waited for

@@ -1,6 +1,7 @@
 /* t_names.c — every choice stated once: the name tables and defaults of fp8kv/spec.h and
- * fp8kv/block.h are complete, the KV ABI's numbers are spec.h's, and what the help texts and
- * messages list is what the tables hold (docs/DESIGN.md "Where each choice is decided").
+ * fp8kv/block.h are complete, the KV ABI's numbers are spec.h's, the registry of the choices
+ * (fp8kv/choices.h) lists the tables and their defaults, and what the help texts and messages
+ * list is what the tables hold (docs/DESIGN.md "Where each choice is decided").
  *
  * The tables are the first statement; this file is the second on purpose: it spells the
  * defaults out (e4m3fn_satfinite, f32_div, ...) so that a change of one is a visible decision. */
@@ -10,6 +11,7 @@
 
 #include "fp8kv/block.h"
 #include "fp8kv/checks.h"
+#include "fp8kv/choices.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/kv_cache.h"
 #include "fp8kv/kv_judge.h"
@@ -137,6 +139,137 @@ Test(names, block_rules_of_each_format)
                      "floor, rceil, even");
     const int nv = fp8kv_block_rules_of(&fp8kv_block_formats[FP8KV_NVFP4], names);
     cr_assert_str_eq(fp8kv_names_list(names, nv, ", ", NULL, buf, sizeof buf), "rne, ceil, 4over6");
+}
+
+/* ---- the registry of the choices (fp8kv/choices.h) ------------------------------------------ */
+
+/* The names of choice what, asserted to be names[0..n) in order. */
+static void assert_choice(const char *what, const char *const *names, int n)
+{
+    const struct fp8kv_choice *c = fp8kv_choice_named(what);
+    cr_assert_not_null(c, "no choice %s", what);
+    cr_assert_eq(fp8kv_choice_name_count(c), n, "%s", what);
+    for (int i = 0; i < n; i++)
+        cr_assert_str_eq(fp8kv_choice_name_at(c, i), names[i], "%s %d", what, i);
+}
+
+Test(names, every_choice_resolves)
+{
+    int count = 0;
+    for (const struct fp8kv_choice *c; (c = fp8kv_choice_at(count)); count++) {
+        const char *what = fp8kv_choice_name(c);
+        cr_assert(what && *what, "choice %d has no name", count);
+        cr_assert_eq(fp8kv_choice_named(what), c, "%s", what);
+        const int n = fp8kv_choice_name_count(c);
+        cr_assert(n > 0 && n <= 64, "%s has %d names", what, n); /* help.c's room */
+        const char *names[64];
+        for (int i = 0; i < n; i++)
+            names[i] = fp8kv_choice_name_at(c, i);
+        assert_table(names, n, what);
+        cr_assert_null(fp8kv_choice_name_at(c, n), "%s: a name past the last", what);
+        cr_assert_null(fp8kv_choice_name_at(c, -1), "%s: a name before the first", what);
+        const char *def = fp8kv_choice_default(c);
+        cr_assert(!def || fp8kv_name_index(names, n, def) >= 0, "%s: default %s is none of its",
+                  what, def);
+        for (int i = 0; i < n; i++)
+            cr_assert_eq(fp8kv_choice_note(c, names[i]) != NULL, fp8kv_choice_has_notes(c),
+                         "%s %s: a note, or none, as the others", what, names[i]);
+        cr_assert_null(fp8kv_choice_note(c, "nope"), "%s", what);
+        for (int k = 0; k < count; k++)
+            cr_assert_str_neq(fp8kv_choice_name(fp8kv_choice_at(k)), what);
+    }
+    cr_assert_eq(count, 18, "a choice added or gone: say so in DESIGN §1.5 and here");
+    cr_assert_null(fp8kv_choice_at(-1));
+    cr_assert_null(fp8kv_choice_named("nope"));
+    cr_assert_null(fp8kv_choice_named("formats"), "choices are named in the singular");
+    cr_assert_null(fp8kv_choice_named(NULL));
+    cr_assert_null(fp8kv_choice_name(NULL));
+    cr_assert_eq(fp8kv_choice_name_count(NULL), 0);
+    cr_assert_null(fp8kv_choice_name_at(NULL, 0));
+    cr_assert_null(fp8kv_choice_default(NULL));
+    cr_assert_eq(fp8kv_choice_has_notes(NULL), 0);
+    cr_assert_null(fp8kv_choice_note(NULL, "f32_div"));
+}
+
+Test(names, choices_are_the_tables)
+{
+    const char *formats[FP8KV_FORMAT_COUNT], *blocks[FP8KV_BLOCK_FORMAT_COUNT];
+    const char *profiles[64];
+    for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
+        formats[i] = fp8kv_formats[i].name;
+    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
+        blocks[i] = fp8kv_block_formats[i].name;
+    cr_assert_leq(fp8kv_profile_count, 64);
+    for (int i = 0; i < fp8kv_profile_count; i++)
+        profiles[i] = fp8kv_profiles[i].name;
+    assert_choice("format", formats, FP8KV_FORMAT_COUNT);
+    assert_choice("profile", profiles, fp8kv_profile_count);
+    assert_choice("block_format", blocks, FP8KV_BLOCK_FORMAT_COUNT);
+    assert_choice("overflow", fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT);
+    assert_choice("inf", fp8kv_inf_names, FP8KV_INF_COUNT);
+    assert_choice("model", fp8kv_model_names, FP8KV_MODEL_COUNT);
+    assert_choice("dtype", fp8kv_dtype_names, FP8KV_DTYPE_COUNT);
+    assert_choice("read_model", fp8kv_read_model_names, FP8KV_READ_MODEL_COUNT);
+    assert_choice("nan_check", fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT);
+    assert_choice("layout", fp8kv_kv_layout_names, FP8KV_KV_LAYOUT_COUNT);
+    assert_choice("scale_granularity", fp8kv_scale_granularity_names,
+                  FP8KV_SCALE_GRANULARITY_COUNT);
+    assert_choice("class", fp8kv_class_names, FP8KV_CLASS_COUNT);
+    assert_choice("block_rule", fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT);
+    assert_choice("block_model", fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT);
+    /* the choices that keep some of a table's entries */
+    const char *kernel[FP8KV_MODEL_COUNT], *rules[FP8KV_BLOCK_RULE_COUNT];
+    assert_choice("kernel_model", kernel, fp8kv_kernel_models(kernel));
+    static const char *const satfinite_infs[] = {"clamp", "nan"};
+    assert_choice("satfinite_inf", satfinite_infs, 2);
+    assert_choice("mx_rule", rules, fp8kv_block_rules_of(&fp8kv_block_formats[FP8KV_MXFP4], rules));
+    assert_choice("nvfp4_rule", rules,
+                  fp8kv_block_rules_of(&fp8kv_block_formats[FP8KV_NVFP4], rules));
+    /* the notes are core's */
+    const struct fp8kv_choice *models = fp8kv_choice_named("kernel_model");
+    cr_assert_str_eq(fp8kv_choice_note(models, "f32_div"), fp8kv_model_notes[FP8KV_MODEL_F32_DIV]);
+    cr_assert_null(fp8kv_choice_note(models, "exact"), "exact is no kernel model");
+    cr_assert_str_eq(fp8kv_choice_note(fp8kv_choice_named("nan_check"), "strict"),
+                     fp8kv_nan_check_notes[FP8KV_NAN_CHECK_STRICT]);
+    cr_assert_eq(fp8kv_choice_has_notes(fp8kv_choice_named("format")), 0);
+}
+
+/* The default of choice what: want, spelled out (NULL: none). */
+static void assert_default(const char *what, const char *want)
+{
+    const char *def = fp8kv_choice_default(fp8kv_choice_named(what));
+    if (want)
+        cr_assert(def && strcmp(def, want) == 0, "default %s: %s, not %s", what, def, want);
+    else
+        cr_assert_null(def, "%s has no default, not %s", what, def);
+}
+
+Test(names, choices_defaults)
+{
+    assert_default("format", "e4m3fn");
+    assert_default("profile", "e4m3fn_satfinite");
+    assert_default("overflow", "satfinite");
+    assert_default("inf", "clamp");
+    assert_default("satfinite_inf", "clamp");
+    assert_default("model", "f32_div");
+    assert_default("kernel_model", "f32_div");
+    assert_default("dtype", "f32");
+    assert_default("read_model", "rounded");
+    assert_default("nan_check", "strict");
+    assert_default("block_model", "exact");
+    assert_default("mx_rule", "floor");
+    assert_default("nvfp4_rule", "rne");
+    assert_default("layout", NULL);
+    assert_default("scale_granularity", NULL);
+    assert_default("class", NULL);
+    assert_default("block_format", NULL);
+    assert_default("block_rule", NULL);
+    cr_assert_str_eq(fp8kv_choice_default(fp8kv_choice_named("profile")),
+                     fp8kv_default_profile()->name);
+    cr_assert_str_eq(fp8kv_choice_default(fp8kv_choice_named("mx_rule")),
+                     fp8kv_block_rule_names[fp8kv_block_formats[FP8KV_MXFP4].default_rule]);
+    cr_assert_str_eq(fp8kv_choice_default(fp8kv_choice_named("nvfp4_rule")),
+                     fp8kv_block_rule_names[fp8kv_block_formats[FP8KV_NVFP4].default_rule]);
 }
 
 /* ---- what the command line lists ------------------------------------------------------------- */

@@ -122,9 +122,36 @@ Test(plugin, a_write_past_the_outputs_is_caught)
     const float x[3] = {0.5f, 1.0f, 2.0f};
     uint8_t q[3];
     cr_assert_eq(fp8kv_plugin_encode(pl, 0, x, 3, 1.0f, q), FP8KV_ERR_SUBJECT);
-    cr_assert(strstr(fp8kv_last_error(), "wrote past the end of its 3 outputs"), "%s",
-              fp8kv_last_error());
+    cr_assert(strstr(fp8kv_last_error(), "wrote past the end of q, an output of 3 bytes (byte 0 "
+                                         "after it) while encoding 3 inputs"),
+              "%s", fp8kv_last_error());
     fp8kv_plugin_close(pl);
+}
+
+/* Found by the second hostile campaign: a codec plugin writing before its outputs or into its
+ * inputs went unnoticed (the canaries lay only after the outputs). Every byte it may touch is
+ * fenced now: the inputs are read-only, the bytes before an output are canaries. */
+Test(plugin, bug20261203_writes_before_the_outputs_or_into_the_inputs_were_not_caught)
+{
+    const struct {
+        const char *plugin, *says;
+    } cases[] = {
+        {PLUGIN("fp8kv_plugin_underrun"), "wrote before the start of q, an output of 3 bytes "
+                                          "(byte 1 before it)"},
+        {PLUGIN("fp8kv_plugin_input_write"), "wrote into x, an input of 12 bytes (its byte 0)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fp8kv_plugin *pl;
+        cr_assert_eq(fp8kv_plugin_open(cases[i].plugin, 1, 5.0, &pl), 0, "%s", fp8kv_last_error());
+        const float x[3] = {0.5f, 1.0f, 2.0f};
+        uint8_t q[3];
+        cr_assert_eq(fp8kv_plugin_encode(pl, 0, x, 3, 1.0f, q), FP8KV_ERR_SUBJECT);
+        cr_assert(strstr(fp8kv_last_error(), cases[i].says), "%s", fp8kv_last_error());
+        /* the worker is stopped: every later request says the same */
+        cr_assert_eq(fp8kv_plugin_encode(pl, 0, x, 3, 1.0f, q), FP8KV_ERR_SUBJECT);
+        cr_assert(strstr(fp8kv_last_error(), cases[i].says), "%s", fp8kv_last_error());
+        fp8kv_plugin_close(pl);
+    }
 }
 
 Test(plugin, a_hang_is_killed_after_the_timeout)

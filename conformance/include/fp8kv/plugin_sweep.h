@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "fp8kv/checks.h"
-#include "fp8kv/plugin_host.h"
+#include "fp8kv/codec_plugin_host.h"
 #include "fp8kv/sweep.h"
 
 #ifdef __cplusplus

@@ -1,14 +1,15 @@
-/* fp8kv/plugin_host.h — codec plugins (fp8kv/plugin.h) run in child processes.
+/* fp8kv/codec_plugin_host.h — codec plugins (fp8kv/plugin.h) run in worker processes.
  *
- * A plugin is the code under test, so fp8kv never runs it in its own process: each worker
- * is a forked child that loads the library, reads the descriptor, and then encodes or
- * decodes buffers in memory it shares with the harness, one request at a time over a socket.
- * A worker that dies (a signal, an exit) or gives no answer within the timeout is reported
- * with the inputs it was working on; it is killed, and the harness goes on to say so.
- * Several workers let a sweep use every core even if the plugin is not thread-safe.
+ * A plugin is the code under test, so fp8kv never runs it in its own process: the one plugin
+ * host (the same for every ABI) starts workers that load the library, read the descriptor,
+ * and encode or decode buffers in memory shared with the harness, every byte of it fenced
+ * (inputs read-only, outputs against guard pages). A worker that dies, hangs or touches memory
+ * outside its arrays is reported with the inputs it was working on; it is killed, and the
+ * harness goes on to say so. Several workers let a sweep use every core even if the plugin is
+ * not thread-safe.
  */
-#ifndef FP8KV_PLUGIN_HOST_H
-#define FP8KV_PLUGIN_HOST_H
+#ifndef FP8KV_CODEC_PLUGIN_HOST_H
+#define FP8KV_CODEC_PLUGIN_HOST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,8 +51,8 @@ int fp8kv_plugin_workers(const struct fp8kv_plugin *pl);
 
 /* fp8kv_plugin_encode: q[i] = the plugin's encode_f32 of x[i] at scale s, computed by worker
  * `worker` (0 .. workers-1; each worker serves one caller at a time). Returns 0, or
- * FP8KV_ERR_SUBJECT when the worker crashed or hung (now or before), with a message giving
- * the input range in flight. */
+ * FP8KV_ERR_SUBJECT when the worker crashed, hung or touched memory outside its arrays (now or
+ * before), with a message giving the input range in flight. */
 int fp8kv_plugin_encode(struct fp8kv_plugin *pl, int worker, const float *x, size_t n, float s,
                         uint8_t *q);
 
