@@ -67,11 +67,12 @@ static int run_sweep_points(const struct fp8kv_block_under_test *s,
     }
     if (on_device(s))
         return fp8kv_block_sweep_points(f, pts);
-    if (s->rule != f->default_rule || s->model != FP8KV_BLOCK_MODEL_EXACT) {
+    if (s->rule != f->default_rule || s->model != FP8KV_BLOCK_DEFAULT_MODEL) {
         snprintf(why, size,
-                 "the CPU run sweeps %s under %s exact only (fp8kv check-block "
+                 "the CPU run sweeps %s under %s %s only (fp8kv check-block "
                  "--format %s sweeps this)",
-                 f->name, fp8kv_block_rule_names[f->default_rule], f->name);
+                 f->name, fp8kv_block_rule_names[f->default_rule],
+                 fp8kv_block_model_names[FP8KV_BLOCK_DEFAULT_MODEL], f->name);
         return 0;
     }
     pts[0] = f->scale_kind == FP8KV_SCALE_UE4M3 ? (struct fp8kv_block_sweep_point){0x38, 0x1p-126f}

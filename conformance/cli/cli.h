@@ -105,17 +105,15 @@ void fp8kv_cli_print_classes(const struct fp8kv_check *c);
 int fp8kv_cli_print_sweep(const struct fp8kv_check *c);
 
 /* fp8kv_cli_print_help: prints a command's help text to out, each placeholder in braces
- * replaced by what the tables say (help.c), so that no help text restates a name list:
- *   {LIST}        the names of LIST joined by '|'
- *   {LIST:STYLE}  joined in STYLE: bar " | ", comma ", ", or ", " and " or "; or_default and
- *                 comma_default: or, comma with " (default)" after the default; notes: or, each
- *                 name with its note in parentheses; notes_default: notes, "; default" in the
- *                 default's
- *   {default_X}   the default X
- * LIST: formats, overflows, satfinite_infs, models, kernel_models, dtypes, read_models,
- * nan_checks, profiles, block_formats, mx_rules, nvfp4_rules, block_models; X: format,
- * overflow, inf, model, dtype, read_model, nan_check, profile, block_model, mx_rule,
- * nvfp4_rule. A placeholder that is none of these is printed as it stands (t_names fails). */
+ * replaced from the registry of named choices (fp8kv/choices.h), so that no help text restates
+ * a name list:
+ *   {CHOICEs}        the names of the choice joined by '|' ({formats}, {mx_rules}, ...)
+ *   {CHOICEs:STYLE}  joined in STYLE: bar " | ", comma ", ", or ", " and " or "; or_default and
+ *                    comma_default: or, comma with " (default)" after the default; notes: or,
+ *                    each name with its note in parentheses; notes_default: notes, "; default"
+ *                    in the default's
+ *   {default_CHOICE} the choice's default ({default_format}, ...)
+ * A placeholder that is none of these is printed as it stands (t_names fails). */
 void fp8kv_cli_print_help(const char *text, FILE *out);
 
 /* fp8kv_cli_usage_error: prints "fp8kv <cmd>: <message>" and a pointer to --help on stderr;
