@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "child.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <linux/capability.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,8 +58,9 @@ int fp8kv_child_receive(int fd, void *p, size_t n)
 
 void fp8kv_child_copy_text(char *dst, size_t size, const char *src)
 {
-    size_t n = src ? strnlen(src, size - 1) : 0;
-    memcpy(dst, src ? src : "", n);
+    const size_t n = src ? strnlen(src, size - 1) : 0;
+    for (size_t i = 0; i < n; i++) /* a control character could forge a terminal or a report */
+        dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
     dst[n] = '\0';
 }
 
@@ -97,14 +102,63 @@ const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *e
     return d;
 }
 
-/* Kills the child and every process it started (its process group): nothing of a plugin
- * outlives the harness's use of it. */
+/* The processes below root, from /proc's parent links, into out (room for max): how many. */
+static int descendants(pid_t root, pid_t *out, int max)
+{
+    enum { MAXP = 1 << 15 };
+    pid_t *pid = malloc(2 * MAXP * sizeof *pid), *parent = pid + MAXP;
+    int n = 0;
+    DIR *d = pid ? opendir("/proc") : NULL;
+    for (struct dirent *e; d && n < MAXP && (e = readdir(d));) {
+        char path[64], stat[512];
+        const long p = strtol(e->d_name, NULL, 10);
+        if (p <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/stat", p);
+        FILE *f = fopen(path, "r");
+        const size_t k = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+        if (f)
+            fclose(f);
+        stat[k] = '\0';
+        const char *close = strrchr(stat, ')'); /* the name may hold anything: the last ')' */
+        int pp;
+        if (close && sscanf(close + 1, " %*c %d", &pp) == 1) {
+            pid[n] = (pid_t)p;
+            parent[n++] = (pid_t)pp;
+        }
+    }
+    if (d)
+        closedir(d);
+    out[0] = root; /* breadth first from root, which is not counted */
+    int seen = 1;
+    for (int at = 0; at < seen; at++)
+        for (int i = 0; i < n && seen < max; i++)
+            if (parent[i] == out[at])
+                out[seen++] = pid[i];
+    free(pid);
+    memmove(out, out + 1, (size_t)(seen - 1) * sizeof *out);
+    return seen - 1;
+}
+
+/* Kills the child and every process it started: its process group, and every descendant that
+ * left the group (a new session, a daemon: the worker is their subreaper, so orphans stay
+ * below it) found before the worker itself goes. Nothing of a plugin outlives the harness's
+ * use of it, unless it escaped while the worker was already gone (docs/DESIGN.md §4.2). */
 static void stop_group(struct fp8kv_child *c)
 {
-    if (c->pid > 0) {
-        kill(-c->pid, SIGKILL);
-        kill(c->pid, SIGKILL); /* in case it left its group */
+    if (c->pid <= 0)
+        return;
+    kill(c->pid, SIGSTOP); /* it starts no more while its tree is read */
+    pid_t below[256];
+    for (int round = 0; round < 4; round++) {
+        const int n = descendants(c->pid, below, 256);
+        for (int i = 0; i < n; i++)
+            kill(below[i], SIGKILL);
+        if (n == 0)
+            break;
     }
+    kill(-c->pid, SIGKILL);
+    kill(c->pid, SIGKILL); /* in case it left its group */
 }
 
 int fp8kv_child_failed(struct fp8kv_child *c, const char *fmt, ...)
@@ -214,6 +268,83 @@ int fp8kv_child_request(struct fp8kv_child *c, const void *request, size_t reque
     return await_answer(c, answer, answer_bytes, doing);
 }
 
+/* Whether this build runs under a sanitizer, whose shadow memory no data limit allows. */
+static int sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    return 1;
+#endif
+#endif
+    return 0;
+}
+
+static size_t worker_memory = (size_t)-1; /* fp8kv_child_set_memory's; -1: the default */
+
+void fp8kv_child_set_memory(size_t bytes)
+{
+    worker_memory = bytes;
+}
+
+int fp8kv_child_parse_memory(const char *text, size_t *bytes)
+{
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long n =
+        text && *text >= '0' && *text <= '9' ? strtoull(text, &end, 10) : 0;
+    if (!end || errno || end == text)
+        return -1;
+    const int shift = !*end ? 0 : *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : -1;
+    if (shift < 0 || (*end && end[1]) || n > (~0ull >> shift))
+        return -1;
+    *bytes = (size_t)(n << shift);
+    return 0;
+}
+
+int fp8kv_child_memory(size_t *bytes)
+{
+    const char *env = getenv("FP8KV_WORKER_MEMORY");
+    if (worker_memory != (size_t)-1) {
+        *bytes = worker_memory;
+    } else if (env) {
+        if (fp8kv_child_parse_memory(env, bytes) != 0)
+            return fp8kv_fail("FP8KV_WORKER_MEMORY: '%s' is not a size (bytes, or a number "
+                              "followed by K, M or G; 0: no limit)",
+                              env);
+    } else {
+        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        *bytes = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 2 : 0;
+    }
+    if (sanitized())
+        *bytes = 0;
+    return FP8KV_OK;
+}
+
+/* In a new worker, before the plugin is loaded: it dies with the harness; orphans of the
+ * plugin's processes stay below it (so stop_group finds them); its writable memory is limited
+ * (fp8kv_child_memory); and it cannot open the harness's files through /proc or trace it
+ * (the harness is not dumpable, and a worker run as root gives up CAP_SYS_PTRACE). */
+static void confine_worker(size_t memory)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if (memory) {
+        const struct rlimit r = {memory, memory};
+        setrlimit(RLIMIT_DATA, &r);
+    }
+    prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0); /* fails unprivileged: nothing to drop */
+    struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct caps[2];
+    if (syscall(SYS_capget, &head, caps) == 0) {
+        caps[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+        caps[CAP_SYS_PTRACE / 32].permitted &= ~(1u << (CAP_SYS_PTRACE % 32));
+        caps[CAP_SYS_PTRACE / 32].inheritable &= ~(1u << (CAP_SYS_PTRACE % 32));
+        syscall(SYS_capset, &head, caps);
+    }
+}
+
 /* The shared memory rounded up to pages, then an inaccessible guard page: a plugin writing
  * past the end of the region faults (a crash, reported) instead of reaching other memory. */
 static size_t mapped_bytes(size_t shared_bytes)
@@ -247,7 +378,14 @@ int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_byt
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return fp8kv_fail("cannot make a plugin socket: %s", strerror(errno));
-    fflush(NULL); /* nothing buffered twice */
+    size_t memory;
+    if (fp8kv_child_memory(&memory) != FP8KV_OK) {
+        close(sv[0]);
+        close(sv[1]);
+        return FP8KV_ERR;
+    }
+    fflush(NULL);              /* nothing buffered twice */
+    prctl(PR_SET_DUMPABLE, 0); /* no worker opens the harness's stdout through /proc */
     c->pid = fork();
     if (c->pid < 0) {
         close(sv[0]);
@@ -258,6 +396,7 @@ int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_byt
         setpgid(0, 0); /* its own process group: the harness stops the plugin's children too */
         close(sv[0]);
         dup2(STDERR_FILENO, STDOUT_FILENO); /* a chatty plugin must not mix into the verdicts */
+        confine_worker(memory);
         _exit(serve(sv[1], c->shared, arg));
     }
     setpgid(c->pid, c->pid); /* (also here: whichever runs first) */
@@ -273,12 +412,12 @@ void fp8kv_child_stop(struct fp8kv_child *c)
 {
     if (!c->started) /* never started: nothing is open (its fields may be zeros) */
         return;
-    if (c->socket >= 0)
-        close(c->socket); /* the child reads EOF and exits */
     if (c->pid > 0) {
-        stop_group(c); /* a child still busy (or hung) goes too, with its children */
+        stop_group(c); /* while it lives, so that what it started is still below it */
         waitpid(c->pid, NULL, 0);
     }
+    if (c->socket >= 0)
+        close(c->socket);
     if (c->pidfd >= 0)
         close(c->pidfd);
     if (c->shared) {

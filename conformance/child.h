@@ -69,6 +69,17 @@ int fp8kv_child_start_pool(struct fp8kv_child *w, int count, const char *path, s
  * the message when c is dead. The lock is held either way: unlock it after. */
 int fp8kv_child_lock(struct fp8kv_child *c);
 
+/* fp8kv_child_set_memory: the writable memory (bytes; 0: no limit) every worker started after
+ * this call may use (RLIMIT_DATA: a worker that needs more sees its allocations fail). Unset,
+ * it is $FP8KV_WORKER_MEMORY (fp8kv_child_parse_memory's form), else half of the machine's
+ * memory; in a sanitizer build there is none (its shadow memory is more than any limit).
+ * fp8kv_child_memory: the limit in force into *bytes (0: none); 0, or FP8KV_ERR when
+ * $FP8KV_WORKER_MEMORY is not a size. fp8kv_child_parse_memory: "N", "NK", "NM" or "NG" into
+ * *bytes; 0, or -1. */
+void fp8kv_child_set_memory(size_t bytes);
+int fp8kv_child_memory(size_t *bytes);
+int fp8kv_child_parse_memory(const char *text, size_t *bytes);
+
 /* fp8kv_child_stop: ends the child (closing its socket, then killing its process group) and
  * unmaps the shared memory. Safe on a child that never started (all zeros) or already stopped. */
 void fp8kv_child_stop(struct fp8kv_child *c);
@@ -91,7 +102,9 @@ int fp8kv_child_timeout_ms(double seconds);
  * in error (size bytes): not loadable, no such symbol, or the function returned NULL. */
 const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *error, size_t size);
 
-/* fp8kv_child_copy_text: dst = src cut to size - 1 characters (NULL: ""). */
+/* fp8kv_child_copy_text: dst = src cut to size - 1 characters (NULL: ""), every control
+ * character (below 0x20, and 0x7f) replaced by '?': text from a plugin goes to terminals and
+ * reports. */
 void fp8kv_child_copy_text(char *dst, size_t size, const char *src);
 
 /* fp8kv_child_plugin_name: a plugin's name for reports into out: the name its descriptor

@@ -406,6 +406,11 @@ void *fp8kv_host_first_input(struct fp8kv_host *h, int worker)
     return h->w[worker % h->nworkers].shared; /* lay_out puts a first input at offset 0 */
 }
 
+void fp8kv_host_text(char *dst, size_t size, const char *src, const char *if_null)
+{
+    fp8kv_child_copy_text(dst, size, src ? src : if_null);
+}
+
 int fp8kv_host_unknown(const char *path, const char *what, const char *given,
                        const char *const *names, int count, int or_null)
 {

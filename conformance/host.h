@@ -105,6 +105,11 @@ void *fp8kv_host_first_input(struct fp8kv_host *h, int worker);
 int fp8kv_host_call(struct fp8kv_host *h, int worker, const struct fp8kv_host_request *r,
                     const char *doing);
 
+/* fp8kv_host_text: in a describe: dst = src (if_null when src is NULL) cut to size - 1
+ * characters, every control character replaced by '?' (what a plugin says reaches terminals and
+ * reports). */
+void fp8kv_host_text(char *dst, size_t size, const char *src, const char *if_null);
+
 /* fp8kv_host_unknown: fails with "plugin <path>: unknown <what> "<given>" (<names> | NULL)"
  * (the names joined by " | ", NULL added when or_null) and returns FP8KV_ERR. */
 int fp8kv_host_unknown(const char *path, const char *what, const char *given,

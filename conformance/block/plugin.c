@@ -39,19 +39,14 @@ struct fp8kv_block_plugin {
 
 /* ---- the block-codec ABI ------------------------------------------------------------------ */
 
-static void copy_or_null(char *dst, size_t size, const char *src)
-{
-    snprintf(dst, size, "%s", src ? src : "(null)");
-}
-
 static int describe(const void *descriptor, void *out, char *error, size_t size, const void *arg)
 {
     (void)arg;
     const struct fp8kv_block_codec_v1 *d = descriptor;
     struct facts *f = out;
-    copy_or_null(f->format, sizeof f->format, d->format);
-    copy_or_null(f->rule, sizeof f->rule, d->rule);
-    copy_or_null(f->model, sizeof f->model, d->model);
+    fp8kv_host_text(f->format, sizeof f->format, d->format, "(null)");
+    fp8kv_host_text(f->rule, sizeof f->rule, d->rule, "(null)");
+    fp8kv_host_text(f->model, sizeof f->model, d->model, "(null)");
     f->has_decode = d->decode != NULL;
     if (d->encode)
         return 0;

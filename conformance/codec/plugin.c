@@ -37,8 +37,8 @@ static int describe(const void *descriptor, void *out, char *error, size_t size,
     (void)arg;
     const struct fp8kv_codec_v1 *d = descriptor;
     struct facts *f = out;
-    snprintf(f->format, sizeof f->format, "%s", d->format ? d->format : "(null)");
-    snprintf(f->overflow, sizeof f->overflow, "%s", d->overflow ? d->overflow : "(null)");
+    fp8kv_host_text(f->format, sizeof f->format, d->format, "(null)");
+    fp8kv_host_text(f->overflow, sizeof f->overflow, d->overflow, "(null)");
     f->has_decode = d->decode_f32 != NULL;
     if (d->encode_f32)
         return 0;

@@ -61,9 +61,9 @@ static int describe(const void *descriptor, void *out, char *error, size_t size,
 {
     const struct fp8kv_kv_kernels_v1 *d = descriptor;
     struct facts *f = out;
-    snprintf(f->format, sizeof f->format, "%s", d->format ? d->format : "");
-    snprintf(f->overflow, sizeof f->overflow, "%s", d->overflow ? d->overflow : "");
-    snprintf(f->inf, sizeof f->inf, "%s", d->inf ? d->inf : "");
+    fp8kv_host_text(f->format, sizeof f->format, d->format, "");
+    fp8kv_host_text(f->overflow, sizeof f->overflow, d->overflow, "");
+    fp8kv_host_text(f->inf, sizeof f->inf, d->inf, "");
     f->memory = d->memory;
     f->scale_granularities = d->scale_granularities;
     f->has_gather = d->gather != NULL;

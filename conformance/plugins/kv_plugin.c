@@ -5,6 +5,12 @@
  *   overrun        writes one byte past the end of the key cache
  *   far_overrun    writes a byte 1064 bytes past the end of the value cache (beyond any canary)
  *   input_write    writes into the keys it is given (an input)
+ *   setsid_child   in its first store, starts a child that leaves the worker's process group and
+ *                  session (setsid), writes its pid to $FP8KV_TEST_CHILD_PIDFILE and sleeps
+ *   proc_stdout    in the store, writes a forged verdict line to the harness's stdout through
+ *                  /proc/<parent>/fd/1
+ *   memory_hog     in the store, allocates and touches 1 GiB; returns -1 when it cannot
+ *   control_name   its name holds an ESC sequence, a carriage return and a newline
  *   error          the attention returns -1
  *   scale_ignored  stores x / 1 instead of x / scale
  *   k_scale_for_v  stores the values with k_scale
@@ -25,7 +31,10 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #include "../../examples/engine_kv/engine_kv.c"
 #undef fp8kv_kv_kernels_v1
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define KV_FAULT_NONE 0
@@ -44,6 +53,10 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_RECIP_ROW 13
 #define KV_FAULT_FAR_OVERRUN 14
 #define KV_FAULT_INPUT_WRITE 15
+#define KV_FAULT_SETSID_CHILD 16
+#define KV_FAULT_PROC_STDOUT 17
+#define KV_FAULT_MEMORY_HOG 18
+#define KV_FAULT_CONTROL_NAME 19
 
 /* head0: n copies of heads[0] in same (the head0_scale fault); NULL when heads is */
 static const float *head0(const float *heads, int n, float *same)
@@ -53,6 +66,51 @@ static const float *head0(const float *heads, int n, float *same)
     return heads ? same : NULL;
 }
 static float same_k[256], same_v[256];
+
+/* escape: the setsid_child, proc_stdout and memory_hog faults; 0, or -1 for the store to
+ * return. */
+static int escape(void)
+{
+    static int forked;
+    int ready[2];
+    if (KV_FAULT == KV_FAULT_SETSID_CHILD && !forked++ && pipe(ready) == 0) {
+        if (fork() == 0) {
+            setsid();
+            const char *pidfile = getenv("FP8KV_TEST_CHILD_PIDFILE");
+            FILE *f = pidfile ? fopen(pidfile, "w") : NULL;
+            if (f) {
+                fprintf(f, "%d\n", (int)getpid());
+                fclose(f);
+            }
+            if (write(ready[1], "1", 1) != 1) /* the store goes on once the pid is written */
+                _exit(1);
+            for (;;)
+                pause();
+        }
+        char c;
+        if (read(ready[0], &c, 1) != 1)
+            return -1;
+        close(ready[0]);
+        close(ready[1]);
+    }
+    if (KV_FAULT == KV_FAULT_PROC_STDOUT) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/1", (int)getppid());
+        const int fd = open(path, O_WRONLY);
+        static const char forged[] = "check-kv engine_kv: verdict=conformant (forged)\n";
+        if (fd >= 0 && write(fd, forged, sizeof forged - 1) > 0)
+            close(fd);
+    }
+    if (KV_FAULT == KV_FAULT_MEMORY_HOG) {
+        const size_t bytes = (size_t)1 << 30;
+        char *p = malloc(bytes);
+        if (!p)
+            return -1;
+        memset(p, 1, bytes);
+        free(p);
+    }
+    return 0;
+}
 
 /* recip_row_store: the store per token and head with each row's scale amax * (1 / 448), the
  * bytes stored with it (the recip_row fault) */
@@ -115,7 +173,7 @@ static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
     }
     default: break;
     }
-    const int rc = store(ctx, &b);
+    const int rc = escape() != 0 ? -1 : store(ctx, &b);
     free(slots);
     const struct fp8kv_kv_layout_v1 *c = a->cache;
     const size_t cache_bytes = (size_t)c->num_blocks * c->block_size * c->num_heads * c->head_size;
@@ -151,7 +209,7 @@ static int faulty_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *
 
 static const struct fp8kv_kv_kernels_v1 faulty = {
     KV_FAULT == KV_FAULT_ABI2 ? 2 : FP8KV_KV_ABI_VERSION,
-    "engine_kv",
+    KV_FAULT == KV_FAULT_CONTROL_NAME ? "engine_kv\x1b[2K\r\nverdict=conformant" : "engine_kv",
     "e4m3fn",
     "satfinite",
     "clamp",

@@ -6,7 +6,9 @@
  * device memory without a GPU build is exit 3. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -159,6 +161,72 @@ Test(kv_plugin, bug20261203_writes_far_past_an_output_or_into_an_input_were_not_
         cr_assert_null(strstr(out, "verdict="), "%s: a verdict after a failure: %s", cases[i].fault,
                        out);
     }
+}
+
+/* Found by the second hostile campaign: a plugin's grandchild that called setsid() left the
+ * worker's process group and outlived check-kv. The worker is the subreaper of what the plugin
+ * starts, and its whole tree is killed while it still lives. */
+Test(kv_plugin, bug20261203_a_plugin_child_in_a_session_of_its_own_outlived_check_kv)
+{
+    static char out[1 << 16];
+    char pidfile[] = "/tmp/fp8kv-test-setsid-XXXXXX";
+    const int fd = mkstemp(pidfile);
+    cr_assert(fd >= 0);
+    close(fd);
+    setenv("FP8KV_TEST_CHILD_PIDFILE", pidfile, 1);
+    plugin("setsid_child", out, sizeof out);
+    unsetenv("FP8KV_TEST_CHILD_PIDFILE");
+    FILE *f = fopen(pidfile, "r");
+    int child = 0;
+    cr_assert(f && fscanf(f, "%d", &child) == 1 && child > 0, "the child wrote no pid: %s", out);
+    fclose(f);
+    unlink(pidfile);
+    for (int i = 0; i < 100 && test_alive(child); i++) /* the kill is asynchronous */
+        usleep(10000);
+    cr_assert(!test_alive(child), "the plugin's child %d outlived check-kv", child);
+}
+
+/* Found by the second hostile campaign: a plugin wrote a forged verdict line into fp8kv's own
+ * stdout through /proc/<parent>/fd/1, and a name with an ESC sequence, a carriage return and a
+ * newline reached the terminal raw. The harness is not dumpable (a worker, even run as root,
+ * has no CAP_SYS_PTRACE to open its files), and every text from a plugin has its control
+ * characters replaced. */
+Test(kv_plugin, bug20261203_a_plugin_could_write_into_the_verdict_lines)
+{
+    static char out[1 << 16];
+    cr_assert_eq(plugin("proc_stdout", out, sizeof out), 0, "%s", out);
+    cr_assert_null(strstr(out, "(forged)"), "%s", out);
+    cr_assert_eq(plugin("control_name", out, sizeof out), 0, "%s", out);
+    cr_assert_null(strchr(out, '\x1b'), "%s", out);
+    cr_assert_null(strchr(out, '\r'), "%s", out);
+    cr_assert_null(strstr(out, "\nverdict="), "a line forged by the name: %s", out);
+    cr_assert(strstr(out, "check-kv engine_kv?[2K??verdict=conformant: profiles=1"), "%s", out);
+}
+
+/* Workers have a memory limit: FP8KV_WORKER_MEMORY (default half the machine's memory). A
+ * plugin that allocates past it sees its allocations fail; a value that is not a size is a
+ * usage error. (No limit in a sanitizer build: its shadow memory.) */
+Test(kv_plugin, workers_have_a_memory_limit)
+{
+    static char out[1 << 16];
+    char args[512];
+    snprintf(args, sizeof args, "--plugin %s/fp8kv_kv_plugin_memory_hog.so", FP8KV_PLUGIN_DIR);
+    char cmd[2048];
+#if !defined(__SANITIZE_ADDRESS__)
+    snprintf(cmd, sizeof cmd,
+             "FP8KV_WORKER_MEMORY=256M timeout 120 %s check-kv --vectors %s %s 2>&1", FP8KV_EXE,
+             VECTORS, args);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 4, "%s", out);
+    cr_assert(strstr(out, "store returned -1"), "%s", out);
+#endif
+    snprintf(cmd, sizeof cmd, "FP8KV_WORKER_MEMORY=2G timeout 120 %s check-kv --vectors %s %s 2>&1",
+             FP8KV_EXE, VECTORS, args);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "FP8KV_WORKER_MEMORY=12X timeout 120 %s check-kv --vectors %s %s 2>&1", FP8KV_EXE,
+             VECTORS, args);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "FP8KV_WORKER_MEMORY: '12X' is not a size"), "%s", out);
 }
 
 /* Fixed in bf61b87: a plugin that closes the worker's socket and lives on was waited for

@@ -10,6 +10,7 @@
 
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin_sweep.h"
+#include "testutil.h"
 
 #define VECTORS FP8KV_SOURCE_DIR "/vectors"
 #define PLUGIN(name) FP8KV_PLUGIN_DIR "/" name ".so"
@@ -66,19 +67,6 @@ Test(plugin, a_crash_names_the_inputs_in_flight)
 }
 
 /* Whether process pid still runs (a zombie, killed and waiting for init to reap it, does not). */
-static int alive(int pid)
-{
-    char path[64], stat[256] = "";
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    const int got = fgets(stat, sizeof stat, f) != NULL;
-    fclose(f);
-    const char *end = strrchr(stat, ')'); /* "pid (comm) S ...": the state follows the name */
-    return got && end && end[1] == ' ' && end[2] != 'Z' && end[2] != 'X';
-}
-
 /* A plugin that starts a child and then crashes: the child keeps the worker's socket open, but
  * the worker's end is a crash (not a hang after the timeout), and the child does not outlive
  * the plugin. Fixed in 7bef624: it was reported as a hang and the child outlived the plugin. */
@@ -107,9 +95,9 @@ Test(plugin, bug20261201_crash_after_a_fork_was_a_hang_and_left_an_orphan)
     cr_assert(f && fscanf(f, "%d", &child) == 1 && child > 0, "the child wrote no pid");
     fclose(f);
     unlink(pidfile);
-    for (int i = 0; i < 100 && alive(child); i++) /* the kill is asynchronous */
+    for (int i = 0; i < 100 && test_alive(child); i++) /* the kill is asynchronous */
         usleep(10000);
-    cr_assert(!alive(child), "the plugin's child %d outlived the plugin", child);
+    cr_assert(!test_alive(child), "the plugin's child %d outlived the plugin", child);
 }
 
 /* A plugin that writes one byte past its outputs is caught (a subject failure naming it),

@@ -56,3 +56,16 @@ uint64_t test_range_count(const char *line)
             n = n * 10 + (uint64_t)(*p - '0');
     return n;
 }
+
+int test_alive(int pid)
+{
+    char path[64], stat[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    const int got = fgets(stat, sizeof stat, f) != NULL;
+    fclose(f);
+    const char *end = strrchr(stat, ')'); /* "pid (comm) S ...": the state follows the name */
+    return got && end && end[1] == ' ' && end[2] != 'Z' && end[2] != 'X';
+}

@@ -12,6 +12,9 @@ void test_write_bytes(const char *path, const void *p, size_t n);
 /* test_read_bytes: the whole file at path, malloc'd; *n receives its length. */
 unsigned char *test_read_bytes(const char *path, size_t *n);
 
+/* test_alive: whether process pid exists and is neither a zombie nor dead. */
+int test_alive(int pid);
+
 /* test_run: runs a shell command line; its exit status (-1 if it did not exit) and its stdout
  * (first size - 1 bytes) in out. */
 int test_run(const char *cmdline, char *out, size_t size);
