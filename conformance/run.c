@@ -18,14 +18,18 @@ static void cpu_model(char *buf, size_t size)
     if (!f)
         return;
     char line[512];
+    int at_start = 1; /* line begins a line of the file (a longer one comes in pieces) */
     while (fgets(line, sizeof line, f)) {
         const char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon) {
+        if (at_start && strncmp(line, "model name", 10) == 0 && colon) {
             snprintf(buf, size, "%s", colon + 2);
             buf[strcspn(buf, "\n")] = '\0';
             break;
         }
+        at_start = strchr(line, '\n') != NULL;
     }
+    if (ferror(f)) /* a failed read is not the end of the file: say it, guess nothing */
+        snprintf(buf, size, "unknown x86-64 CPU (/proc/cpuinfo could not be read)");
     fclose(f);
 }
 

@@ -476,6 +476,37 @@ void fp8kv_cli_inputs_from(struct fp8kv_cli_inputs *in, FILE *stream, const char
     in->name = name;
 }
 
+/* read_line: the next line of f into in->line (at most FP8KV_CLI_LINE_MAX bytes, NUL-ended, its
+ * newline dropped), its length in *len: 1, 0 at the end of the input, or FP8KV_ERR with a
+ * message: a line over the cap (refused when the cap is reached: no more is read or kept) or a
+ * failed read (the end of the input is only ever an EOF without an error). */
+static int read_line(struct fp8kv_cli_inputs *in, FILE *f, size_t *len)
+{
+    if (!in->line) {
+        in->cap = (size_t)FP8KV_CLI_LINE_MAX + 1;
+        if (!(in->line = malloc(in->cap)))
+            return fp8kv_fail("out of memory for a line buffer of %zu bytes", in->cap);
+    }
+    size_t n = 0;
+    int c;
+    errno = 0;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (n == (size_t)FP8KV_CLI_LINE_MAX)
+            return fp8kv_fail("the line is longer than %d bytes (FP8KV_CLI_LINE_MAX, 1 MiB), the "
+                              "most an input line may be",
+                              FP8KV_CLI_LINE_MAX);
+        in->line[n++] = (char)c;
+    }
+    if (c == EOF && ferror(f))
+        return fp8kv_fail("cannot read it: %s (a failed read is not the end of the input)",
+                          errno ? strerror(errno) : "read error");
+    if (c == EOF && n == 0)
+        return 0;
+    in->line[n] = '\0';
+    *len = n;
+    return 1;
+}
+
 const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
 {
     if (!in->from_stdin) {
@@ -484,16 +515,21 @@ const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
         snprintf(in->where, sizeof in->where, "argument %d", in->next + 1);
         return in->args[in->next++];
     }
+    const char *name = in->name ? in->name : "stdin";
+    FILE *f = in->stream ? in->stream : stdin;
     for (;;) {
-        ssize_t n = getline(&in->line, &in->cap, in->stream ? in->stream : stdin);
-        if (n < 0)
+        size_t n = 0;
+        const int got = in->failed ? 0 : read_line(in, f, &n);
+        if (got == 0)
             return NULL;
-        in->line_number++;
+        snprintf(in->where, sizeof in->where, "%.200s line %ld", name, ++in->line_number);
+        if (got < 0) { /* the stream is given up: nothing past the line that failed is read */
+            in->failed = in->invalid = 1;
+            return "";
+        }
         char *s = in->line;
-        in->invalid = (ssize_t)strlen(s) != n; /* a NUL would cut the input short unseen */
+        in->invalid = strlen(s) != n; /* a NUL would cut the input short unseen */
         if (in->invalid) {
-            snprintf(in->where, sizeof in->where, "%s line %ld", in->name ? in->name : "stdin",
-                     in->line_number);
             fp8kv_fail("the line holds a NUL byte: an input is the whole line");
             return s;
         }
@@ -501,12 +537,51 @@ const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in)
             s[--n] = '\0';
         while (isspace((unsigned char)*s))
             s++;
-        if (*s == '\0' || *s == '#')
-            continue;
-        snprintf(in->where, sizeof in->where, "%.200s line %ld", in->name ? in->name : "stdin",
-                 in->line_number);
-        return s;
+        if (*s != '\0' && *s != '#')
+            return s;
     }
+}
+
+/* Whether a file of this mode is read as lines: a regular file or a pipe. */
+static int is_lines_file(mode_t mode)
+{
+    return S_ISREG(mode) || S_ISFIFO(mode);
+}
+
+FILE *fp8kv_cli_open_lines(const char *cmd, const char *option, const char *path)
+{
+    char what[64] = "";
+    if (option)
+        snprintf(what, sizeof what, "--%s ", option);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fp8kv_cli_usage_error(cmd, "%s%s: cannot open: %s", what, path, strerror(errno));
+        return NULL;
+    }
+    /* the kind first, by name: opening a device may act on it; a FIFO is opened blocking, so
+     * that it waits for its writer instead of reading as an empty input */
+    if (!is_lines_file(st.st_mode)) {
+        fp8kv_cli_usage_error(cmd, "%s%s: %s, not a file of lines (a regular file or a pipe)", what,
+                              path,
+                              S_ISDIR(st.st_mode)    ? "a directory"
+                              : S_ISCHR(st.st_mode)  ? "a character device"
+                              : S_ISBLK(st.st_mode)  ? "a block device"
+                              : S_ISSOCK(st.st_mode) ? "a socket"
+                                                     : "not a regular file");
+        return NULL;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fp8kv_cli_usage_error(cmd, "%s%s: cannot open: %s", what, path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) != 0 || !is_lines_file(st.st_mode)) {
+        fclose(f);
+        fp8kv_cli_usage_error(cmd, "%s%s: replaced by another kind of file while it was opened",
+                              what, path);
+        return NULL;
+    }
+    return f;
 }
 
 void fp8kv_cli_inputs_close(struct fp8kv_cli_inputs *in)

@@ -200,18 +200,25 @@ int fp8kv_cli_parse_kernel_model(const char *cmd, const char *text, enum fp8kv_s
  */
 int fp8kv_cli_parse_code(const char *text, uint8_t *code);
 
+/* The longest line a command reads (encode, decode, ver, encode-block, decode-block), its
+ * newline not counted: 1 MiB, far more than any input line needs (32 values of a block written
+ * as exact decimals take under 5 KiB). A longer line is refused when the cap is reached, before
+ * more memory is spent on it. */
+#define FP8KV_CLI_LINE_MAX (1 << 20)
+
 /* The inputs of a calculator command: the remaining arguments when there are any, else the
  * lines of stdin (blank lines and '#' comments skipped, surrounding blanks removed). */
 struct fp8kv_cli_inputs {
     char **args;
     int count, next, from_stdin;
     long line_number;
-    char *line;
-    size_t cap;
+    char *line;       /* FP8KV_CLI_LINE_MAX + 1 bytes, allocated at the first line */
+    size_t cap;       /* line's size */
     FILE *stream;     /* the lines' file (NULL: stdin) */
     const char *name; /* its name in messages (NULL: "stdin") */
     char where[256];  /* "argument 3" or "stdin line 12", for messages */
     int invalid;      /* the input just returned is unusable: fp8kv_last_error() says why */
+    int failed;       /* a line could not be read: the input ends there */
 };
 
 /* fp8kv_cli_inputs_open: inputs from argv[first..argc), or from stdin when that is empty. */
@@ -221,12 +228,22 @@ void fp8kv_cli_inputs_open(struct fp8kv_cli_inputs *in, int argc, char **argv, i
 void fp8kv_cli_inputs_from(struct fp8kv_cli_inputs *in, FILE *stream, const char *name);
 
 /* fp8kv_cli_inputs_next: the next input, or NULL at the end; when in->invalid is set, the
- * input is refused (a NUL byte inside a stdin line) and fp8kv_last_error() says why. Blanks
- * around a stdin line are not part of its input; an argument is taken as it is. */
+ * input is refused and fp8kv_last_error() says why: a NUL byte inside a line, a line longer than
+ * FP8KV_CLI_LINE_MAX, or a read that failed (EISDIR, EIO, ...: never taken for the end of the
+ * input), in->where naming the input and the line. After those two the input ends (the next
+ * call returns NULL): nothing past the line is read. Blanks around a line are not part of its
+ * input; an argument is taken as it is. */
 const char *fp8kv_cli_inputs_next(struct fp8kv_cli_inputs *in);
 
 /* fp8kv_cli_inputs_close: releases the line buffer. */
 void fp8kv_cli_inputs_close(struct fp8kv_cli_inputs *in);
+
+/* fp8kv_cli_open_lines: the file of lines at path (the value of --<option>, NULL for a positional
+ * argument), opened for reading only when it is a regular file or a pipe (a FIFO, a process
+ * substitution, /dev/stdin on a pipe); a directory, a device or a socket is refused before it is
+ * opened. NULL after a usage message naming path ("fp8kv <cmd>: --input DIR: a directory, not
+ * a file of lines"). */
+FILE *fp8kv_cli_open_lines(const char *cmd, const char *option, const char *path);
 
 /* ---- --json FILE|- (output.c) ---------------------------------------------------------- */
 

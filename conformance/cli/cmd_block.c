@@ -1,7 +1,6 @@
 /* cmd_block.c — `fp8kv encode-block` and `fp8kv decode-block`: the block oracle
  * (fp8kv/block_oracle.h) as a filter, one block per line, for the MX and NVFP4 formats. */
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +32,9 @@ static const char encode_block_help[] =
     "                     x / (s G)), e.g. to judge a library's fp4/fp6 casts. Inf\n"
     "                     saturates like any overflow; a NaN input has no element code\n"
     "                     (an error). The printed scale column is C.\n"
-    "  --input FILE       read FILE instead of stdin\n"
+    "  --input FILE       read FILE (a regular file or a pipe; '-': stdin) instead of stdin\n"
     "  -h, --help         this text\n"
+    "A line is at most 1 MiB; a longer one, a NUL byte or a failed read is exit 2.\n"
     "exit: 0 ok, 2 bad arguments or input (the line and the problem named)\n";
 
 static const char decode_block_help[] =
@@ -50,8 +50,9 @@ static const char decode_block_help[] =
     "  --format F         {block_formats}\n"
     "  --global-scale G   nvfp4's f32 per-tensor decode scale, finite > 0 (default 1)\n"
     "  --hex              print f32 bits instead of decimals\n"
-    "  --input FILE       read FILE instead of stdin\n"
+    "  --input FILE       read FILE (a regular file or a pipe; '-': stdin) instead of stdin\n"
     "  -h, --help         this text\n"
+    "A line is at most 1 MiB; a longer one, a NUL byte or a failed read is exit 2.\n"
     "exit: 0 ok, 2 bad arguments or input (the line and the problem named)\n";
 
 enum {
@@ -161,13 +162,10 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
     job->input = stdin;
     job->input_name = "stdin";
     if (a.value[OPT_INPUT] && strcmp(a.value[OPT_INPUT], "-") != 0) {
-        job->input = fopen(a.value[OPT_INPUT], "r");
+        job->input = fp8kv_cli_open_lines(cmd, "input", a.value[OPT_INPUT]);
         job->input_name = a.value[OPT_INPUT];
-        if (!job->input) {
-            fp8kv_cli_usage_error(cmd, "--input %s: cannot open: %s", a.value[OPT_INPUT],
-                                  strerror(errno));
+        if (!job->input)
             return 1;
-        }
     }
     *exit_code = 0;
     return 0;

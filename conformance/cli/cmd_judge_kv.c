@@ -43,6 +43,8 @@ static const char judge_kv_help[] =
     "  judge-kv <profile> case<N>: bytes=<B> mismatches=<M> verdict=conformant|nonconformant\n"
     "(M: differing cache bytes, key and value together, plus differing scale-cache entries\n"
     "and gather elements).\n"
+    "The case is found first, so a file longer than a .npy of the size the case needs is\n"
+    "refused before any of it is read.\n"
     "exit: 0 conformant, 1 nonconformant, 2 bad input (a missing file, a wrong dtype or size,\n"
     "      an unknown profile or case, vectors that do not verify)\n";
 
@@ -89,9 +91,39 @@ static int npy_fits(enum fp8kv_npy_dtype n, int dt)
     }
 }
 
-/* load_cache: a cache file: one-byte elements, any shape. */
-static int load_cache(const char *cmd, const char *path, struct fp8kv_npy *a)
+/* The most bytes a .npy file's magic, version, header length and header take: core/npy.c
+ * refuses a header longer than 1 MiB (MAX_HEADER_LEN). */
+#define NPY_MOST_HEADER_BYTES (12ull + (1ull << 20))
+
+/* check_length: refuses the file at path before reading any of it when it is longer than a .npy
+ * of the want elements (at most elem bytes each) the case needs can be, so that a file of the
+ * wrong size costs at most the memory of one of the right size and its header. (The file may
+ * still grow before it is read; the reader then refuses it for its header's shape.) 0, or
+ * FP8KV_EXIT_USAGE after a message. */
+static int check_length(const char *cmd, const char *path, size_t want, size_t elem,
+                        const char *unit)
 {
+    long long size = 0;
+    FILE *f = fp8kv_fopen_regular(path, &size);
+    if (!f)
+        return fp8kv_cli_input_error(cmd);
+    fclose(f);
+    const unsigned long long most = (unsigned long long)want * elem + NPY_MOST_HEADER_BYTES;
+    if ((unsigned long long)size <= most)
+        return 0; /* the reader checks the header's shape against the length exactly */
+    fprintf(stderr,
+            "fp8kv %s: %s: %lld bytes, more than a .npy of the %zu %s the case needs can be (at "
+            "most %llu bytes): refused before reading it\n",
+            cmd, path, size, want, unit, most);
+    return FP8KV_EXIT_USAGE;
+}
+
+/* load_cache: a cache file of want bytes: one-byte elements, any shape. */
+static int load_cache(const char *cmd, const char *path, size_t want, struct fp8kv_npy *a)
+{
+    const int rc = check_length(cmd, path, want, 1, "bytes");
+    if (rc != 0)
+        return rc;
     if (fp8kv_npy_read_any(path, a) != 0)
         return fp8kv_cli_input_error(cmd);
     if (fp8kv_npy_elem_size(a->dtype) != 1) {
@@ -105,10 +137,15 @@ static int load_cache(const char *cmd, const char *path, struct fp8kv_npy *a)
     return 0;
 }
 
-/* load_elements: a gather or attention file of element dtype *dt (-1: infer it from the file). */
-static int load_elements(const char *cmd, const char *path, const char *what, int *dt,
+/* load_elements: a gather or attention file of want elements of element dtype *dt (-1: infer it
+ * from the file). */
+static int load_elements(const char *cmd, const char *path, const char *what, size_t want, int *dt,
                          struct fp8kv_npy *a)
 {
+    const size_t elem = *dt == FP8KV_KV_F16 || *dt == FP8KV_KV_BF16 ? 2 : 4; /* -1: at most 4 */
+    const int rc = check_length(cmd, path, want, elem, "elements");
+    if (rc != 0)
+        return rc;
     if (fp8kv_npy_read_any(path, a) != 0)
         return fp8kv_cli_input_error(cmd);
     if (*dt < 0)
@@ -133,9 +170,13 @@ static int load_elements(const char *cmd, const char *path, const char *what, in
     return FP8KV_EXIT_USAGE;
 }
 
-/* load_scale_cache: a scale-cache file: f32 elements (or their bits), any shape. */
-static int load_scale_cache(const char *cmd, const char *path, struct fp8kv_npy *a)
+/* load_scale_cache: a scale-cache file of want entries: f32 elements (or their bits), any
+ * shape. */
+static int load_scale_cache(const char *cmd, const char *path, size_t want, struct fp8kv_npy *a)
 {
+    const int rc = check_length(cmd, path, want, 4, "entries");
+    if (rc != 0)
+        return rc;
     if (fp8kv_npy_read_any(path, a) != 0)
         return fp8kv_cli_input_error(cmd);
     if (a->dtype != FP8KV_NPY_F32 && a->dtype != FP8KV_NPY_U32) {
@@ -164,6 +205,91 @@ static int write_json(const char *cmd, const char *path, const char *json)
     return fp8kv_cli_json_write(cmd, path, doc ? doc : json_null());
 }
 
+/* The arrays read from the files given. */
+struct loaded {
+    struct fp8kv_npy key, value, key_scales, value_scales, gather, attention;
+};
+
+/* load_files: the files a names, each checked against want before it is read, into l and in. 0,
+ * or an exit code after a message. */
+static int load_files(const char *cmd, const struct fp8kv_cli_args *a,
+                      const struct fp8kv_judge_kv_sizes *want, int gather_dt, struct loaded *l,
+                      struct fp8kv_judge_kv_input *in)
+{
+    int rc = 0;
+    if (a->value[OPT_KEY]) {
+        if ((rc = load_cache(cmd, a->value[OPT_KEY], want->cache_bytes, &l->key)) == 0)
+            rc = load_cache(cmd, a->value[OPT_VALUE], want->cache_bytes, &l->value);
+        in->key_cache = l->key.data;
+        in->value_cache = l->value.data;
+        in->key_bytes = l->key.count;
+        in->value_bytes = l->value.count;
+        in->key_name = a->value[OPT_KEY];
+        in->value_name = a->value[OPT_VALUE];
+    }
+    if (rc == 0 && a->value[OPT_KEY_SCALES]) {
+        const size_t n = want->scale_entries;
+        if ((rc = load_scale_cache(cmd, a->value[OPT_KEY_SCALES], n, &l->key_scales)) == 0)
+            rc = load_scale_cache(cmd, a->value[OPT_VALUE_SCALES], n, &l->value_scales);
+        in->key_scale_cache = l->key_scales.data;
+        in->value_scale_cache = l->value_scales.data;
+        in->key_scale_count = l->key_scales.count;
+        in->value_scale_count = l->value_scales.count;
+        in->key_scale_name = a->value[OPT_KEY_SCALES];
+        in->value_scale_name = a->value[OPT_VALUE_SCALES];
+    }
+    if (rc == 0 && a->value[OPT_GATHER] &&
+        (rc = load_elements(cmd, a->value[OPT_GATHER], "gather", want->gather_count, &gather_dt,
+                            &l->gather)) == 0) {
+        in->gather = l->gather.data;
+        in->gather_count = l->gather.count;
+        in->gather_dtype = (enum fp8kv_kv_dtype)gather_dt;
+        in->gather_name = a->value[OPT_GATHER];
+    }
+    int attention_dt = FP8KV_KV_F32;
+    if (rc == 0 && a->value[OPT_ATTENTION] &&
+        (rc = load_elements(cmd, a->value[OPT_ATTENTION], "attention", want->attention_count,
+                            &attention_dt, &l->attention)) == 0) {
+        const enum fp8kv_npy_dtype dtype = l->attention.dtype;
+        if (dtype != FP8KV_NPY_F32)
+            rc = fp8kv_cli_usage_error(cmd,
+                                       "%s: dtype %s: the attention output is judged as f32 "
+                                       "(<f4): the threshold 1e-10 is below f16 rounding",
+                                       a->value[OPT_ATTENTION], fp8kv_npy_descr(dtype));
+        in->attention = l->attention.data;
+        in->attention_count = l->attention.count;
+        in->attention_name = a->value[OPT_ATTENTION];
+    }
+    return rc;
+}
+
+/* check_args: the options' values that need no file read. 0, or an exit code after a message. */
+static int check_args(const char *cmd, const struct fp8kv_cli_args *a, int *index, int *gather_dt)
+{
+    int rc;
+    if (!a->value[OPT_PROFILE])
+        return fp8kv_cli_usage_error(cmd, "--profile is required");
+    if ((rc = parse_case(cmd, a->value[OPT_CASE], index)) != 0)
+        return rc;
+    if (!a->value[OPT_KEY] != !a->value[OPT_VALUE])
+        return fp8kv_cli_usage_error(cmd, "--key-cache and --value-cache go together");
+    if (!a->value[OPT_KEY_SCALES] != !a->value[OPT_VALUE_SCALES])
+        return fp8kv_cli_usage_error(cmd, "--key-scale-cache and --value-scale-cache go together");
+    if (a->value[OPT_KEY_SCALES] && !a->value[OPT_KEY])
+        return fp8kv_cli_usage_error(cmd, "the scale caches are judged with the caches: give "
+                                          "--key-cache and --value-cache too");
+    if (!a->value[OPT_KEY] && !a->value[OPT_GATHER] && !a->value[OPT_ATTENTION])
+        return fp8kv_cli_usage_error(cmd, "nothing to judge: give --key-cache and --value-cache, "
+                                          "--gather or --attention");
+    if (a->value[OPT_GATHER_DTYPE] && !a->value[OPT_GATHER])
+        return fp8kv_cli_usage_error(cmd, "--gather-dtype without --gather");
+    if (a->value[OPT_GATHER_DTYPE] &&
+        (*gather_dt = fp8kv_cli_parse_choice(cmd, "gather-dtype", a->value[OPT_GATHER_DTYPE],
+                                             fp8kv_dtype_names, FP8KV_DTYPE_COUNT)) < 0)
+        return FP8KV_EXIT_USAGE;
+    return 0;
+}
+
 int fp8kv_cmd_judge_kv(int argc, char **argv)
 {
     static const char cmd[] = "judge-kv";
@@ -173,74 +299,22 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
         return rc;
     if ((rc = fp8kv_cli_json_begin(cmd, a.value[OPT_JSON])) != 0)
         return rc;
-    if (!a.value[OPT_PROFILE])
-        return fp8kv_cli_usage_error(cmd, "--profile is required");
-    if ((rc = parse_case(cmd, a.value[OPT_CASE], &index)) != 0)
+    if ((rc = check_args(cmd, &a, &index, &gather_dt)) != 0)
         return rc;
-    if (!a.value[OPT_KEY] != !a.value[OPT_VALUE])
-        return fp8kv_cli_usage_error(cmd, "--key-cache and --value-cache go together");
-    if (!a.value[OPT_KEY_SCALES] != !a.value[OPT_VALUE_SCALES])
-        return fp8kv_cli_usage_error(cmd, "--key-scale-cache and --value-scale-cache go together");
-    if (a.value[OPT_KEY_SCALES] && !a.value[OPT_KEY])
-        return fp8kv_cli_usage_error(cmd, "the scale caches are judged with the caches: give "
-                                          "--key-cache and --value-cache too");
-    if (!a.value[OPT_KEY] && !a.value[OPT_GATHER] && !a.value[OPT_ATTENTION])
-        return fp8kv_cli_usage_error(cmd, "nothing to judge: give --key-cache and --value-cache, "
-                                          "--gather or --attention");
-    if (a.value[OPT_GATHER_DTYPE] && !a.value[OPT_GATHER])
-        return fp8kv_cli_usage_error(cmd, "--gather-dtype without --gather");
-    if (a.value[OPT_GATHER_DTYPE] &&
-        (gather_dt = fp8kv_cli_parse_choice(cmd, "gather-dtype", a.value[OPT_GATHER_DTYPE],
-                                            fp8kv_dtype_names, FP8KV_DTYPE_COUNT)) < 0)
-        return FP8KV_EXIT_USAGE;
-
-    struct fp8kv_npy key = {0}, value = {0}, key_scales = {0}, value_scales = {0}, gather = {0},
-                     attention = {0};
+    /* the case first: what each file must hold is known before any of them is read */
+    const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
+    const unsigned parts = (a.value[OPT_KEY] ? FP8KV_JUDGE_KV_CACHES : 0u) |
+                           (a.value[OPT_KEY_SCALES] ? FP8KV_JUDGE_KV_SCALE_CACHES : 0u) |
+                           (a.value[OPT_GATHER] ? FP8KV_JUDGE_KV_GATHER : 0u) |
+                           (a.value[OPT_ATTENTION] ? FP8KV_JUDGE_KV_ATTENTION : 0u);
+    struct fp8kv_judge_kv_sizes want;
+    if (fp8kv_judge_kv_sizes(dir, a.value[OPT_PROFILE], index, parts, &want) != 0)
+        return fp8kv_cli_input_error(cmd);
+    struct loaded l = {0};
     struct fp8kv_judge_kv_input in = {.subject = a.value[OPT_NAME]};
-    if (a.value[OPT_KEY]) {
-        if ((rc = load_cache(cmd, a.value[OPT_KEY], &key)) == 0)
-            rc = load_cache(cmd, a.value[OPT_VALUE], &value);
-        in.key_cache = key.data;
-        in.value_cache = value.data;
-        in.key_bytes = key.count;
-        in.value_bytes = value.count;
-        in.key_name = a.value[OPT_KEY];
-        in.value_name = a.value[OPT_VALUE];
-    }
-    if (rc == 0 && a.value[OPT_KEY_SCALES]) {
-        if ((rc = load_scale_cache(cmd, a.value[OPT_KEY_SCALES], &key_scales)) == 0)
-            rc = load_scale_cache(cmd, a.value[OPT_VALUE_SCALES], &value_scales);
-        in.key_scale_cache = key_scales.data;
-        in.value_scale_cache = value_scales.data;
-        in.key_scale_count = key_scales.count;
-        in.value_scale_count = value_scales.count;
-        in.key_scale_name = a.value[OPT_KEY_SCALES];
-        in.value_scale_name = a.value[OPT_VALUE_SCALES];
-    }
-    if (rc == 0 && a.value[OPT_GATHER] &&
-        (rc = load_elements(cmd, a.value[OPT_GATHER], "gather", &gather_dt, &gather)) == 0) {
-        in.gather = gather.data;
-        in.gather_count = gather.count;
-        in.gather_dtype = (enum fp8kv_kv_dtype)gather_dt;
-        in.gather_name = a.value[OPT_GATHER];
-    }
-    int attention_dt = FP8KV_KV_F32;
-    if (rc == 0 && a.value[OPT_ATTENTION] &&
-        (rc = load_elements(cmd, a.value[OPT_ATTENTION], "attention", &attention_dt, &attention)) ==
-            0) {
-        if (attention.dtype != FP8KV_NPY_F32) {
-            rc = fp8kv_cli_usage_error(cmd,
-                                       "%s: dtype %s: the attention output is judged as f32 "
-                                       "(<f4): the threshold 1e-10 is below f16 rounding",
-                                       a.value[OPT_ATTENTION], fp8kv_npy_descr(attention.dtype));
-        }
-        in.attention = attention.data;
-        in.attention_count = attention.count;
-        in.attention_name = a.value[OPT_ATTENTION];
-    }
+    rc = load_files(cmd, &a, &want, gather_dt, &l, &in);
     struct fp8kv_judge_kv_result out;
     if (rc == 0) {
-        const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
         if (fp8kv_judge_kv(dir, a.value[OPT_PROFILE], index, &in, &out) != 0) {
             rc = fp8kv_cli_input_error(cmd);
         } else {
@@ -251,11 +325,11 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
             fp8kv_judge_kv_result_free(&out);
         }
     }
-    fp8kv_npy_free(&key);
-    fp8kv_npy_free(&value);
-    fp8kv_npy_free(&key_scales);
-    fp8kv_npy_free(&value_scales);
-    fp8kv_npy_free(&gather);
-    fp8kv_npy_free(&attention);
+    fp8kv_npy_free(&l.key);
+    fp8kv_npy_free(&l.value);
+    fp8kv_npy_free(&l.key_scales);
+    fp8kv_npy_free(&l.value_scales);
+    fp8kv_npy_free(&l.gather);
+    fp8kv_npy_free(&l.attention);
     return rc;
 }

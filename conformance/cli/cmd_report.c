@@ -3,13 +3,15 @@
  * compile at all (--not-compiled), written by the same writer as a run's report, with status
  * "not run", naming what was compiled (or why nothing was) and never saying "passed"; or a
  * report's files regenerated from its report.json alone (--from), or a report directory's index
- * (--index). */
+ * (--index). What it prints from outside (paths, names, the messages naming them) goes through
+ * the terminal escaper (fp8kv_term_put). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/run.h"
+#include "report/model.h"
 
 static const char report_help[] =
     "usage: fp8kv report --compiled-only TARGET --paths TEXT [--assembly TEXT] [--compiler TEXT]\n"
@@ -27,9 +29,12 @@ static const char report_help[] =
     "with --not-compiled, why it was not compiled).\n"
     "\n"
     "--from regenerates report.md, report.html and junit.xml beside a report.json from it\n"
-    "alone: the same bytes `fp8kv run` wrote. --index rewrites DIR/index.md and index.html\n"
-    "from every DIR/*/report.json. A damaged report.json is exit 2 naming it; nothing is\n"
-    "written then.\n"
+    "alone: the same bytes `fp8kv run` wrote. The document is checked, not believed: its\n"
+    "verdict must be the one its checks (and verified vectors) give, each pass must be borne\n"
+    "out by its counts, its summary must count its checks. --index rewrites DIR/index.md and\n"
+    "index.html from every DIR/*/report.json, every entry read and sorted, and names (here and\n"
+    "in the index) the entries that are not report folders. A damaged report.json, or one that\n"
+    "contradicts itself, is exit 2 naming it and the contradiction; nothing is written then.\n"
     "\n"
     "  --from FILE             a report.json to render report.md, report.html, junit.xml from\n"
     "  --index DIR             a reports root to write index.md and index.html of\n"
@@ -65,6 +70,62 @@ static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"compiler", 1},      {"flags", 1},        {"reason", 1}, {"out", 1},
     {"vectors", 1},       {"from", 1},         {"index", 1}};
 
+/* The last error on stderr, escaped for the terminal (it names paths and what documents say):
+ * exit 2. */
+static int input_error(void)
+{
+    fputs("fp8kv report: ", stderr);
+    fp8kv_term_put(stderr, fp8kv_last_error());
+    fputc('\n', stderr);
+    return FP8KV_EXIT_USAGE;
+}
+
+/* --from FILE: the files rendered beside it, and the verdict its checks give. */
+static int render_from(const char *path)
+{
+    struct fp8kv_report r;
+    if (fp8kv_report_load(path, &r) != 0) /* damaged, or contradicting itself */
+        return input_error();
+    const int rc = fp8kv_report_render_beside(path, &r);
+    if (rc == 0) {
+        printf("fp8kv report: report.md, report.html, junit.xml rendered from ");
+        fp8kv_term_put(stdout, path);
+        printf(": ");
+        fp8kv_term_put(stdout, r.target.target);
+        printf(" %s (%zu checks, %llu failed)\n", r.verdict, r.checks.count, r.failed);
+    }
+    fp8kv_report_free(&r);
+    return rc == 0 ? FP8KV_EXIT_CONFORMANT : input_error();
+}
+
+/* --index DIR: index.md and index.html, and the entries they do not list named. */
+static int write_index(const char *dir)
+{
+    struct fp8kv_index ix;
+    int rc = fp8kv_index_load(dir, &ix);
+    if (rc == 0)
+        rc = fp8kv_index_write(dir, &ix);
+    if (rc == 0) {
+        printf("fp8kv report: ");
+        fp8kv_term_put(stdout, dir);
+        printf("/index.md and index.html written: %zu report folders, %zu other entries not "
+               "listed\n",
+               ix.count, ix.skipped_count);
+        fflush(stdout);
+    }
+    for (size_t i = 0; rc == 0 && i < ix.skipped_count; i++) {
+        fputs("fp8kv report: not listed in the index: ", stderr);
+        fp8kv_term_put(stderr, dir);
+        fputc('/', stderr);
+        fp8kv_term_put(stderr, ix.skipped[i].name);
+        fputs(": ", stderr);
+        fp8kv_term_put(stderr, ix.skipped[i].why);
+        fputc('\n', stderr);
+    }
+    fp8kv_index_free(&ix);
+    return rc == 0 ? FP8KV_EXIT_CONFORMANT : input_error();
+}
+
 /* --from FILE or --index DIR: files rendered from report.json alone. */
 static int regenerate(const struct fp8kv_cli_args *a)
 {
@@ -72,18 +133,12 @@ static int regenerate(const struct fp8kv_cli_args *a)
         if (a->value[k] && k != OPT_FROM && k != OPT_INDEX)
             return fp8kv_cli_usage_error("report", "--%s does not go with --from or --index",
                                          options[k].name);
-    if (a->value[OPT_FROM]) {
-        if (fp8kv_report_regenerate(a->value[OPT_FROM]) != 0)
-            return fp8kv_cli_input_error("report");
-        printf("fp8kv report: report.md, report.html, junit.xml rendered from %s\n",
-               a->value[OPT_FROM]);
-    }
-    if (a->value[OPT_INDEX]) {
-        if (fp8kv_report_write_index(a->value[OPT_INDEX]) != 0)
-            return fp8kv_cli_input_error("report");
-        printf("fp8kv report: %s/index.md and index.html written\n", a->value[OPT_INDEX]);
-    }
-    return FP8KV_EXIT_CONFORMANT;
+    int rc = FP8KV_EXIT_CONFORMANT;
+    if (a->value[OPT_FROM])
+        rc = render_from(a->value[OPT_FROM]);
+    if (rc == FP8KV_EXIT_CONFORMANT && a->value[OPT_INDEX])
+        rc = write_index(a->value[OPT_INDEX]);
+    return rc;
 }
 
 int fp8kv_cmd_report(int argc, char **argv)

@@ -618,8 +618,10 @@ static int encode_stream(void *ctx, struct fp8kv_codec_cfg cfg, const float *x, 
         ssize_t k = read(st->fd, q + got, n - got);
         if (k < 0 && errno == EINTR)
             continue;
-        if (k < 0)
-            return fp8kv_fail("cannot read the stream: %s", strerror(errno));
+        if (k < 0) /* a failed read is never the end of the stream */
+            return fp8kv_fail("cannot read the stream (%s): %s after %llu bytes",
+                              st->fd == STDIN_FILENO ? "stdin" : "its file descriptor",
+                              strerror(errno), (unsigned long long)(st->consumed + got));
         if (k == 0)
             return fp8kv_fail("the stream ended after %llu bytes, before the %llu-th code",
                               (unsigned long long)(st->consumed + got),
@@ -660,6 +662,8 @@ int fp8kv_stream_finish(struct fp8kv_stream *st, uint64_t expected)
                           "exists)",
                           (unsigned long long)expected, (unsigned long long)expected + 1);
     if (k < 0)
-        return fp8kv_fail("cannot read the stream: %s", strerror(errno));
+        return fp8kv_fail("cannot read the stream (%s) past its %llu codes: %s",
+                          st->fd == STDIN_FILENO ? "stdin" : "its file descriptor",
+                          (unsigned long long)expected, strerror(errno));
     return 0;
 }

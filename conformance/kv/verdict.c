@@ -19,55 +19,84 @@ static int check_size(const char *name, const char *what, size_t have, size_t wa
                       c->index, want, what);
 }
 
+/* The size each part must have for case c. */
+static void case_sizes(const struct fp8kv_kv_case *c, struct fp8kv_judge_kv_sizes *out)
+{
+    out->cache_bytes = c->cache_bytes;
+    out->scale_entries = c->granularity == FP8KV_SCALE_TOKEN_HEAD ? c->scale_entries : 0;
+    out->gather_count = 2 * c->rows * c->width;
+    out->attention_count = (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size;
+}
+
+static int need_both_scale_caches(const struct fp8kv_kv_case *c)
+{
+    return fp8kv_fail("case %d has a scale per token and head: its store is judged with the key "
+                      "and value scale caches it wrote, give both",
+                      c->index);
+}
+
+/* check_parts: the parts given (a mask of FP8KV_JUDGE_KV_*) are judged together on case c. */
+static int check_parts(unsigned parts, const struct fp8kv_kv_case *c)
+{
+    if (!(parts & (FP8KV_JUDGE_KV_CACHES | FP8KV_JUDGE_KV_GATHER | FP8KV_JUDGE_KV_ATTENTION)))
+        return fp8kv_fail("nothing to judge: give the caches, a gather output or an "
+                          "attention output");
+    const int token_head = c->granularity == FP8KV_SCALE_TOKEN_HEAD;
+    const int caches = (parts & FP8KV_JUDGE_KV_CACHES) != 0;
+    const int scale_caches = (parts & FP8KV_JUDGE_KV_SCALE_CACHES) != 0;
+    if (scale_caches && !token_head)
+        return fp8kv_fail("case %d has scales per %s: it has no scale caches to judge", c->index,
+                          c->granularity == FP8KV_SCALE_HEAD ? "KV head" : "tensor");
+    if (token_head && caches && !scale_caches)
+        return need_both_scale_caches(c);
+    if (scale_caches && !caches)
+        return fp8kv_fail("the scale caches are judged with the key and value caches: give them");
+    return FP8KV_OK;
+}
+
 /* check_input: the parts given, and their sizes against case c. */
 static int check_input(const struct fp8kv_judge_kv_input *in, const struct fp8kv_kv_case *c)
 {
     if (!in->key_cache != !in->value_cache)
         return fp8kv_fail("the key and value caches are judged together: give both");
-    if (!in->key_cache && !in->gather && !in->attention)
-        return fp8kv_fail("nothing to judge: give the caches, a gather output or an "
-                          "attention output");
+    const int scale_caches = in->key_scale_cache || in->value_scale_cache;
+    const unsigned parts = (in->key_cache ? FP8KV_JUDGE_KV_CACHES : 0u) |
+                           (scale_caches ? FP8KV_JUDGE_KV_SCALE_CACHES : 0u) |
+                           (in->gather ? FP8KV_JUDGE_KV_GATHER : 0u) |
+                           (in->attention ? FP8KV_JUDGE_KV_ATTENTION : 0u);
+    if (check_parts(parts, c) != 0)
+        return FP8KV_ERR;
+    if (scale_caches && !(in->key_scale_cache && in->value_scale_cache))
+        return need_both_scale_caches(c);
+    struct fp8kv_judge_kv_sizes want;
+    case_sizes(c, &want);
     char what[128];
     snprintf(what, sizeof what, "num_blocks %d x block_size %d x heads %d x head_size %d",
              c->shape.num_blocks, c->shape.block_size, c->shape.num_heads, c->shape.head_size);
     if (in->key_cache &&
-        (check_size(in->key_name, what, in->key_bytes, c->cache_bytes, c, "bytes") != 0 ||
-         check_size(in->value_name, what, in->value_bytes, c->cache_bytes, c, "bytes") != 0))
+        (check_size(in->key_name, what, in->key_bytes, want.cache_bytes, c, "bytes") != 0 ||
+         check_size(in->value_name, what, in->value_bytes, want.cache_bytes, c, "bytes") != 0))
         return FP8KV_ERR;
-    const int token_head = c->granularity == FP8KV_SCALE_TOKEN_HEAD;
-    const int scale_caches = in->key_scale_cache || in->value_scale_cache;
-    if (scale_caches && !token_head)
-        return fp8kv_fail("case %d has scales per %s: it has no scale caches to judge", c->index,
-                          c->granularity == FP8KV_SCALE_HEAD ? "KV head" : "tensor");
-    if (token_head && in->key_cache && !(in->key_scale_cache && in->value_scale_cache))
-        return fp8kv_fail("case %d has a scale per token and head: its store is judged with the "
-                          "key and value scale caches it wrote, give both",
-                          c->index);
-    if (scale_caches && !in->key_cache)
-        return fp8kv_fail("the scale caches are judged with the key and value caches: give them");
     snprintf(what, sizeof what, "num_blocks %d x block_size %d x heads %d", c->shape.num_blocks,
              c->shape.block_size, c->shape.num_heads);
-    if (scale_caches && (check_size(in->key_scale_name, what, in->key_scale_count, c->scale_entries,
-                                    c, "entries") != 0 ||
+    if (scale_caches && (check_size(in->key_scale_name, what, in->key_scale_count,
+                                    want.scale_entries, c, "entries") != 0 ||
                          check_size(in->value_scale_name, what, in->value_scale_count,
-                                    c->scale_entries, c, "entries") != 0))
+                                    want.scale_entries, c, "entries") != 0))
         return FP8KV_ERR;
     if (in->gather) {
         if (in->gather_dtype < FP8KV_KV_F32 || in->gather_dtype > FP8KV_KV_BF16)
             return fp8kv_fail("%s: unknown gather dtype %d", in->gather_name, in->gather_dtype);
         snprintf(what, sizeof what, "2 (key, value) x %zu rows x %zu", c->rows, c->width);
-        if (check_size(in->gather_name, what, in->gather_count, 2 * c->rows * c->width, c,
-                       "elements") != 0)
+        const size_t n = want.gather_count;
+        if (check_size(in->gather_name, what, in->gather_count, n, c, "elements") != 0)
             return FP8KV_ERR;
     }
-    if (in->attention) {
-        snprintf(what, sizeof what, "num_seqs %d x q heads %d x head_size %d", c->num_seqs,
-                 c->num_q_heads, c->shape.head_size);
-        if (check_size(in->attention_name, what, in->attention_count,
-                       (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size, c,
-                       "elements") != 0)
-            return FP8KV_ERR;
-    }
+    snprintf(what, sizeof what, "num_seqs %d x q heads %d x head_size %d", c->num_seqs,
+             c->num_q_heads, c->shape.head_size);
+    if (in->attention && check_size(in->attention_name, what, in->attention_count,
+                                    want.attention_count, c, "elements") != 0)
+        return FP8KV_ERR;
     return FP8KV_OK;
 }
 
@@ -206,18 +235,41 @@ static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profi
 
 /* ---- the entry point --------------------------------------------------------------------- */
 
-int fp8kv_judge_kv(const char *vectors, const char *profile, int case_index,
-                   const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out)
+/* find_case: the profile called profile, and its case case_index from the verified vectors. */
+static int find_case(const char *vectors, const char *profile, int case_index,
+                     const struct fp8kv_profile **p, struct fp8kv_kv_case *c)
 {
-    memset(out, 0, sizeof *out);
-    const struct fp8kv_profile *p = profile ? fp8kv_profile_by_name(profile) : NULL;
-    if (!p)
+    *p = profile ? fp8kv_profile_by_name(profile) : NULL;
+    if (!*p)
         return fp8kv_fail("unknown profile '%s' (the profiles of vectors/README.md)",
                           profile ? profile : "(none)");
     if (fp8kv_vectors_trust(vectors) != 0)
         return FP8KV_ERR;
+    return fp8kv_kv_case_find(vectors, *p, case_index, c);
+}
+
+int fp8kv_judge_kv_sizes(const char *vectors, const char *profile, int case_index, unsigned parts,
+                         struct fp8kv_judge_kv_sizes *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct fp8kv_profile *p;
     struct fp8kv_kv_case c;
-    if (fp8kv_kv_case_find(vectors, p, case_index, &c) != 0)
+    if (find_case(vectors, profile, case_index, &p, &c) != 0)
+        return FP8KV_ERR;
+    const int rc = check_parts(parts, &c);
+    if (rc == 0)
+        case_sizes(&c, out);
+    fp8kv_kv_case_free(&c);
+    return rc;
+}
+
+int fp8kv_judge_kv(const char *vectors, const char *profile, int case_index,
+                   const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct fp8kv_profile *p;
+    struct fp8kv_kv_case c;
+    if (find_case(vectors, profile, case_index, &p, &c) != 0)
         return FP8KV_ERR;
     int rc = check_input(in, &c);
     if (rc == 0)

@@ -117,8 +117,18 @@ static int cell_state(const size_t counts[FP8KV_STATE_COUNT])
     return -1;
 }
 
-/* One cell of a matrix: the state, its count, what else is there, and a link to href#id. */
-static void put_cell(FILE *f, const size_t counts[FP8KV_STATE_COUNT], const char *href_prefix,
+/* The link to the report.html in folder (of the index's directory; NULL: this page). */
+static void put_report_href(FILE *f, const char *folder, const char *file)
+{
+    if (!folder)
+        return;
+    fp8kv_put_url_segment(f, folder);
+    fprintf(f, "/%s", file);
+}
+
+/* One cell of a matrix: the state, its count, what else is there, and a link to the id in
+ * folder's report.html (NULL: in this page). */
+static void put_cell(FILE *f, const size_t counts[FP8KV_STATE_COUNT], const char *folder,
                      void (*put_id)(FILE *, const void *), const void *id_arg)
 {
     const int state = cell_state(counts);
@@ -129,7 +139,9 @@ static void put_cell(FILE *f, const size_t counts[FP8KV_STATE_COUNT], const char
     size_t total = 0;
     for (int k = 0; k < FP8KV_STATE_COUNT; k++)
         total += counts[k];
-    fprintf(f, "<td class=\"%s\"><a href=\"%s#", state_css[state], href_prefix);
+    fprintf(f, "<td class=\"%s\"><a href=\"", state_css[state]);
+    put_report_href(f, folder, "report.html");
+    fputc('#', f);
     put_id(f, id_arg);
     fprintf(f, "\">%s ", fp8kv_state_names[state]);
     if (state == FP8KV_STATE_FAIL)
@@ -244,7 +256,7 @@ static void put_matrix(FILE *f, const struct fp8kv_report *r, const struct matri
             size_t counts[FP8KV_STATE_COUNT];
             cell_counts(r, m, row, col, counts);
             const struct cell_ref ref = {m, row, col};
-            put_cell(f, counts, "", put_cell_id, &ref);
+            put_cell(f, counts, NULL, put_cell_id, &ref);
         }
         fprintf(f, "</tr>\n");
     }
@@ -418,15 +430,15 @@ static void put_kv_cases(FILE *f, const struct fp8kv_report *r)
                 distinct_add(&rows, r->checks.items[i].subject, r->checks.items[i].profile);
                 distinct_add(&columns, r->checks.items[i].name, NULL);
             }
-        fprintf(f, "<h3 id=\"");
-        put_slug(f, "kv-");
-        fwrite(detail + 3, 1, case_key_length(detail) - 3, f);
+        char *key = strndup(detail, case_key_length(detail)); /* "kv/case3" */
+        char *text = strndup(detail + case_key_length(detail) + 2, case_words_length(r, first));
+        fprintf(f, "<h3 id=\"kv-");
+        put_slug(f, key ? key + 3 : "");
         fprintf(f, "\">");
-        fwrite(detail, 1, case_key_length(detail), f);
+        put(f, key ? key : "");
         fprintf(f, ": ");
-        const size_t words = case_words_length(r, first);
-        char *text = strndup(detail + case_key_length(detail) + 2, words);
         put(f, text ? text : "");
+        free(key);
         free(text);
         fprintf(f, "</h3>\n<table class=\"kv-case\"><tr><th>subject</th><th>profile</th>");
         for (size_t col = 0; col < columns.n; col++) {
@@ -584,23 +596,92 @@ static void put_index_id(FILE *f, const void *arg)
     put_group_id(f, first->subject, ref->family, first->profile);
 }
 
-char *fp8kv_index_html(const struct fp8kv_index_entry *e, size_t n)
+/* The row of a target's report in index.html: its verdict, a cell per check family, its facts
+ * and the links to its files. */
+static void put_index_row(FILE *f, const struct fp8kv_index_entry *e,
+                          const struct distinct *families)
+{
+    const struct fp8kv_report *r = &e->report;
+    fprintf(f, "<tr><th><a href=\"");
+    put_report_href(f, e->name, "report.html");
+    fprintf(f, "\">");
+    put(f, e->name);
+    fprintf(f, "</a></th><td class=\"%s\">",
+            strcmp(r->verdict, "conformant") == 0      ? "s-pass"
+            : strcmp(r->verdict, "nonconformant") == 0 ? "s-fail"
+                                                       : "s-not-run");
+    put(f, r->verdict);
+    fprintf(f, "</td>");
+    for (size_t k = 0; k < families->n; k++) {
+        size_t counts[FP8KV_STATE_COUNT] = {0};
+        for (size_t j = 0; j < r->checks.count; j++)
+            if (strcmp(fp8kv_check_family(&r->checks.items[j]), families->v[2 * k]) == 0)
+                counts[fp8kv_check_state(&r->checks.items[j])]++;
+        const struct index_ref ref = {r, families->v[2 * k]};
+        put_cell(f, counts, e->name, put_index_id, &ref);
+    }
+    fprintf(f, "<td>%zu</td><td>", r->checks.count);
+    put(f, r->target.device);
+    fprintf(f, "</td><td>");
+    put(f, r->date[0] ? r->date : "not recorded");
+    fprintf(f, "</td><td>");
+    put(f, r->generator);
+    fprintf(f, "</td><td><code>");
+    put(f, r->commit[0] ? r->commit : "not recorded");
+    fprintf(f, "</code></td><td><a href=\"");
+    put_report_href(f, e->name, "report.md");
+    fprintf(f, "\">md</a> <a href=\"");
+    put_report_href(f, e->name, "report.json");
+    fprintf(f, "\">json</a> <a href=\"");
+    put_report_href(f, e->name, "junit.xml");
+    fprintf(f, "\">junit</a></td></tr>\n");
+}
+
+/* The folders with another kind of report (scripts/peers), then the entries not listed. */
+static void put_index_others(FILE *f, const struct fp8kv_index *ix)
+{
+    int others = 0;
+    for (size_t i = 0; i < ix->count; i++) {
+        const struct fp8kv_index_entry *e = &ix->entries[i];
+        if (e->is_target)
+            continue;
+        fprintf(f, "%s<li><a href=\"", others++ ? "" : "<h2>Other reports</h2>\n<ul>\n");
+        put_report_href(f, e->name, "report.md");
+        fprintf(f, "\">");
+        put(f, e->name);
+        fprintf(f, "</a> (<a href=\"");
+        put_report_href(f, e->name, "report.json");
+        fprintf(f, "\">json</a>)</li>\n");
+    }
+    fprintf(f, "%s", others ? "</ul>\n" : "");
+    for (size_t i = 0; i < ix->skipped_count; i++) {
+        fprintf(f, "%s<li>", i ? "" : "<h2>Not listed (not report folders)</h2>\n<ul>\n");
+        put(f, ix->skipped[i].name);
+        fprintf(f, ": ");
+        put(f, ix->skipped[i].why);
+        fprintf(f, "</li>\n");
+    }
+    fprintf(f, "%s", ix->skipped_count ? "</ul>\n" : "");
+}
+
+char *fp8kv_index_html(const struct fp8kv_index *ix)
 {
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
     if (!f)
         return NULL;
+    const struct fp8kv_index_entry *e = ix->entries;
     struct distinct families = {0};
     size_t total = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < ix->count; i++)
         total += e[i].is_target ? e[i].report.checks.count : 0;
     if (distinct_init(&families, total) != 0) {
         fclose(f);
         free(text);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < ix->count; i++)
         for (size_t j = 0; e[i].is_target && j < e[i].report.checks.count; j++)
             distinct_add(&families, fp8kv_check_family(&e[i].report.checks.items[j]), NULL);
     html_begin(f, "fp8kv reports");
@@ -613,60 +694,12 @@ char *fp8kv_index_html(const struct fp8kv_index_entry *e, size_t n)
     }
     fprintf(f, "<th>checks</th><th>device</th><th>date</th><th>generator</th><th>commit</th>"
                "<th>files</th></tr>\n");
-    for (size_t i = 0; i < n; i++) {
-        if (!e[i].is_target)
-            continue;
-        const struct fp8kv_report *r = &e[i].report;
-        fprintf(f, "<tr><th><a href=\"");
-        put(f, e[i].name);
-        fprintf(f, "/report.html\">");
-        put(f, e[i].name);
-        fprintf(f, "</a></th><td class=\"%s\">",
-                strcmp(r->verdict, "conformant") == 0      ? "s-pass"
-                : strcmp(r->verdict, "nonconformant") == 0 ? "s-fail"
-                                                           : "s-not-run");
-        put(f, r->verdict);
-        fprintf(f, "</td>");
-        for (size_t k = 0; k < families.n; k++) {
-            size_t counts[FP8KV_STATE_COUNT] = {0};
-            for (size_t j = 0; j < r->checks.count; j++)
-                if (strcmp(fp8kv_check_family(&r->checks.items[j]), families.v[2 * k]) == 0)
-                    counts[fp8kv_check_state(&r->checks.items[j])]++;
-            char href[300];
-            snprintf(href, sizeof href, "%s/report.html", e[i].name);
-            const struct index_ref ref = {r, families.v[2 * k]};
-            put_cell(f, counts, href, put_index_id, &ref);
-        }
-        fprintf(f, "<td>%zu</td><td>", r->checks.count);
-        put(f, r->target.device);
-        fprintf(f, "</td><td>");
-        put(f, r->date[0] ? r->date : "not recorded");
-        fprintf(f, "</td><td>");
-        put(f, r->generator);
-        fprintf(f, "</td><td><code>");
-        put(f, r->commit[0] ? r->commit : "not recorded");
-        fprintf(f, "</code></td><td><a href=\"");
-        put(f, e[i].name);
-        fprintf(f, "/report.md\">md</a> <a href=\"");
-        put(f, e[i].name);
-        fprintf(f, "/report.json\">json</a> <a href=\"");
-        put(f, e[i].name);
-        fprintf(f, "/junit.xml\">junit</a></td></tr>\n");
-    }
-    fprintf(f, "</table>\n");
-    int others = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < ix->count; i++)
         if (e[i].is_target)
-            continue;
-        fprintf(f, "%s<li><a href=\"", others++ ? "" : "<h2>Other reports</h2>\n<ul>\n");
-        put(f, e[i].name);
-        fprintf(f, "/report.md\">");
-        put(f, e[i].name);
-        fprintf(f, "</a> (<a href=\"");
-        put(f, e[i].name);
-        fprintf(f, "/report.json\">json</a>)</li>\n");
-    }
-    fprintf(f, "%s</body>\n</html>\n", others ? "</ul>\n" : "");
+            put_index_row(f, &e[i], &families);
+    fprintf(f, "</table>\n");
+    put_index_others(f, ix);
+    fprintf(f, "</body>\n</html>\n");
     free(families.v);
     fclose(f);
     return text;

@@ -331,6 +331,116 @@ static int parse_root(const struct parser *p, json_t *root, struct fp8kv_report 
     return rc;
 }
 
+/* ---- a document checked, not believed ----------------------------------------------------- */
+
+const char *fp8kv_report_verdict(int executed, int vectors_verified,
+                                 const struct fp8kv_results *checks)
+{
+    if (!executed)
+        return "not run";
+    if (!vectors_verified)
+        return NULL; /* no verdict against unverified truth */
+    return fp8kv_results_passed(checks) ? "conformant" : "nonconformant";
+}
+
+/* Why check c's "passed": true is not borne out by its counts (fp8kv_check_finish's rule), into
+ * why; 0 when it is, or when c says it failed (a failure needs no evidence). */
+static int unearned_pass(const struct fp8kv_check *c, char *why, size_t size)
+{
+    if (!c->passed)
+        return 0;
+    if (c->cases == 0)
+        snprintf(why, size, "true, but it has no cases");
+    else if (c->mismatches)
+        snprintf(why, size, "true, but %llu of its %llu cases differ",
+                 (unsigned long long)c->mismatches, (unsigned long long)c->cases);
+    else if (c->gated && c->has_nmse && !(c->nmse <= c->threshold))
+        snprintf(why, size, "true, but its NMSE %.3g is not within its threshold %.3g", c->nmse,
+                 c->threshold);
+    else
+        return 0;
+    return 1;
+}
+
+/* Why the status and checks of r do not give the verdict it states, into why. */
+static void verdict_reason(const struct fp8kv_report *r, char *why, size_t size)
+{
+    const struct fp8kv_check *failed = NULL;
+    size_t gated = 0, at = 0;
+    for (size_t i = 0; i < r->checks.count; i++) {
+        const struct fp8kv_check *c = &r->checks.items[i];
+        gated += c->gated;
+        if (c->gated && !c->passed && !failed) {
+            failed = c;
+            at = i;
+        }
+    }
+    if (!r->target.executed)
+        snprintf(why, size, "its status is \"not run\": nothing was executed");
+    else if (strcmp(r->verdict, "not run") == 0)
+        snprintf(why, size, "its status is \"run\": it was executed and judged");
+    else if (failed && failed->mismatches)
+        snprintf(why, size, "checks[%zu] (%s %s %s) failed: %llu of %llu cases differ", at,
+                 failed->name, failed->subject, failed->profile,
+                 (unsigned long long)failed->mismatches, (unsigned long long)failed->cases);
+    else if (failed)
+        snprintf(why, size, "checks[%zu] (%s %s %s) failed", at, failed->name, failed->subject,
+                 failed->profile);
+    else if (!gated)
+        snprintf(why, size,
+                 "none of its %zu checks is gated, and a run with no gated check is "
+                 "not conformant",
+                 r->checks.count);
+    else
+        snprintf(why, size, "every one of its %zu gated checks passed", gated);
+}
+
+/* Whether the parsed report r (from root) agrees with itself: each pass earned, no checks in a
+ * report not run, the verdict its status, vectors and checks give, a summary that counts its
+ * checks. 0, or FP8KV_ERR naming the field and the contradiction. */
+static int check_consistent(const struct parser *p, json_t *root, const struct fp8kv_report *r)
+{
+    char why[512], what[768];
+    unsigned long long passed = 0, failed = 0, reported = 0;
+    for (size_t i = 0; i < r->checks.count; i++) {
+        const struct fp8kv_check *c = &r->checks.items[i];
+        const struct parser in_check = {p->path, i};
+        if (unearned_pass(c, why, sizeof why))
+            return bad(&in_check, "passed", why);
+        reported += !c->gated;
+        passed += c->gated && c->passed;
+        failed += c->gated && !c->passed;
+    }
+    if (!r->target.executed && r->checks.count) {
+        snprintf(what, sizeof what, "the status is \"not run\", yet it lists %zu checks",
+                 r->checks.count);
+        return bad(p, "checks", what);
+    }
+    const char *want = fp8kv_report_verdict(r->target.executed, r->vectors_verified, &r->checks);
+    if (!want) {
+        const int recorded = json_object_get(json_object_get(root, "vectors"), "verified") != NULL;
+        snprintf(what, sizeof what,
+                 "%s: the checks ran against vectors not verified against MANIFEST.json and "
+                 "SHA256SUMS, which give no verdict, yet it says \"%s\"",
+                 recorded ? "false" : "absent", r->verdict);
+        return bad(p, "vectors.verified", what);
+    }
+    if (strcmp(want, r->verdict) != 0) {
+        verdict_reason(r, why, sizeof why);
+        snprintf(what, sizeof what, "says \"%s\", but %s; the checks give \"%s\"", r->verdict, why,
+                 want);
+        return bad(p, "verdict", what);
+    }
+    if (passed != r->passed || failed != r->failed || reported != r->reported) {
+        snprintf(what, sizeof what,
+                 "says %llu passed, %llu failed, %llu reported (not gated), but its checks give "
+                 "%llu, %llu, %llu",
+                 r->passed, r->failed, r->reported, passed, failed, reported);
+        return bad(p, "summary", what);
+    }
+    return 0;
+}
+
 int fp8kv_report_parse(const char *path, const char *text, size_t len, struct fp8kv_report *r)
 {
     memset(r, 0, sizeof *r);
@@ -339,7 +449,9 @@ int fp8kv_report_parse(const char *path, const char *text, size_t len, struct fp
     if (!root)
         return fp8kv_fail("%s: not valid JSON: line %d: %s", path, err.line, err.text);
     const struct parser p = {.path = path, .check = (size_t)-1};
-    const int rc = parse_root(&p, root, r);
+    int rc = parse_root(&p, root, r);
+    if (rc == 0)
+        rc = check_consistent(&p, root, r);
     json_decref(root);
     if (rc != 0)
         fp8kv_report_free(r);
@@ -585,21 +697,93 @@ void fp8kv_check_explain(FILE *f, const struct fp8kv_report *r, const struct fp8
     explain_counts(f, c);
 }
 
+/* ---- escaping: the characters of a string, and the HTML, XML, URL and terminal escapers (the
+ * Markdown one is report/md.c's) ----------------------------------------------------------- */
+
+/* Whether code point u is a control character or a noncharacter no escaper writes as it is: C1,
+ * the bidirectional controls (which reorder what follows them), U+FFFE and U+FFFF. */
+static int hidden_code_point(uint32_t u)
+{
+    return (u >= 0x80 && u <= 0x9F) || u == 0x61C || u == 0x200E || u == 0x200F ||
+           (u >= 0x202A && u <= 0x202E) || (u >= 0x2066 && u <= 0x2069) || u == 0xFFFE ||
+           u == 0xFFFF;
+}
+
+size_t fp8kv_text_char(const char *s, int *shown)
+{
+    const unsigned char *b = (const unsigned char *)s;
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000}; /* shorter is overlong */
+    size_t len = 0;
+    uint32_t u = 0;
+    *shown = 0;
+    if (b[0] < 0x80) {
+        *shown = b[0] >= 0x20 && b[0] != 0x7F;
+        return 1;
+    }
+    if (b[0] >= 0xC2 && b[0] <= 0xDF)
+        len = 2, u = b[0] & 0x1Fu;
+    else if (b[0] >= 0xE0 && b[0] <= 0xEF)
+        len = 3, u = b[0] & 0x0Fu;
+    else if (b[0] >= 0xF0 && b[0] <= 0xF4)
+        len = 4, u = b[0] & 0x07u;
+    else
+        return 1;
+    for (size_t k = 1; k < len; k++) {
+        if ((b[k] & 0xC0) != 0x80) /* the end of s included */
+            return 1;
+        u = u << 6 | (b[k] & 0x3Fu);
+    }
+    if (u < least[len] || (u >= 0xD800 && u <= 0xDFFF) || u > 0x10FFFF)
+        return 1;
+    *shown = !hidden_code_point(u);
+    return len;
+}
+
 void fp8kv_put_escaped(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        const unsigned char ch = (unsigned char)*s;
-        switch (ch) {
+    while (*s) {
+        int shown;
+        const size_t n = fp8kv_text_char(s, &shown);
+        switch (*s) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&#39;", f); break;
         default:
-            if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
-                fputs("\xef\xbf\xbd", f); /* U+FFFD: XML 1.0 cannot hold it */
+            if (shown || *s == '\t' || *s == '\n' || *s == '\r')
+                fwrite(s, 1, n, f);
             else
-                fputc(ch, f);
+                fputs("\xef\xbf\xbd", f); /* U+FFFD: XML 1.0 cannot hold it, or it hides text */
         }
+        s += n;
+    }
+}
+
+void fp8kv_put_url_segment(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        const char c = *s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~')
+            fputc(c, f);
+        else
+            fprintf(f, "%%%02X", (unsigned)(unsigned char)c);
+    }
+}
+
+void fp8kv_term_put(FILE *f, const char *s)
+{
+    while (*s) {
+        int shown;
+        const size_t n = fp8kv_text_char(s, &shown);
+        if (*s == '\\')
+            fputs("\\\\", f);
+        else if (shown)
+            fwrite(s, 1, n, f);
+        else
+            for (size_t k = 0; k < n; k++)
+                fprintf(f, "\\x%02x", (unsigned)(unsigned char)s[k]);
+        s += n;
     }
 }

@@ -174,7 +174,8 @@ static void put_class_bars(FILE *f, const struct fp8kv_report *r, const char *su
         most = cases[k] > most ? cases[k] : most;
         most = gated[k] + reported[k] > most ? gated[k] + reported[k] : most;
     }
-    const int hi = (int)ceil(log10((double)most)), x0 = 110, w = 420, row = 30;
+    /* at least one decade: counts of 0 or 1 alone would give an axis from 10^0 to 10^0 */
+    const int hi = most > 10 ? (int)ceil(log10((double)most)) : 1, x0 = 110, w = 420, row = 30;
     char title[160];
     snprintf(title, sizeof title, "%s: mismatches per input class", subject);
     svg_begin(f, x0 + w + 260, FP8KV_CLASS_COUNT * row + 40, title);
@@ -246,8 +247,9 @@ static void put_nmse_plot(FILE *f, const struct fp8kv_report *r)
                     "fill-opacity=\"0.5\"><title>",
                     tx, y - 9, tx, y + 9, x, y, state_colour[fp8kv_check_state(c)]);
             put(f, c->subject);
-            fprintf(f, " %s: NMSE %.3g, threshold %.3g</title></circle>\n", c->profile, c->nmse,
-                    c->threshold);
+            fputc(' ', f);
+            put(f, c->profile);
+            fprintf(f, ": NMSE %.3g, threshold %.3g</title></circle>\n", c->nmse, c->threshold);
         }
     }
     if (names.n) {

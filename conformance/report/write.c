@@ -40,13 +40,6 @@ static json_t *json_number(double v)
     return json_real(v);
 }
 
-static const char *verdict_of(const struct fp8kv_report_meta *m, const struct fp8kv_results *r)
-{
-    if (!m->target->executed)
-        return "not run";
-    return fp8kv_results_passed(r) ? "conformant" : "nonconformant";
-}
-
 json_t *fp8kv_check_json(const struct fp8kv_check *c)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:b, s:f}", "name", c->name,
@@ -130,42 +123,92 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* Every entry of dir but "." and "..", sorted (strcmp), however many: *names (malloc'd, each
+ * malloc'd) and *count. 0, or FP8KV_ERR naming dir (what it is: "report directory", ...). */
+static int list_dir(const char *dir, const char *what, char ***names, size_t *count)
+{
+    *names = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return fp8kv_fail("%s: cannot read the %s: %s", dir, what, strerror(errno));
+    char **v = NULL;
+    size_t n = 0, capacity = 0;
+    int rc = 0;
+    for (;;) {
+        errno = 0;
+        const struct dirent *e = readdir(d);
+        if (!e) {
+            if (errno)
+                rc = fp8kv_fail("%s: cannot read the %s: %s", dir, what, strerror(errno));
+            break;
+        }
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n == capacity) {
+            char **more = realloc(v, (capacity = capacity ? 2 * capacity : 64) * sizeof *v);
+            if (!more) {
+                rc = fp8kv_fail("out of memory");
+                break;
+            }
+            v = more;
+        }
+        if (!(v[n] = strdup(e->d_name))) {
+            rc = fp8kv_fail("out of memory");
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (rc != 0) {
+        free_names(v, n);
+        return rc;
+    }
+    if (n)
+        qsort(v, n, sizeof *v, cmp_names);
+    *names = v;
+    *count = n;
+    return 0;
+}
+
 /* Copies <from>/ *.xml into <to>/ (each atomically) and lists the copies, sorted, in names. */
 static int copy_junit(const char *from, const char *to, json_t *names)
 {
-    DIR *d = opendir(from);
-    if (!d)
-        return fp8kv_fail("%s: cannot read the JUnit directory", from);
-    char *files[512];
+    char **files = NULL;
     size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 512) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".xml") == 0)
-            files[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(files, n, sizeof files[0], cmp_names);
-    int rc = fp8kv_make_dirs(to);
-    for (size_t i = 0; i < n; i++) {
-        char *src = files[i] ? fp8kv_path_join(from, files[i]) : NULL;
-        char *dst = files[i] ? fp8kv_path_join(to, files[i]) : NULL;
+    int rc = list_dir(from, "JUnit directory", &files, &n);
+    if (rc == 0)
+        rc = fp8kv_make_dirs(to);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const size_t len = strlen(files[i]);
+        if (len <= 4 || strcmp(files[i] + len - 4, ".xml") != 0)
+            continue;
+        char *src = fp8kv_path_join(from, files[i]);
+        char *dst = fp8kv_path_join(to, files[i]);
         size_t size = 0;
         char *buf = rc == 0 && src ? fp8kv_read_regular(src, MAX_COPIED_BYTES, &size) : NULL;
         if (rc == 0)
             rc = !src || !dst ? fp8kv_fail("out of memory")
                  : buf        ? fp8kv_write_file_atomic(dst, buf, size)
                               : FP8KV_ERR; /* fp8kv_read_regular named the file */
-        if (rc == 0) {
-            char rel[300];
-            snprintf(rel, sizeof rel, "junit/%s", files[i]);
+        char *rel = rc == 0 ? fp8kv_path_join("junit", files[i]) : NULL;
+        if (rc == 0 && !rel)
+            rc = fp8kv_fail("out of memory");
+        if (rc == 0)
             json_array_append_new(names, json_string(rel));
-        }
+        free(rel);
         free(buf);
         free(src);
         free(dst);
-        free(files[i]);
     }
+    free_names(files, n);
     return rc;
 }
 
@@ -196,74 +239,149 @@ static int render_into(const char *dir, const struct fp8kv_report *r)
     return rc;
 }
 
+int fp8kv_report_render_beside(const char *report_json, const struct fp8kv_report *r)
+{
+    const char *slash = strrchr(report_json, '/');
+    char *dir = slash ? strndup(report_json, (size_t)(slash - report_json + 1)) : strdup(".");
+    const int rc = dir ? render_into(dir, r) : fp8kv_fail("out of memory");
+    free(dir);
+    return rc;
+}
+
 int fp8kv_report_regenerate(const char *report_json)
 {
     struct fp8kv_report r;
     if (fp8kv_report_load(report_json, &r) != 0)
-        return FP8KV_ERR;
-    const char *slash = strrchr(report_json, '/');
-    char *dir = slash ? strndup(report_json, (size_t)(slash - report_json + 1)) : strdup(".");
-    const int rc = dir ? render_into(dir, &r) : fp8kv_fail("out of memory");
-    free(dir);
+        return FP8KV_ERR; /* damaged or contradicting itself: nothing is written */
+    const int rc = fp8kv_report_render_beside(report_json, &r);
     fp8kv_report_free(&r);
     return rc;
 }
 
-/* The folders of out_dir that hold a report.json, sorted by name, each parsed when it is a
- * target's (a folder named like a target whose report.json is damaged is an error naming it). */
-static int load_index(const char *out_dir, struct fp8kv_index_entry **entries, size_t *count)
+/* Whether name is the index's own (index.md, index.html, or the temporary file
+ * fp8kv_write_file_atomic writes one through: the name and ".XXXXXX"). */
+static int index_file(const char *name)
 {
-    DIR *d = opendir(out_dir);
-    if (!d)
-        return fp8kv_fail("%s: cannot read the report directory", out_dir);
-    char *names[256];
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 256)
-        if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
-            n++;
-    closedir(d);
-    qsort(names, n, sizeof names[0], cmp_names);
-    struct fp8kv_index_entry *list = calloc(n + 1, sizeof *list);
-    int rc = list ? 0 : fp8kv_fail("out of memory");
-    size_t kept = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        char path[4096];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s/report.json", out_dir, names[i]);
-        if (strlen(names[i]) >= sizeof list->name || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        struct fp8kv_index_entry *entry = &list[kept++];
-        snprintf(entry->name, sizeof entry->name, "%s", names[i]);
-        entry->is_target = fp8kv_target_kind_of_name(names[i]) >= 0;
-        if (entry->is_target)
-            rc = fp8kv_report_load(path, &entry->report);
+    static const char *const own[] = {"index.md", "index.html"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        const size_t n = strlen(own[i]);
+        if (strncmp(name, own[i], n) == 0 &&
+            (name[n] == '\0' || (name[n] == '.' && strlen(name + n + 1) == 6)))
+            return 1;
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    *entries = list;
-    *count = kept;
+    return 0;
+}
+
+/* What entry `name` of out_dir is to the index: *is_report 1 for a folder holding a regular
+ * report.json, else 0 with why it is not in why. 0, or FP8KV_ERR (out of memory). */
+static int classify_entry(const char *out_dir, const char *name, int *is_report, char *why,
+                          size_t size)
+{
+    char *dir = fp8kv_path_join(out_dir, name);
+    char *json = dir ? fp8kv_path_join(dir, "report.json") : NULL;
+    struct stat st;
+    *is_report = 0;
+    if (!json)
+        *why = '\0';
+    else if (strlen(name) >= sizeof((struct fp8kv_index_entry *)0)->name)
+        snprintf(why, size, "a name too long for the index");
+    else if (stat(dir, &st) != 0)
+        snprintf(why, size, "cannot be read: %s", strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        snprintf(why, size, "not a folder");
+    else if (stat(json, &st) != 0 && errno == ENOENT)
+        snprintf(why, size, "a folder without a report.json");
+    else if (stat(json, &st) != 0)
+        snprintf(why, size, "its report.json cannot be read: %s", strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, size, "its report.json is not a regular file");
+    else
+        *is_report = 1;
+    free(dir);
+    free(json);
+    return json ? 0 : fp8kv_fail("out of memory");
+}
+
+/* The report folder `name` of out_dir as entry e: a target's report.json parsed (and the target
+ * it names must be its folder's). */
+static int load_entry(const char *out_dir, const char *name, struct fp8kv_index_entry *e)
+{
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->is_target = fp8kv_target_kind_of_name(name) >= 0;
+    if (!e->is_target)
+        return 0;
+    char *dir = fp8kv_path_join(out_dir, name);
+    char *json = dir ? fp8kv_path_join(dir, "report.json") : NULL;
+    int rc = json ? fp8kv_report_load(json, &e->report) : fp8kv_fail("out of memory");
+    if (rc == 0 && strcmp(e->report.target.target, name) != 0)
+        rc = fp8kv_fail("%s: target: \"%s\", but the report is in the folder of %s (a target's "
+                        "report is in the folder named after it)",
+                        json, e->report.target.target, name);
+    free(dir);
+    free(json);
     return rc;
 }
 
-int fp8kv_report_write_index(const char *out_dir)
+int fp8kv_index_load(const char *out_dir, struct fp8kv_index *ix)
 {
-    struct fp8kv_index_entry *entries = NULL;
-    size_t n = 0;
-    int rc = load_index(out_dir, &entries, &n);
-    char *md = rc == 0 ? fp8kv_index_markdown(entries, n) : NULL;
-    char *html = rc == 0 ? fp8kv_index_html(entries, n) : NULL;
-    if (rc == 0 && (!md || !html))
+    memset(ix, 0, sizeof *ix);
+    char **names = NULL;
+    size_t n = 0, reports = 0;
+    int rc = list_dir(out_dir, "report directory", &names, &n);
+    int *is_report = rc == 0 ? calloc(n + 1, sizeof *is_report) : NULL;
+    if (rc == 0 && (!is_report || !(ix->skipped = calloc(n + 1, sizeof *ix->skipped))))
         rc = fp8kv_fail("out of memory");
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (names[i][0] == '.' || index_file(names[i]))
+            continue; /* fp8kv's own: staging folders, temporary files, the index */
+        struct fp8kv_index_skip *skip = &ix->skipped[ix->skipped_count];
+        rc = classify_entry(out_dir, names[i], &is_report[i], skip->why, sizeof skip->why);
+        reports += is_report[i];
+        if (rc == 0 && !is_report[i] && !(skip->name = strdup(names[i])))
+            rc = fp8kv_fail("out of memory");
+        ix->skipped_count += rc == 0 && !is_report[i];
+    }
+    if (rc == 0 && !(ix->entries = calloc(reports + 1, sizeof *ix->entries)))
+        rc = fp8kv_fail("out of memory");
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (is_report[i])
+            rc = load_entry(out_dir, names[i], &ix->entries[ix->count++]);
+    free(is_report);
+    free_names(names, n);
+    return rc;
+}
+
+int fp8kv_index_write(const char *out_dir, const struct fp8kv_index *ix)
+{
+    char *md = fp8kv_index_markdown(ix), *html = fp8kv_index_html(ix);
+    int rc = md && html ? 0 : fp8kv_fail("out of memory");
     if (rc == 0)
         rc = write_text(out_dir, "index.md", md);
     if (rc == 0)
         rc = write_text(out_dir, "index.html", html);
-    for (size_t i = 0; entries && i < n; i++)
-        fp8kv_report_free(&entries[i].report);
-    free(entries);
     free(md);
     free(html);
+    return rc;
+}
+
+void fp8kv_index_free(struct fp8kv_index *ix)
+{
+    for (size_t i = 0; ix->entries && i < ix->count; i++)
+        fp8kv_report_free(&ix->entries[i].report);
+    for (size_t i = 0; ix->skipped && i < ix->skipped_count; i++)
+        free(ix->skipped[i].name);
+    free(ix->entries);
+    free(ix->skipped);
+    memset(ix, 0, sizeof *ix);
+}
+
+int fp8kv_report_write_index(const char *out_dir)
+{
+    struct fp8kv_index ix;
+    int rc = fp8kv_index_load(out_dir, &ix);
+    if (rc == 0)
+        rc = fp8kv_index_write(out_dir, &ix);
+    fp8kv_index_free(&ix);
     return rc;
 }
 
@@ -310,7 +428,17 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
          *manifest = fp8kv_path_join(m->vectors_dir, "MANIFEST.json");
     char dir[4096] = "";
     char hash[FP8KV_SHA256_HEX_LEN + 1] = "unavailable";
-    int rc = final && manifest ? fp8kv_make_dirs(out_dir) : fp8kv_fail("out of memory");
+    const int verified = fp8kv_vectors_trusted(m->vectors_dir);
+    const char *verdict = fp8kv_report_verdict(t->executed, verified, r);
+    int rc = final && manifest ? 0 : fp8kv_fail("out of memory");
+    if (rc == 0 && fp8kv_sha256_file(manifest, hash, NULL) != 0)
+        rc = FP8KV_ERR;
+    if (rc == 0 && !verdict)
+        rc = fp8kv_fail("%s: the vectors were not verified (fp8kv_vectors_trust) in this process: "
+                        "no verdict is written against unverified truth",
+                        m->vectors_dir);
+    if (rc == 0)
+        rc = fp8kv_make_dirs(out_dir);
     if (rc == 0) {
         snprintf(dir, sizeof dir, "%s/.%s.XXXXXX", out_dir, t->target);
         if (!mkdtemp(dir)) {
@@ -321,8 +449,6 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
             (void)chmod(dir, 0755); /* mkdtemp's 0700 is for secrets; a report is read by all */
         }
     }
-    if (rc == 0 && fp8kv_sha256_file(manifest, hash, NULL) != 0)
-        rc = FP8KV_ERR;
 
     size_t passed = 0, failed = 0, reported = 0;
     json_t *checks = json_array();
@@ -342,10 +468,10 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     json_t *root = json_pack(
         "{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:b}, s:s, s:f, s:{s:I, s:I, "
         "s:I}}",
-        "schema_version", REPORT_SCHEMA_VERSION, "target", t->target, "verdict", verdict_of(m, r),
-        "status", t->executed ? "run" : "not run", "device", t->device, "runtime", t->runtime,
-        "compiler", t->compiler, "flags", t->flags, "profiles", m->profiles, "vectors", "dir",
-        m->vectors_dir, "manifest_sha256", hash, "verified", fp8kv_vectors_trusted(m->vectors_dir),
+        "schema_version", REPORT_SCHEMA_VERSION, "target", t->target, "verdict",
+        verdict ? verdict : "", "status", t->executed ? "run" : "not run", "device", t->device,
+        "runtime", t->runtime, "compiler", t->compiler, "flags", t->flags, "profiles", m->profiles,
+        "vectors", "dir", m->vectors_dir, "manifest_sha256", hash, "verified", verified,
         "generator", "fp8kv " FP8KV_VERSION, "seconds", m->seconds, "summary", "passed",
         (json_int_t)passed, "failed", (json_int_t)failed, "reported", (json_int_t)reported);
     if (rc == 0 && !root)

@@ -65,6 +65,30 @@ struct fp8kv_judge_kv_result {
 int fp8kv_judge_kv(const char *vectors, const char *profile, int case_index,
                    const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out);
 
+/* The parts of an engine's output, as bits of a mask (fp8kv_judge_kv_sizes). */
+enum {
+    FP8KV_JUDGE_KV_CACHES = 1u << 0,       /* key_cache and value_cache */
+    FP8KV_JUDGE_KV_SCALE_CACHES = 1u << 1, /* key_scale_cache and value_scale_cache */
+    FP8KV_JUDGE_KV_GATHER = 1u << 2,
+    FP8KV_JUDGE_KV_ATTENTION = 1u << 3,
+};
+
+/* What each part must hold for a case (the sizes fp8kv_judge_kv holds the buffers to). */
+struct fp8kv_judge_kv_sizes {
+    size_t cache_bytes;     /* each of key_cache and value_cache, in bytes */
+    size_t scale_entries;   /* each scale cache, in f32 entries (0: the case has none) */
+    size_t gather_count;    /* the gather rows, in elements: 2 x rows x heads x head_size */
+    size_t attention_count; /* the attention output, in f32: num_seqs x q heads x head_size */
+};
+
+/* fp8kv_judge_kv_sizes: what fp8kv_judge_kv checks before it looks at a buffer (the vectors
+ * verified, the profile and case found, the parts — a mask of FP8KV_JUDGE_KV_* — judged
+ * together on that case), with the same messages, and the size each part must have into out:
+ * so a caller that reads its buffers from files (`fp8kv judge-kv`) refuses a file of the wrong
+ * size before it reads the file's data. FP8KV_OK, or FP8KV_ERR (out is then zeroed). */
+int fp8kv_judge_kv_sizes(const char *vectors, const char *profile, int case_index, unsigned parts,
+                         struct fp8kv_judge_kv_sizes *out);
+
 /* fp8kv_judge_kv_result_free: releases out (safe on a zeroed or freed result). */
 void fp8kv_judge_kv_result_free(struct fp8kv_judge_kv_result *out);
 

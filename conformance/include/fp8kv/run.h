@@ -127,19 +127,23 @@ struct fp8kv_report_meta {
  * folder is staged beside its place and put there in one step. Then rewrites the index of
  * out_dir (fp8kv_report_write_index). The vector-set hash is the SHA-256 of
  * vectors_dir/MANIFEST.json. A target that did not execute is written as "not run", never as
- * passed. Returns 0 or FP8KV_ERR naming the file. */
+ * passed; an executed one only against vectors verified in this process. Returns 0 or
+ * FP8KV_ERR naming the file. */
 int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
                        const struct fp8kv_results *r);
 
 /* fp8kv_report_regenerate: renders report.md, report.html and junit.xml beside the report.json
- * at path from it alone, each atomically; byte for byte what fp8kv_report_write wrote. 0, or
- * FP8KV_ERR naming the file (unreadable, not JSON, not a report: nothing is then written). */
+ * at path from it alone, each atomically; byte for byte what fp8kv_report_write wrote. The
+ * verdict is recomputed from the checks, never taken from the document. 0, or FP8KV_ERR naming
+ * the file (unreadable, not JSON, not a report, or a document whose verdict, summary or check
+ * states contradict its checks: nothing is then written). */
 int fp8kv_report_regenerate(const char *report_json);
 
 /* fp8kv_report_write_index: rewrites <out_dir>/index.md and index.html from the report.json of
  * every folder of out_dir: a target's (folder named like a target) with its verdict and check
- * families, another kind (scripts/peers) listed beside them. 0, or FP8KV_ERR naming a damaged
- * report.json (the index is then left as it was). */
+ * families, another kind (scripts/peers) listed beside them; every entry is read, in sorted
+ * order, and one that is no report folder is named under "Not listed" with the reason. 0, or
+ * FP8KV_ERR naming a damaged report.json (the index is then left as it was). */
 int fp8kv_report_write_index(const char *out_dir);
 
 #ifdef __cplusplus
