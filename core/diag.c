@@ -13,6 +13,10 @@ static int record(int status, const char *fmt, va_list ap)
 {
     char message[sizeof last_error];
     vsnprintf(message, sizeof message, fmt, ap);
+    for (char *c = message; *c;
+         c++) /* a quoted name or field from outside cannot drive a terminal */
+        if (((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+            *c = '?';
     memcpy(last_error, message, sizeof last_error);
     return status;
 }

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
 
@@ -137,6 +138,9 @@ static int read_shard(const char *path, json_t *doc, struct fp8kv_shard *s, json
     return FP8KV_OK;
 }
 
+/* The largest shard document merge reads (a sweep's holds its failing runs: megabytes). */
+#define SHARD_DOCUMENT_MAX ((size_t)256 << 20)
+
 /* "sweep and audit": the commands of mergers, for a message. */
 static const char *merger_names(const struct fp8kv_cli_merger *mergers)
 {
@@ -161,7 +165,14 @@ int fp8kv_cli_merge_files(const char *cmd, char *const *paths, int n, const char
     int rc = docs && sorted && names ? 0 : fp8kv_fail("out of memory");
     for (int k = 0; k < n && rc == 0; k++) {
         json_error_t err;
-        docs[k] = json_load_file(paths[k], JSON_REJECT_DUPLICATES, &err);
+        size_t len = 0;
+        char *text = fp8kv_read_regular(paths[k], SHARD_DOCUMENT_MAX, &len);
+        if (!text) {
+            rc = FP8KV_ERR;
+            break;
+        }
+        docs[k] = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+        free(text);
         if (!docs[k]) {
             rc = fp8kv_fail("%s: not JSON: %s (line %d)", paths[k], err.text, err.line);
             break;

@@ -31,7 +31,9 @@ int fp8kv_exit_code(int status);
  * (one of the negative values above). */
 int fp8kv_status_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* fp8kv_fail: records a printf-style message as the last error and returns FP8KV_ERR. */
+/* fp8kv_fail: records a printf-style message as the last error and returns FP8KV_ERR. Control
+ * characters in it but newline and tab become '?' (what it quotes from outside, a file name or
+ * a field, cannot drive the terminal it is printed on). */
 int fp8kv_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* fp8kv_last_error: the message of the last fp8kv_fail on this thread ("" if none). */
