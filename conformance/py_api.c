@@ -7,6 +7,7 @@
  * versioned by fp8kv_py_abi_version(); the package refuses a library of another version.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/verify.h"
 
-#define FP8KV_PY_ABI_VERSION 3
+#define FP8KV_PY_ABI_VERSION 4
 #define API __attribute__((visibility("default")))
 
 API int fp8kv_py_abi_version(void);
@@ -29,6 +30,8 @@ API const char *fp8kv_py_name(const char *table, int i);
 API const char *fp8kv_py_default(const char *what);
 API int fp8kv_py_case_count(const char *vectors, const char *profile, int *count);
 API char *fp8kv_py_case_json(const char *vectors, const char *profile, int index);
+API void *fp8kv_py_case_file(const char *vectors, const char *profile, int index, const char *name,
+                             size_t *len);
 API int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const char *subject,
                           const uint8_t *key_cache, size_t key_bytes, const uint8_t *value_cache,
                           size_t value_bytes, const float *key_scale_cache, size_t key_scales,
@@ -83,18 +86,21 @@ static const struct fp8kv_profile *profile_named(const char *name)
     return p;
 }
 
-/* fp8kv_py_case_count: the number of golden KV cases of profile, after verifying vectors. */
+/* fp8kv_py_case_count: the number of golden KV cases of profile, after verifying vectors in
+ * full, every call (fp8kv_vectors_trust_again: kv_cases() on a directory altered since an
+ * earlier call fails). */
 int fp8kv_py_case_count(const char *vectors, const char *profile, int *count)
 {
     const struct fp8kv_profile *p = profile_named(profile);
-    if (!p || fp8kv_vectors_trust(vectors) != 0)
+    if (!p || fp8kv_vectors_trust_again(vectors) != 0)
         return FP8KV_ERR;
     return fp8kv_kv_case_count(vectors, p, count);
 }
 
-/* fp8kv_py_case_json: case index of profile, loaded and validated (vectors verified first):
- * its parameters, scales (as f32 bits: JSON has no NaN, which k_scale and v_scale are unless
- * the scales are per tensor) and the paths of its files, as JSON. */
+/* fp8kv_py_case_json: case index of profile, loaded and validated (vectors verified first, and
+ * every file read checked against the digests verified): its parameters, scales (as f32 bits:
+ * JSON has no NaN, which k_scale and v_scale are unless the scales are per tensor) and the
+ * paths of its files, as JSON. */
 char *fp8kv_py_case_json(const char *vectors, const char *profile, int index)
 {
     const struct fp8kv_profile *p = profile_named(profile);
@@ -130,6 +136,30 @@ char *fp8kv_py_case_json(const char *vectors, const char *profile, int index)
     if (!text)
         fp8kv_fail("out of memory");
     return text;
+}
+
+/* fp8kv_py_case_file: the bytes of file name (one of fp8kv_kv_case_files) of case index of
+ * profile, a whole .npy file, as verification hashed them (vectors verified first; read through
+ * fp8kv_vectors_read, so a file changed since is an error naming it): the package parses its
+ * arrays from these bytes, never from the file. malloc'd (free with fp8kv_py_free), *len its
+ * length; NULL with the error. */
+void *fp8kv_py_case_file(const char *vectors, const char *profile, int index, const char *name,
+                         size_t *len)
+{
+    const struct fp8kv_profile *p = profile_named(profile);
+    if (!p || fp8kv_vectors_trust(vectors) != 0)
+        return NULL;
+    int known = 0;
+    for (size_t i = 0; name && i < FP8KV_KV_CASE_FILE_COUNT; i++)
+        known |= strcmp(name, fp8kv_kv_case_files[i]) == 0;
+    if (!known || index < 0) {
+        fp8kv_fail("no file '%s' of case %d: a case's files are those of vectors/README.md",
+                   name ? name : "(none)", index);
+        return NULL;
+    }
+    char rel[128];
+    snprintf(rel, sizeof rel, "%s/kv/case%d_%s.npy", p->name, index, name);
+    return fp8kv_vectors_read(vectors, rel, len);
 }
 
 /* fp8kv_py_judge_kv: fp8kv_judge_kv on flat arguments (NULL: a part not given); *text and

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <pthread.h>
@@ -177,8 +178,9 @@ static int shape_matches(json_t *shape, const struct fp8kv_npy *h)
     return 1;
 }
 
-/* examine: hashes one listed file and compares it with what its entry says; a NULL field
- * (bytes < 0, sha256, dtype, shape) was invalid in the manifest and is not compared. */
+/* examine: reads one listed file once, hashes those bytes and parses its .npy header from the
+ * same bytes, and compares them with what its entry says; a NULL field (bytes < 0, sha256,
+ * dtype, shape) was invalid in the manifest and is not compared. */
 static void examine(struct verify *v, struct known *k, long long bytes, const char *sha256,
                     const char *dtype, json_t *shape)
 {
@@ -188,20 +190,23 @@ static void examine(struct verify *v, struct known *k, long long bytes, const ch
         return;
     }
     v->checked++;
-    long long size = 0;
-    if (fp8kv_sha256_file(full, k->hex, &size) != 0) {
+    size_t len = 0;
+    char *data = fp8kv_read_regular(full, FP8KV_VECTOR_FILE_MAX_BYTES, &len);
+    if (data == NULL || fp8kv_sha256_buffer(data, len, k->hex) != 0) {
         problem(&v->r, full, "%s", callee_error(full));
+        free(data);
         free(full);
         return;
     }
     k->hashed = 1;
+    const long long size = (long long)len;
     if (bytes >= 0 && size != bytes)
         problem(&v->r, full, "%lld bytes, manifest says %lld", size, bytes);
     if (sha256 != NULL && strcmp(k->hex, sha256) != 0)
         problem(&v->r, full, "sha256 %s, manifest says %s", k->hex, sha256);
     if (dtype != NULL && shape != NULL) {
         struct fp8kv_npy h;
-        if (fp8kv_npy_read_header(full, &h) != 0) {
+        if (fp8kv_npy_parse_header(data, len, full, &h) != 0) {
             problem(&v->r, full, "%s", callee_error(full));
         } else {
             const char *descr = fp8kv_npy_descr(h.dtype);
@@ -219,6 +224,7 @@ static void examine(struct verify *v, struct known *k, long long bytes, const ch
             }
         }
     }
+    free(data);
     free(full);
 }
 
@@ -314,14 +320,17 @@ static json_t *check_manifest(struct verify *v)
     json_error_t err;
     size_t len = 0;
     char *text = fp8kv_read_regular(mp, MAX_MANIFEST_BYTES, &len);
-    json_t *root = text ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &err) : NULL;
-    free(text);
-    size_t n_files = 0;
-    json_t *files = NULL;
     if (text == NULL) {
         problem(&v->r, mp, "%s", callee_error(mp));
         return NULL;
     }
+    /* the digest of the very bytes parsed: a manifest swapped after this read is not this one */
+    char self_hex[FP8KV_SHA256_HEX_LEN + 1];
+    const int self_hashed = fp8kv_sha256_buffer(text, len, self_hex) == 0;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+    free(text);
+    size_t n_files = 0;
+    json_t *files = NULL;
     if (root == NULL) {
         if (err.line > 0)
             problem(&v->r, mp, "cannot parse (line %d, column %d): %s", err.line, err.column,
@@ -357,7 +366,8 @@ static json_t *check_manifest(struct verify *v)
     /* MANIFEST.json itself: listed in SHA256SUMS, so its digest is needed (when it exists). */
     struct known *self = &v->known[v->n_known++];
     self->path = MANIFEST_NAME;
-    if (fp8kv_sha256_file(mp, self->hex, NULL) == 0) {
+    if (self_hashed) {
+        memcpy(self->hex, self_hex, sizeof self->hex);
         self->hashed = 1;
         v->checked++;
     } else if (root != NULL) {
@@ -479,7 +489,17 @@ static void check_sums(struct verify *v)
     char *line = NULL, *prev = NULL;
     size_t cap = 0, lineno = 0;
     ssize_t len;
-    while ((len = getline(&line, &cap, f)) >= 0) {
+    int read_errno = 0;
+    for (;;) {
+        errno = 0;
+        len = getline(&line, &cap, f);
+        if (len < 0) {
+            /* -1 is the end of the file only when the stream says so: a read error or a failed
+             * allocation (ENOMEM, which sets no error indicator) is an error, never the end */
+            if (!feof(f) || ferror(f))
+                read_errno = errno != 0 ? errno : EIO;
+            break;
+        }
         lineno++;
         if (len == 0 || line[len - 1] != '\n') {
             problem(&v->r, sp, "line %zu: no final newline", lineno);
@@ -492,8 +512,8 @@ static void check_sums(struct verify *v)
         }
         check_line(v, sorted, line, lineno, &prev);
     }
-    if (ferror(f))
-        problem(&v->r, sp, "read failed: %s", strerror(errno));
+    if (read_errno != 0)
+        problem(&v->r, sp, "read failed after line %zu: %s", lineno, strerror(read_errno));
     fclose(f);
     free(line);
     free(prev);
@@ -506,7 +526,50 @@ static void check_sums(struct verify *v)
 
 /* ---- the whole check -------------------------------------------------------------------- */
 
-int fp8kv_verify_vectors(const char *dir, FILE *log, int *files_checked)
+/* One file of a verified set: its path relative to the directory and the digest of the bytes
+ * verification read. */
+struct digest {
+    char *path;
+    char hex[FP8KV_SHA256_HEX_LEN + 1];
+};
+
+static int cmp_digest(const void *a, const void *b)
+{
+    return strcmp(((const struct digest *)a)->path, ((const struct digest *)b)->path);
+}
+
+static void digests_free(struct digest *d, size_t n)
+{
+    for (size_t i = 0; d != NULL && i < n; i++)
+        free(d[i].path);
+    free(d);
+}
+
+/* take_digests: the digests of every file verified (all of v->known: a set that passed has no
+ * duplicate and every file hashed), sorted by path, into *out and *n. 0 or FP8KV_ERR. */
+static int take_digests(const struct verify *v, struct digest **out, size_t *n)
+{
+    struct digest *d = calloc(v->n_known + 1, sizeof *d);
+    for (size_t i = 0; d != NULL && i < v->n_known; i++) {
+        d[i].path = strdup(v->known[i].path);
+        memcpy(d[i].hex, v->known[i].hex, sizeof d[i].hex);
+        if (d[i].path == NULL || !v->known[i].hashed) {
+            digests_free(d, i + 1);
+            d = NULL;
+        }
+    }
+    if (d == NULL)
+        return fp8kv_fail("%s: out of memory keeping the verified digests", v->dir);
+    qsort(d, v->n_known, sizeof *d, cmp_digest);
+    *out = d;
+    *n = v->n_known;
+    return 0;
+}
+
+/* verify_dir: fp8kv_verify_vectors; when out is not NULL and the set passed, also the digests
+ * of every file it read (take_digests). */
+static int verify_dir(const char *dir, FILE *log, int *files_checked, struct digest **out,
+                      size_t *n_out)
 {
     if (files_checked != NULL)
         *files_checked = 0;
@@ -533,6 +596,8 @@ int fp8kv_verify_vectors(const char *dir, FILE *log, int *files_checked)
         else
             rc = fp8kv_fail("%s", first);
     }
+    if (rc == 0 && out != NULL)
+        rc = take_digests(&v, out, n_out);
     if (files_checked != NULL)
         *files_checked = v.checked;
     json_decref(root);
@@ -543,39 +608,256 @@ int fp8kv_verify_vectors(const char *dir, FILE *log, int *files_checked)
     return rc;
 }
 
-/* ---- the gate before judging ---------------------------------------------------------------- */
-
-#define MAX_TRUSTED 8
-static char *trusted[MAX_TRUSTED]; /* canonical paths of the directories verified */
-static pthread_mutex_t trusted_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int fp8kv_vectors_trusted(const char *dir)
+int fp8kv_verify_vectors(const char *dir, FILE *log, int *files_checked)
 {
-    char *real = dir ? realpath(dir, NULL) : NULL;
-    int found = 0;
-    pthread_mutex_lock(&trusted_lock);
-    for (int i = 0; i < MAX_TRUSTED && real && !found; i++)
-        found = trusted[i] && strcmp(trusted[i], real) == 0;
-    pthread_mutex_unlock(&trusted_lock);
+    return verify_dir(dir, log, files_checked, NULL, NULL);
+}
+
+/* ---- the gate before judging, and every read after it ------------------------------------- */
+
+/* What this process knows of a directory it was asked to trust: the digests of the set it
+ * verified, or (refused not NULL) why nothing of it is judged: its verification failed, or a
+ * file read after verification was not the file verified. */
+struct record {
+    char *real; /* canonical path; NULL: a free slot */
+    struct digest *files;
+    size_t n;
+    char *refused;
+    unsigned long long used; /* for forgetting the least recently used of a full table */
+};
+
+#define MAX_RECORDS 64
+static struct record records[MAX_RECORDS];
+static unsigned long long record_clock;
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* find_record: the record of real (records_lock held), or NULL. */
+static struct record *find_record(const char *real)
+{
+    for (int i = 0; real != NULL && i < MAX_RECORDS; i++)
+        if (records[i].real != NULL && strcmp(records[i].real, real) == 0) {
+            records[i].used = ++record_clock;
+            return &records[i];
+        }
+    return NULL;
+}
+
+static void record_clear(struct record *r)
+{
+    digests_free(r->files, r->n);
+    free(r->refused);
+    r->files = NULL;
+    r->n = 0;
+    r->refused = NULL;
+}
+
+/* keep_record: sets the record of real (taking real, files and refused), in a free slot or
+ * the least recently used one. With neither files nor refused, nothing is kept. */
+static void keep_record(char *real, struct digest *files, size_t n, char *refused)
+{
+    if (real == NULL || (files == NULL && refused == NULL)) {
+        free(real);
+        digests_free(files, n);
+        free(refused);
+        return;
+    }
+    pthread_mutex_lock(&records_lock);
+    struct record *r = find_record(real);
+    for (int i = 0; r == NULL && i < MAX_RECORDS; i++)
+        if (records[i].real == NULL)
+            r = &records[i];
+    if (r == NULL) { /* a full table: the least recently used record goes */
+        r = &records[0];
+        for (int i = 1; i < MAX_RECORDS; i++)
+            if (records[i].used < r->used)
+                r = &records[i];
+    }
+    record_clear(r);
+    if (r->real != real) {
+        free(r->real);
+        r->real = real;
+    }
+    r->files = files;
+    r->n = n;
+    r->refused = refused;
+    r->used = ++record_clock;
+    pthread_mutex_unlock(&records_lock);
+}
+
+/* refuse: marks the record of dir refused (if there is one): nothing more is judged against it
+ * until it verifies again. Returns FP8KV_ERR with the last error, which says why. */
+static int refuse(const char *dir)
+{
+    char *real = realpath(dir, NULL);
+    char *why = format("%s", fp8kv_last_error());
+    pthread_mutex_lock(&records_lock);
+    struct record *r = find_record(real);
+    if (r != NULL && why != NULL) {
+        record_clear(r);
+        r->refused = why;
+        why = NULL;
+    }
+    pthread_mutex_unlock(&records_lock);
+    free(why);
     free(real);
-    return found;
+    return FP8KV_ERR;
+}
+
+static int trust(const char *dir, int again)
+{
+    char *real = dir != NULL ? realpath(dir, NULL) : NULL;
+    if (!again) {
+        pthread_mutex_lock(&records_lock);
+        const struct record *r = find_record(real);
+        const int verified = r != NULL && r->files != NULL;
+        pthread_mutex_unlock(&records_lock);
+        if (verified) {
+            free(real);
+            return FP8KV_OK;
+        }
+    }
+    struct digest *files = NULL;
+    size_t n = 0;
+    if (verify_dir(dir, NULL, NULL, &files, &n) == 0) {
+        if (real == NULL) { /* verified, yet not found again: nothing to hold the digests by */
+            digests_free(files, n);
+            return fp8kv_fail("%s: cannot resolve the directory: %s", dir, strerror(errno));
+        }
+        keep_record(real, files, n, NULL);
+        return FP8KV_OK;
+    }
+    fp8kv_fail("the vectors in %s are not the verified truth, nothing is judged against them: %s",
+               dir ? dir : "(none)", fp8kv_last_error());
+    keep_record(real, NULL, 0, format("%s", fp8kv_last_error()));
+    return FP8KV_ERR;
 }
 
 int fp8kv_vectors_trust(const char *dir)
 {
-    if (fp8kv_vectors_trusted(dir))
-        return FP8KV_OK;
-    if (fp8kv_verify_vectors(dir, NULL, NULL) != 0)
-        return fp8kv_fail("the vectors in %s are not the verified truth, nothing is judged "
-                          "against them: %s",
-                          dir, fp8kv_last_error());
+    return trust(dir, 0);
+}
+
+int fp8kv_vectors_trust_again(const char *dir)
+{
+    return trust(dir, 1);
+}
+
+int fp8kv_vectors_trusted(const char *dir)
+{
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    pthread_mutex_lock(&records_lock);
+    const struct record *r = find_record(real);
+    const int verified = r != NULL && r->files != NULL;
+    pthread_mutex_unlock(&records_lock);
+    free(real);
+    return verified;
+}
+
+/* What the process knows of one file of a directory. */
+enum standing {
+    UNVERIFIED, /* the directory was never trusted in this process: read as it is */
+    LISTED,     /* a file of the verified set: *hex is the digest verified */
+    UNLISTED,   /* the directory is verified, and this is none of its files */
+    REFUSED     /* the directory is refused (the last error says why) */
+};
+
+static enum standing standing_of(const char *dir, const char *rel,
+                                 char hex[FP8KV_SHA256_HEX_LEN + 1])
+{
     char *real = realpath(dir, NULL);
-    pthread_mutex_lock(&trusted_lock);
-    int slot = 0;
-    while (slot < MAX_TRUSTED - 1 && trusted[slot])
-        slot++;
-    free(trusted[slot]); /* a full table forgets its last entry, which is then verified again */
-    trusted[slot] = real;
-    pthread_mutex_unlock(&trusted_lock);
-    return FP8KV_OK;
+    enum standing s = UNVERIFIED;
+    pthread_mutex_lock(&records_lock);
+    const struct record *r = find_record(real);
+    if (r != NULL && r->refused != NULL) {
+        fp8kv_fail("%s/%s: the vectors in %s are refused, nothing is judged against them: %s", dir,
+                   rel, dir, r->refused);
+        s = REFUSED;
+    } else if (r != NULL) {
+        const struct digest key = {.path = (char *)rel};
+        const struct digest *d = bsearch(&key, r->files, r->n, sizeof *d, cmp_digest);
+        s = d != NULL ? LISTED : UNLISTED;
+        if (d != NULL)
+            memcpy(hex, d->hex, FP8KV_SHA256_HEX_LEN + 1);
+    }
+    pthread_mutex_unlock(&records_lock);
+    free(real);
+    return s;
+}
+
+int fp8kv_vectors_digest(const char *dir, const char *rel, char hex[FP8KV_SHA256_HEX_LEN + 1])
+{
+    if (standing_of(dir, rel, hex) == LISTED)
+        return FP8KV_OK;
+    return fp8kv_fail("%s/%s: no digest of it was kept (the directory is not a verified vector "
+                      "set, or the file is none of its files)",
+                      dir, rel);
+}
+
+int fp8kv_vectors_has(const char *dir, const char *rel)
+{
+    char hex[FP8KV_SHA256_HEX_LEN + 1];
+    char *path = dir && rel ? format("%s/%s", dir, rel) : NULL;
+    if (path == NULL)
+        return fp8kv_fail("out of memory");
+    const enum standing s = standing_of(dir, rel, hex);
+    const int there = access(path, F_OK) == 0;
+    int rc = s == LISTED || (s == UNVERIFIED && there);
+    if (s == REFUSED)
+        rc = FP8KV_ERR;
+    else if (s == UNLISTED && there)
+        rc = fp8kv_fail("%s: not a file of the verified vector set in %s, so it is no truth: "
+                        "nothing is judged against it",
+                        path, dir);
+    free(path);
+    return rc;
+}
+
+void *fp8kv_vectors_read(const char *dir, const char *rel, size_t *len)
+{
+    char want[FP8KV_SHA256_HEX_LEN + 1], got[FP8KV_SHA256_HEX_LEN + 1] = "?";
+    char *path = dir && rel ? format("%s/%s", dir, rel) : NULL;
+    if (path == NULL) {
+        fp8kv_fail("out of memory");
+        return NULL;
+    }
+    const enum standing s = standing_of(dir, rel, want);
+    if (s == UNLISTED)
+        fp8kv_fail("%s: not a file of the verified vector set in %s, so it is no truth: nothing "
+                   "is judged against it",
+                   path, dir);
+    char *data = s == LISTED || s == UNVERIFIED
+                     ? fp8kv_read_regular(path, FP8KV_VECTOR_FILE_MAX_BYTES, len)
+                     : NULL;
+    if (data == NULL && s == LISTED) {
+        fp8kv_fail("%s (a file of the vector set verified in %s: it changed since, nothing is "
+                   "judged against the set)",
+                   fp8kv_last_error(), dir);
+        refuse(dir);
+    }
+    if (data != NULL && s == LISTED &&
+        (fp8kv_sha256_buffer(data, *len, got) != 0 || strcmp(got, want) != 0)) {
+        fp8kv_fail("%s: changed since the vector set in %s was verified (sha256 %s, verified %s): "
+                   "altered truth, nothing is judged against the set",
+                   path, dir, got, want);
+        refuse(dir);
+        free(data);
+        data = NULL;
+    }
+    free(path);
+    return data;
+}
+
+int fp8kv_vectors_read_npy(const char *dir, const char *rel, enum fp8kv_npy_dtype dtype, int ndim,
+                           size_t want_len, struct fp8kv_npy *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t len = 0;
+    void *data = fp8kv_vectors_read(dir, rel, &len);
+    char *path = data != NULL ? format("%s/%s", dir, rel) : NULL;
+    int rc = data == NULL ? FP8KV_ERR
+             : path       ? fp8kv_npy_parse_expect(data, len, path, dtype, ndim, want_len, out)
+                          : fp8kv_fail("out of memory");
+    free(path);
+    free(data);
+    return rc;
 }

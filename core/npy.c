@@ -360,22 +360,22 @@ static int parse_dict(struct parser *ps, struct fp8kv_npy *out)
 
 /* ---- reading: the file ------------------------------------------------------------------ */
 
-/* read_prefix: the magic, the version and the header length; *prefix_len receives the bytes
- * before the header (10 for 1.0, 12 for 2.0). 0 or FP8KV_ERR. */
-static int read_prefix(FILE *f, const char *path, size_t *hlen, size_t *prefix_len)
+/* parse_prefix: the magic, the version and the header length from the first `have` bytes of a
+ * file (at most 12 are looked at); *prefix_len receives the bytes before the header (10 for
+ * 1.0, 12 for 2.0). 0 or FP8KV_ERR. */
+static int parse_prefix(const unsigned char *pre, size_t have, const char *path, size_t *hlen,
+                        size_t *prefix_len)
 {
-    unsigned char pre[12];
-    size_t got = fread(pre, 1, 8, f);
-    if (got < MAGIC_LEN ? memcmp(pre, MAGIC, got) != 0 : memcmp(pre, MAGIC, MAGIC_LEN) != 0)
+    if (have < MAGIC_LEN ? memcmp(pre, MAGIC, have) != 0 : memcmp(pre, MAGIC, MAGIC_LEN) != 0)
         return fp8kv_fail("%s: bad magic (not a .npy file)", path);
-    if (got < 8)
-        return fp8kv_fail("%s: truncated header (%zu bytes)", path, got);
+    if (have < 8)
+        return fp8kv_fail("%s: truncated header (%zu bytes)", path, have);
     /* 2.0 differs only in a 4-byte header length; 3.0 allows UTF-8 we would not accept. */
     if ((pre[6] != 1 && pre[6] != 2) || pre[7] != 0)
         return fp8kv_fail("%s: unsupported .npy version %u.%u (1.0 or 2.0 only)", path, pre[6],
                           pre[7]);
     const size_t len_bytes = pre[6] == 1 ? 2 : 4;
-    if (fread(pre + 8, 1, len_bytes, f) != len_bytes)
+    if (have < 8 + len_bytes)
         return fp8kv_fail("%s: truncated header (no header length)", path);
     *hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
     if (len_bytes == 4)
@@ -386,26 +386,27 @@ static int read_prefix(FILE *f, const char *path, size_t *hlen, size_t *prefix_l
     return 0;
 }
 
-/* read_header: the hlen bytes of the header dict, ASCII, parsed into out's dtype and shape.
- * 0 or FP8KV_ERR. */
-static int read_header(FILE *f, const char *path, size_t hlen, int max_dims, struct fp8kv_npy *out)
+/* read_prefix: parse_prefix of the first bytes of f, read no further than the prefix. */
+static int read_prefix(FILE *f, const char *path, size_t *hlen, size_t *prefix_len)
 {
-    char *header = malloc(hlen + 1);
-    if (header == NULL)
-        return fp8kv_fail("%s: out of memory", path);
-    int rc = 0;
-    if (fread(header, 1, hlen, f) != hlen)
-        rc = fp8kv_fail("%s: truncated header (shorter than its stated %zu bytes)", path, hlen);
-    for (size_t i = 0; i < hlen && rc == 0; i++)
+    unsigned char pre[12];
+    size_t got = fread(pre, 1, 8, f);
+    if (got == 8 && (pre[6] == 1 || pre[6] == 2) && pre[7] == 0)
+        got += fread(pre + 8, 1, pre[6] == 1 ? 2 : 4, f);
+    return parse_prefix(pre, got, path, hlen, prefix_len);
+}
+
+/* parse_header: the hlen bytes of the header dict, ASCII, parsed into out's dtype and shape.
+ * 0 or FP8KV_ERR. */
+static int parse_header(const char *header, size_t hlen, const char *path, int max_dims,
+                        struct fp8kv_npy *out)
+{
+    for (size_t i = 0; i < hlen; i++)
         if ((unsigned char)header[i] >= 0x80 || header[i] == '\0')
-            rc = fp8kv_fail("%s: header is not ASCII text", path);
-    if (rc == 0) {
-        struct parser ps = {header, header + hlen, path, max_dims};
-        rc = parse_dict(&ps, out);
-    }
-    free(header);
-    if (rc != 0)
-        return rc;
+            return fp8kv_fail("%s: header is not ASCII text", path);
+    struct parser ps = {header, header + hlen, path, max_dims};
+    if (parse_dict(&ps, out) != 0)
+        return FP8KV_ERR;
     /* the 2-D view: the first dimension, and the product of the others (1 for a 1-D array) */
     out->shape[0] = out->dims[0];
     out->shape[1] = 1;
@@ -415,6 +416,21 @@ static int read_header(FILE *f, const char *path, size_t hlen, int max_dims, str
         out->shape[1] *= out->dims[d];
     }
     return 0;
+}
+
+/* read_header: parse_header of the next hlen bytes of f. 0 or FP8KV_ERR. */
+static int read_header(FILE *f, const char *path, size_t hlen, int max_dims, struct fp8kv_npy *out)
+{
+    char *header = malloc(hlen + 1);
+    if (header == NULL)
+        return fp8kv_fail("%s: out of memory", path);
+    int rc = 0;
+    if (fread(header, 1, hlen, f) != hlen)
+        rc = fp8kv_fail("%s: truncated header (shorter than its stated %zu bytes)", path, hlen);
+    if (rc == 0)
+        rc = parse_header(header, hlen, path, max_dims, out);
+    free(header);
+    return rc;
 }
 
 /* check_data_length: the data after offset bytes of a file of file_size bytes is exactly the
@@ -481,6 +497,78 @@ static int read_file(const char *path, struct fp8kv_npy *out, int want_data, int
     return rc;
 }
 
+/* parse_bytes: read_file over a whole file held in memory: the same checks and messages, the
+ * elements copied out of the len bytes at p. */
+static int parse_bytes(const void *p, size_t len, const char *name, struct fp8kv_npy *out,
+                       int want_data, int max_dims)
+{
+    if (out == NULL)
+        return fp8kv_fail("npy parse: no output given");
+    memset(out, 0, sizeof *out);
+    if (name == NULL)
+        name = "(a .npy file in memory)";
+    if (p == NULL && len != 0)
+        return fp8kv_fail("%s: no bytes given", name);
+    static const unsigned char none[1];
+    const unsigned char *b = p != NULL ? p : none;
+    size_t hlen = 0, prefix_len = 0, bytes = 0;
+    int rc = parse_prefix(b, len < 12 ? len : 12, name, &hlen, &prefix_len);
+    if (rc == 0 && len - prefix_len < hlen)
+        rc = fp8kv_fail("%s: truncated header (shorter than its stated %zu bytes)", name, hlen);
+    if (rc == 0)
+        rc = parse_header((const char *)b + prefix_len, hlen, name, max_dims, out);
+    if (rc == 0)
+        rc = check_data_length(name, out, len, (unsigned long long)(prefix_len + hlen), &bytes);
+    if (rc == 0 && want_data) {
+        out->data = malloc(bytes != 0 ? bytes : 1);
+        if (out->data == NULL)
+            rc = fp8kv_fail("%s: out of memory for %zu bytes", name, bytes);
+        else if (bytes != 0)
+            memcpy(out->data, b + prefix_len + hlen, bytes);
+    }
+    if (rc != 0)
+        fp8kv_npy_free(out);
+    return rc;
+}
+
+/* check_expect: out's dtype, ndim and (want_len not 0) first dimension are those wanted; on a
+ * mismatch out is freed and the message names path. */
+static int check_expect(const char *path, enum fp8kv_npy_dtype dtype, int ndim, size_t want_len,
+                        struct fp8kv_npy *out)
+{
+    if (out->dtype != dtype) {
+        fp8kv_fail("%s: dtype %s, expected %s", path, fp8kv_npy_descr(out->dtype),
+                   fp8kv_npy_descr(dtype) ? fp8kv_npy_descr(dtype) : "(invalid)");
+    } else if (out->ndim != ndim) {
+        fp8kv_fail("%s: %d dimensions, expected %d", path, out->ndim, ndim);
+    } else if (want_len != 0 && out->shape[0] != want_len) {
+        fp8kv_fail("%s: %zu rows, expected %zu", path, out->shape[0], want_len);
+    } else {
+        return 0;
+    }
+    fp8kv_npy_free(out);
+    return FP8KV_ERR;
+}
+
+int fp8kv_npy_parse(const void *bytes, size_t len, const char *name, struct fp8kv_npy *out)
+{
+    return parse_bytes(bytes, len, name, out, 1, FP8KV_NPY_MAX_DIMS);
+}
+
+int fp8kv_npy_parse_header(const void *bytes, size_t len, const char *name, struct fp8kv_npy *out)
+{
+    return parse_bytes(bytes, len, name, out, 0, FP8KV_NPY_MAX_DIMS);
+}
+
+int fp8kv_npy_parse_expect(const void *bytes, size_t len, const char *name,
+                           enum fp8kv_npy_dtype dtype, int ndim, size_t want_len,
+                           struct fp8kv_npy *out)
+{
+    if (fp8kv_npy_parse(bytes, len, name, out) != 0)
+        return FP8KV_ERR;
+    return check_expect(name ? name : "(a .npy file in memory)", dtype, ndim, want_len, out);
+}
+
 int fp8kv_npy_read(const char *path, struct fp8kv_npy *out)
 {
     return read_file(path, out, 1, FP8KV_NPY_MAX_DIMS);
@@ -501,18 +589,7 @@ int fp8kv_npy_read_expect(const char *path, enum fp8kv_npy_dtype dtype, int ndim
 {
     if (fp8kv_npy_read(path, out) != 0)
         return FP8KV_ERR;
-    if (out->dtype != dtype) {
-        fp8kv_fail("%s: dtype %s, expected %s", path, fp8kv_npy_descr(out->dtype),
-                   fp8kv_npy_descr(dtype) ? fp8kv_npy_descr(dtype) : "(invalid)");
-    } else if (out->ndim != ndim) {
-        fp8kv_fail("%s: %d dimensions, expected %d", path, out->ndim, ndim);
-    } else if (want_len != 0 && out->shape[0] != want_len) {
-        fp8kv_fail("%s: %zu rows, expected %zu", path, out->shape[0], want_len);
-    } else {
-        return 0;
-    }
-    fp8kv_npy_free(out);
-    return FP8KV_ERR;
+    return check_expect(path, dtype, ndim, want_len, out);
 }
 
 void fp8kv_npy_free(struct fp8kv_npy *out)

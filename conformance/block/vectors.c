@@ -8,6 +8,7 @@
 #include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
+#include "fp8kv/verify.h"
 
 int fp8kv_block_same_value(uint32_t expected, uint32_t got)
 {
@@ -30,27 +31,31 @@ int fp8kv_block_sweep_points(const struct fp8kv_block_format *f,
     return 3;
 }
 
-/* Reads dir/name into *out with dtype and ndim; 1, 0 when the file is not there, -1 (a message)
- * when it is there but unreadable or of the wrong type. */
-static int read_vector(const char *dir, const char *name, enum fp8kv_npy_dtype dtype, int ndim,
-                       struct fp8kv_npy *out)
+/* Reads dir/name into *out with dtype and ndim; 1, 0 when the file is not there (of a verified
+ * root: is no file of its set), -1 (a message) when it is there but unreadable or of the wrong
+ * type, or changed since root was verified (fp8kv_vectors_read: what is judged is parsed from
+ * the bytes verified). dir is root/sub. */
+static int read_vector(const char *root, const char *sub, const char *name,
+                       enum fp8kv_npy_dtype dtype, int ndim, struct fp8kv_npy *out)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *probe = fopen(path, "rb");
-    if (!probe)
-        return 0;
-    fclose(probe);
-    return fp8kv_npy_read_expect(path, dtype, ndim, 0, out) == 0 ? 1 : -1;
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/%s", sub, name);
+    const int has = fp8kv_vectors_has(root, rel);
+    if (has <= 0)
+        return has < 0 ? -1 : 0;
+    return fp8kv_vectors_read_npy(root, rel, dtype, ndim, 0, out) == 0 ? 1 : -1;
 }
 
 /* The decode table file name at G (decode.npy at 1; nvfp4's decode_g.npy at its G). */
-static int judge_decode_table(const struct fp8kv_block_under_test *s, const char *dir,
-                              const char *name, float G, struct fp8kv_block_report *r)
+static int judge_decode_table(const struct fp8kv_block_under_test *s, const char *root,
+                              const char *sub, const char *name, float G,
+                              struct fp8kv_block_report *r)
 {
     const struct fp8kv_block_format *f = s->format;
     struct fp8kv_npy t = {0};
-    const int got = read_vector(dir, name, FP8KV_NPY_U32, 2, &t);
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/%s", root, sub);
+    const int got = read_vector(root, sub, name, FP8KV_NPY_U32, 2, &t);
     if (got <= 0) /* the encode cases are there: a missing table is a damaged directory */
         return got < 0 ? FP8KV_ERR : fp8kv_fail("%s/%s: missing", dir, name);
     const size_t ns = t.shape[0], nc = t.shape[1], bs = (size_t)f->block_size;
@@ -93,10 +98,11 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_under_test *s, const char
     const struct fp8kv_block_format *f = s->format;
     const size_t bs = (size_t)f->block_size;
     const int nv = f->scale_kind == FP8KV_SCALE_UE4M3;
-    char dir[1100], name[64];
-    snprintf(dir, sizeof dir, "%s/blocks/%s", root, f->name);
+    char dir[1100], sub[96], name[64];
+    snprintf(sub, sizeof sub, "blocks/%s", f->name);
+    snprintf(dir, sizeof dir, "%s/%s", root, sub);
     struct fp8kv_npy in = {0}, gs = {0}, es = {0}, ee = {0};
-    int got = read_vector(dir, "input.npy", FP8KV_NPY_U32, 2, &in);
+    int got = read_vector(root, sub, "input.npy", FP8KV_NPY_U32, 2, &in);
     if (got == 0) {
         fp8kv_block_report_note(r, "vectors: no %s/input.npy, not checked", dir);
         return FP8KV_OK;
@@ -106,21 +112,22 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_under_test *s, const char
     if (rc == FP8KV_OK && in.shape[1] != bs)
         rc = fp8kv_fail("%s/input.npy: %zu values a row, not %zu", dir, in.shape[1], bs);
     if (rc == FP8KV_OK && nv &&
-        (got = read_vector(dir, "global_scale.npy", FP8KV_NPY_U32, 1, &gs)) != 1)
+        (got = read_vector(root, sub, "global_scale.npy", FP8KV_NPY_U32, 1, &gs)) != 1)
         rc = got < 0 ? FP8KV_ERR : fp8kv_fail("%s/global_scale.npy: missing", dir);
     /* <rule>_<model>_*.npy where the models differ, else <rule>_*.npy */
     snprintf(name, sizeof name, "%s_%s_scale.npy", rule, model);
-    if (rc == FP8KV_OK && (got = read_vector(dir, name, FP8KV_NPY_U8, 1, &es)) == 1)
+    if (rc == FP8KV_OK && (got = read_vector(root, sub, name, FP8KV_NPY_U8, 1, &es)) == 1)
         snprintf(name, sizeof name, "%s_%s_elements.npy", rule, model);
     else if (rc == FP8KV_OK && got == 0 &&
-             (got = read_vector(dir, (snprintf(name, sizeof name, "%s_scale.npy", rule), name),
-                                FP8KV_NPY_U8, 1, &es)) == 1)
+             (got =
+                  read_vector(root, sub, (snprintf(name, sizeof name, "%s_scale.npy", rule), name),
+                              FP8KV_NPY_U8, 1, &es)) == 1)
         snprintf(name, sizeof name, "%s_elements.npy", rule);
     if (rc == FP8KV_OK && got == 0)
         rc = fp8kv_fail("%s/%s_%s_scale.npy (or %s_scale.npy): missing", dir, rule, model, rule);
     if (rc == FP8KV_OK && got < 0)
         rc = FP8KV_ERR; /* read_vector named the file */
-    if (rc == FP8KV_OK && (got = read_vector(dir, name, FP8KV_NPY_U8, 2, &ee)) != 1)
+    if (rc == FP8KV_OK && (got = read_vector(root, sub, name, FP8KV_NPY_U8, 2, &ee)) != 1)
         rc = got < 0 ? FP8KV_ERR : fp8kv_fail("%s/%s: missing", dir, name);
     const size_t n = in.shape[0];
     /* the scale file's name from the elements file's: "..._elements.npy" -> "..._scale.npy" */
@@ -173,9 +180,10 @@ int fp8kv_block_judge_vectors(const struct fp8kv_block_under_test *s, const char
     free(scales), free(elements);
     fp8kv_npy_free(&in), fp8kv_npy_free(&gs), fp8kv_npy_free(&es), fp8kv_npy_free(&ee);
     if (rc == FP8KV_OK && fp8kv_block_can_decode(s)) {
-        rc = judge_decode_table(s, dir, "decode.npy", 1.0f, r);
+        rc = judge_decode_table(s, root, sub, "decode.npy", 1.0f, r);
         if (rc == FP8KV_OK && nv)
-            rc = judge_decode_table(s, dir, "decode_g.npy", fp8kv_f32_from_bits(0x3EAAAAABu), r);
+            rc = judge_decode_table(s, root, sub, "decode_g.npy", fp8kv_f32_from_bits(0x3EAAAAABu),
+                                    r);
     }
     if (rc == FP8KV_OK)
         fp8kv_block_report_note(r, "vectors: %zu cases of %s (%s %s)", n, dir, rule, model);

@@ -6,6 +6,7 @@
 #include "fp8kv/checks.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
+#include "fp8kv/verify.h"
 
 static float f32_of(uint32_t bits)
 {
@@ -14,13 +15,17 @@ static float f32_of(uint32_t bits)
     return f;
 }
 
+/* Read once through fp8kv_vectors_read: of a verified directory, the bytes verified or an
+ * error naming the file (never a verdict against truth changed since), parsed from the bytes
+ * read. */
 int fp8kv_load_vector_file(const char *dir, const struct fp8kv_profile *p, const char *file,
                            enum fp8kv_npy_dtype dtype, size_t rows, size_t cols,
                            struct fp8kv_npy *a)
 {
-    char path[4096];
+    char path[4096], rel[512];
     fp8kv_vector_path(path, sizeof path, dir, p, file);
-    if (fp8kv_npy_read_expect(path, dtype, cols ? 2 : 1, rows, a) != 0)
+    snprintf(rel, sizeof rel, "%s/%s", p->name, file);
+    if (fp8kv_vectors_read_npy(dir, rel, dtype, cols ? 2 : 1, rows, a) != 0)
         return FP8KV_ERR;
     if (cols && a->shape[1] != cols) {
         fp8kv_npy_free(a);

@@ -2,8 +2,11 @@
  *
  * The case files are untrusted input even after the directory is verified (a consistent but
  * hostile set could be checksummed): every shape, slot and block index is validated before a
- * judge or a kernel reads through it. Bytes and bits compare exactly, NaNs included (sign and
- * payload: the CPU reference and the oracle agree on them).
+ * judge or a kernel reads through it. Every file is read once, through fp8kv_vectors_read: of
+ * a verified directory, the bytes must be those verification hashed (a file changed since is
+ * an error, never judged), and what is judged is parsed from the bytes read. Bytes and bits
+ * compare exactly, NaNs included (sign and payload: the CPU reference and the oracle agree on
+ * them).
  */
 #include "fp8kv/kv_judge.h"
 
@@ -13,6 +16,7 @@
 
 #include "fp8kv/diag.h"
 #include "fp8kv/npy.h"
+#include "fp8kv/verify.h"
 
 #define MAX_DIM 4096 /* any one shape parameter of a case; the cases are small */
 
@@ -79,14 +83,17 @@ void fp8kv_kv_case_free(struct fp8kv_kv_case *c)
 
 /* ---- loading --------------------------------------------------------------------------------- */
 
-/* load: <dir>/<profile>/kv/case<index>_<name> with this dtype and shape (cols 0: 1-D). */
+/* load: <dir>/<profile>/kv/case<index>_<name> with this dtype and shape (cols 0: 1-D), read
+ * once through fp8kv_vectors_read (of a verified directory: the bytes verified, or an error)
+ * and parsed from the bytes read. */
 static int load(const char *dir, const struct fp8kv_profile *p, int index, const char *name,
                 enum fp8kv_npy_dtype dtype, size_t rows, size_t cols, struct fp8kv_npy *out)
 {
-    char file[64], path[1024];
+    char file[64], rel[128], path[1024];
     snprintf(file, sizeof file, "kv/case%d_%s", index, name);
+    snprintf(rel, sizeof rel, "%s/%s", p->name, file);
     fp8kv_vector_path(path, sizeof path, dir, p, file);
-    if (fp8kv_npy_read_expect(path, dtype, cols ? 2 : 1, rows, out) != 0)
+    if (fp8kv_vectors_read_npy(dir, rel, dtype, cols ? 2 : 1, rows, out) != 0)
         return FP8KV_ERR;
     /* read_expect takes a length of 0 as "any length" */
     if ((rows == 0 && out->shape[0] != 0) || (cols && out->shape[1] != cols)) {

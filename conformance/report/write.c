@@ -431,7 +431,10 @@ int fp8kv_report_write(const char *out_dir, const struct fp8kv_report_meta *m,
     const int verified = fp8kv_vectors_trusted(m->vectors_dir);
     const char *verdict = fp8kv_report_verdict(t->executed, verified, r);
     int rc = final && manifest ? 0 : fp8kv_fail("out of memory");
-    if (rc == 0 && fp8kv_sha256_file(manifest, hash, NULL) != 0)
+    /* the manifest as it was verified: the truth the verdict was judged from */
+    if (rc == 0 && verified && fp8kv_vectors_digest(m->vectors_dir, "MANIFEST.json", hash) != 0)
+        rc = FP8KV_ERR;
+    else if (rc == 0 && !verified && fp8kv_sha256_file(manifest, hash, NULL) != 0)
         rc = FP8KV_ERR;
     if (rc == 0 && !verdict)
         rc = fp8kv_fail("%s: the vectors were not verified (fp8kv_vectors_trust) in this process: "

@@ -12,6 +12,8 @@
 
 #include "fp8kv/checks.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/fileio.h"
+#include "fp8kv/verify.h"
 
 #define VECTORS FP8KV_SOURCE_DIR "/vectors"
 #define MIN_CASES 4
@@ -711,6 +713,79 @@ Test(kv, missing_vectors_are_an_error_naming_the_file)
     cr_assert_not_null(strstr(msg, "/nonexistent-fp8kv/"), "%s", msg);
     cr_assert_not_null(strstr(msg, "kv/case0_meta.npy"), "%s", msg);
     fp8kv_results_free(&r);
+}
+
+/* ---- the truth judged is the truth verified -------------------------------------------------- */
+
+/* The file of the scratch copy that flipping_store damages, and how often it stored. */
+static char flip_path[256];
+static int stores;
+
+/* flip_tail: flips every bit of the last 64 bytes of path (the data of a .npy file). */
+static void flip_tail(const char *path)
+{
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f, "%s", path);
+    unsigned char b[64];
+    cr_assert_eq(fseek(f, -(long)sizeof b, SEEK_END), 0);
+    cr_assert_eq(fread(b, 1, sizeof b, f), sizeof b);
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] ^= 0xFF;
+    cr_assert_eq(fseek(f, -(long)sizeof b, SEEK_END), 0);
+    cr_assert_eq(fwrite(b, 1, sizeof b, f), sizeof b);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* A correct store that, the first time it is called, damages a golden cache of a later case. */
+static int flipping_store(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                          enum fp8kv_kv_dtype in, const void *key, const void *value, int n,
+                          const int64_t *slots, const struct fp8kv_kv_scales *ks,
+                          const struct fp8kv_kv_scales *vs, uint8_t *kc, uint8_t *vc)
+{
+    if (stores++ == 0)
+        flip_tail(flip_path);
+    return fp8kv_cpu_reshape_and_cache(cfg, shape, in, key, value, n, slots, ks, vs, kc, vc);
+}
+
+/* Fixed in this change (bug20261203): check-kv (fp8kv_check_kv) verified the vectors at the
+ * start and read each case from its files later, unchecked: bytes flipped in case 1's golden
+ * key cache during case 0's store made a correct store FAIL (64 mismatches), a verdict against
+ * truth nobody verified. Every file read after verification is hashed and compared with the
+ * digest verification kept: the altered file is an error naming it (check-kv's exit 2), and
+ * nothing is judged against it. On a scratch copy of the vectors. */
+Test(kv, bug20261203_cases_read_after_verification_were_judged_unchecked)
+{
+    char tmp[] = "/tmp/fp8kv-t_kv-XXXXXX", vectors[64], cmd[256];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(vectors, sizeof vectors, "%s/vectors", tmp);
+    snprintf(cmd, sizeof cmd, "cp -r %s %s", VECTORS, vectors);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    const struct fp8kv_profile *p = &fp8kv_profiles[0];
+    snprintf(flip_path, sizeof flip_path, "%s/%s/kv/case1_key_cache.npy", vectors, p->name);
+    cr_assert_eq(fp8kv_vectors_trust(vectors), 0, "%s", fp8kv_last_error());
+
+    const struct kv_paths flipping = {"flipping", flipping_store, fp8kv_cpu_gather_dequant,
+                                      fp8kv_cpu_paged_attention};
+    struct fp8kv_kv_kernels_v1 kernels;
+    const struct fp8kv_subject subject = subject_of(&flipping, &kernels);
+    struct fp8kv_results r = {0};
+    const int rc = fp8kv_check_kv(vectors, p, &subject, &r);
+    cr_assert_geq(stores, 1, "the store never ran");
+    cr_assert_eq(rc, FP8KV_ERR, "judged against altered truth: %zu checks", r.count);
+    const char *msg = fp8kv_last_error();
+    cr_assert_not_null(strstr(msg, "kv/case1_key_cache.npy: changed since"), "%s", msg);
+    for (size_t i = 0; i < r.count; i++)
+        cr_assert(r.items[i].passed, "%s failed: %s", r.items[i].name, r.items[i].detail);
+    fp8kv_results_free(&r);
+    /* the directory is refused from then on, until it verifies again, which it does not */
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(fp8kv_check_kv(vectors, p, cpu_reference(), &r), FP8KV_ERR);
+    cr_assert_eq(r.count, 0);
+    cr_assert_eq(fp8kv_vectors_trusted(vectors), 0);
+    cr_assert_eq(fp8kv_vectors_trust(vectors), FP8KV_ERR);
+    cr_assert_not_null(strstr(fp8kv_last_error(), "case1_key_cache.npy"), "%s", fp8kv_last_error());
+    fp8kv_results_free(&r);
+    fp8kv_remove_tree(tmp);
 }
 
 /* ---- quantization error ---------------------------------------------------------------------- */

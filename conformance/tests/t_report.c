@@ -788,9 +788,9 @@ Test(report, bug20261203_terminal_got_control_characters_raw)
     cr_assert_eq(run_cli("report --from \"$FP8KV_T_PATH\"", json, out, sizeof out), 2, "%s", out);
     cr_assert_null(strchr(out, '\x1b'), "%s", out);
     cr_assert_null(strchr(out, '\r'), "%s", out);
-    cr_assert(strstr(out, "/d\\x1b[2K\\x0dfp8kv report: conformant/report.json: not a JSON "
-                          "object"),
-              "%s", out);
+    /* (the message was recorded by fp8kv_fail, which had replaced them by '?' already) */
+    cr_assert(strstr(out, "/d?[2K?fp8kv report: conformant/report.json: not a JSON object"), "%s",
+              out);
     /* a check whose names hold control characters, in a report that contradicts itself */
     struct fp8kv_target_info t;
     struct fp8kv_results r = {0};
@@ -803,8 +803,9 @@ Test(report, bug20261203_terminal_got_control_characters_raw)
     rewrite_report(t.target, root);
     snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
     cr_assert_eq(run_cli("report --from \"$FP8KV_T_PATH\"", json, out, sizeof out), 2, "%s", out);
-    cr_assert(strstr(out, "(edges bits\\x1b]0;\\x07\\xc2\\x9b\\xe2\\x80\\xae e4m3fn_satfinite)"),
-              "%s", out);
+    /* C0 controls were '?' in the recorded message already; C1 and bidi ones are the escaper's */
+    cr_assert(strstr(out, "(edges bits?]0;?\\xc2\\x9b\\xe2\\x80\\xae e4m3fn_satfinite)"), "%s",
+              out);
     cr_assert_null(strchr(out, '\x1b'), "%s", out);
     /* a folder the index does not list, named on the terminal */
     cr_assert_eq(fp8kv_remove_tree(dir), 0);

@@ -187,7 +187,7 @@ Test(shard_cli, bad_merges_are_exit_2_naming_the_problem)
                  0, "%s", out);
     refused("whole.json", "whole.json: not a shard's document");
     refused("broken.json", "broken.json: not JSON");
-    refused("missing.json", "missing.json: not JSON");
+    refused("missing.json", "missing.json: cannot open: No such file or directory");
     /* a shard whose slices were edited is not one of this fp8kv's */
     cr_assert_eq(test_run("cd " DIR " && sed 's/\"index\": 1/\"index\": 2/' a1.json > d2.json", out,
                           sizeof out),

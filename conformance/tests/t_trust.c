@@ -128,6 +128,85 @@ Test(trust, a_flipped_expected_code_stops_the_audit)
                    "scale_expected.npy");
 }
 
+/* The KV plugin of examples/engine_kv (a correct store), wrapped as conformance/plugins/kv_plugin.c
+ * wraps it: its first store flips every bit of the last 64 bytes of $FP8KV_TEST_FLIP (once: it
+ * leaves $FP8KV_TEST_FLIP_MARKER behind), then stores as the example does. */
+static const char flipping_plugin[] =
+    "#include \"fp8kv/kv_plugin.h\"\n"
+    "const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);\n"
+    "#define fp8kv_kv_kernels_v1(v) engine_kv_kernels_v1(v)\n"
+    "#include \"" FP8KV_SOURCE_DIR "/examples/engine_kv/engine_kv.c\"\n"
+    "#undef fp8kv_kv_kernels_v1\n"
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "#include <unistd.h>\n"
+    "static struct fp8kv_kv_kernels_v1 flipping;\n"
+    "static int flipping_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)\n"
+    "{\n"
+    "    const char *path = getenv(\"FP8KV_TEST_FLIP\"), *mark = "
+    "getenv(\"FP8KV_TEST_FLIP_MARKER\");\n"
+    "    if (path && mark && access(mark, F_OK) != 0) {\n"
+    "        FILE *f = fopen(path, \"r+b\"), *m = fopen(mark, \"w\");\n"
+    "        unsigned char b[64];\n"
+    "        if (f && fseek(f, -64, SEEK_END) == 0 && fread(b, 1, 64, f) == 64) {\n"
+    "            for (int i = 0; i < 64; i++)\n"
+    "                b[i] ^= 0xFF;\n"
+    "            if (fseek(f, -64, SEEK_END) == 0)\n"
+    "                fwrite(b, 1, 64, f);\n"
+    "        }\n"
+    "        if (f)\n"
+    "            fclose(f);\n"
+    "        if (m)\n"
+    "            fclose(m);\n"
+    "    }\n"
+    "    return engine_kv_kernels_v1()->store(ctx, a);\n"
+    "}\n"
+    "ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)\n"
+    "{\n"
+    "    flipping = *engine_kv_kernels_v1();\n"
+    "    flipping.store = flipping_store;\n"
+    "    return &flipping;\n"
+    "}\n";
+
+/* Fixed in this change (bug20261203): check-kv verified the vectors at the start and read each
+ * case's files later, unchecked, so bytes flipped in case 1's golden key cache during the first
+ * store made a correct plugin "FAIL ... mismatches=64", exit 1: a verdict against truth nobody
+ * verified. Every file read after verification is hashed and compared with the digest
+ * verification kept: the altered file is named, exit 2, and nothing fails. */
+Test(trust, bug20261203_check_kv_judged_a_case_altered_after_verification)
+{
+    char src[128], so[128], mark[128];
+    snprintf(src, sizeof src, "%s/flipping.c", tmp_dir);
+    snprintf(so, sizeof so, "%s/flipping.so", tmp_dir);
+    snprintf(mark, sizeof mark, "%s/flipped", tmp_dir);
+    test_write_bytes(src, flipping_plugin, sizeof flipping_plugin - 1);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O1 -I%s/kernels/include -o %s %s -lm 2>&1",
+             FP8KV_SOURCE_DIR, so, src);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "cannot build the plugin: %s", out);
+    char env[512];
+    snprintf(env, sizeof env,
+             "FP8KV_TEST_FLIP=%s/" PROFILE "/kv/case1_key_cache.npy FP8KV_TEST_FLIP_MARKER=%s",
+             vectors, mark);
+    char line[1024];
+    snprintf(line, sizeof line,
+             "%s " FP8KV " check-kv --plugin %s --profile " PROFILE " --vectors %s 2>&1", env, so,
+             vectors);
+    const int rc = test_run(line, out, sizeof out);
+    snprintf(cmd, sizeof cmd, "test -e %s", mark);
+    cr_assert_eq(test_run(cmd, line, sizeof line), 0, "the plugin flipped nothing: %s", out);
+    expect_refused(rc, "kv/case1_key_cache.npy: changed since");
+    cr_assert_null(strstr(out, "FAIL "), "a check failed against altered truth: %s", out);
+    /* on a fresh copy, the marker left behind, the plugin flips nothing: it is conformant */
+    snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s/vectors %s", vectors, FP8KV_SOURCE_DIR,
+             vectors);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    snprintf(line, sizeof line,
+             "%s " FP8KV " check-kv --plugin %s --profile " PROFILE " --vectors %s 2>&1", env, so,
+             vectors);
+    cr_assert_eq(test_run(line, out, sizeof out), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "verdict=conformant"), "%s", out);
+}
+
 /* Fixed in 04d94c5: a FIFO in place of a vector file blocked the reader forever; only regular
  * files are opened, without blocking. */
 Test(trust, bug20261201_fifo_as_a_vector_file_blocked)

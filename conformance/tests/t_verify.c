@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -454,4 +455,123 @@ Test(verify, every_problem_is_logged_and_the_first_is_the_error)
     int checked = expect_fail(EXPECTED, "3 problems in all", 3);
     cr_assert_eq(checked, 4);
     cr_assert_null(strstr(fp8kv_last_error(), README), "%s", fp8kv_last_error());
+}
+
+/* ---- the digests kept after verification (fp8kv_vectors_trust, fp8kv_vectors_read) ------- */
+
+/* flip_last: flips the lowest bit of the last byte of the fixture's file rel. */
+static void flip_last(const char *rel)
+{
+    size_t n;
+    unsigned char *b = test_read_bytes(in_vec(rel), &n);
+    b[n - 1] ^= 0x01;
+    test_write_bytes(in_vec(rel), b, n);
+    free(b);
+}
+
+/* Fixed in this change (bug20261203): fp8kv_vectors_trust remembered that a directory had
+ * passed, not what its files were, and the readers after it read the files again unchecked: a
+ * file changed after verification was judged against. The digests verification computed are
+ * kept; every read through fp8kv_vectors_read hashes the bytes it read and parses those same
+ * bytes, and a file that is not the one verified is refused as altered truth, the directory
+ * with it, until it verifies again. */
+Test(verify, bug20261203_files_read_after_trust_were_not_the_files_verified)
+{
+    size_t n = 0;
+    struct fp8kv_npy a;
+    /* never trusted: read as it is (the callers of the loaders verify first) */
+    void *bytes = fp8kv_vectors_read(vec_dir, INPUT, &n);
+    cr_assert_not_null(bytes, "%s", fp8kv_last_error());
+    free(bytes);
+    cr_assert_eq(fp8kv_vectors_trust(vec_dir), 0, "%s", fp8kv_last_error());
+    cr_assert(fp8kv_vectors_trusted(vec_dir));
+    cr_assert_eq(fp8kv_vectors_read_npy(vec_dir, INPUT, FP8KV_NPY_U32, 1, 16, &a), 0, "%s",
+                 fp8kv_last_error());
+    cr_assert_eq(((const uint32_t *)a.data)[1], 0x3F801000u);
+    fp8kv_npy_free(&a);
+    cr_assert_eq(fp8kv_vectors_has(vec_dir, EXPECTED), 1);
+    cr_assert_eq(fp8kv_vectors_has(vec_dir, "e4m3fn_satfinite/nothing.npy"), 0);
+    /* a file beside the verified ones is no truth */
+    test_write_bytes(in_vec("e4m3fn_satfinite/extra.npy"), "x", 1);
+    cr_assert_eq(fp8kv_vectors_has(vec_dir, "e4m3fn_satfinite/extra.npy"), FP8KV_ERR);
+    cr_assert_null(fp8kv_vectors_read(vec_dir, "e4m3fn_satfinite/extra.npy", &n));
+    cr_assert_not_null(strstr(fp8kv_last_error(), "extra.npy: not a file of the verified"), "%s",
+                       fp8kv_last_error());
+
+    flip_last(EXPECTED);
+    cr_assert_eq(fp8kv_vectors_read_npy(vec_dir, EXPECTED, FP8KV_NPY_U8, 2, 4, &a), FP8KV_ERR);
+    cr_assert_not_null(strstr(fp8kv_last_error(), EXPECTED ": changed since the vector set"), "%s",
+                       fp8kv_last_error());
+    /* refused from then on, an intact file too, and trusting it again verifies it again */
+    cr_assert_null(fp8kv_vectors_read(vec_dir, INPUT, &n));
+    cr_assert_not_null(strstr(fp8kv_last_error(), "refused"), "%s", fp8kv_last_error());
+    cr_assert_not(fp8kv_vectors_trusted(vec_dir));
+    cr_assert_eq(fp8kv_vectors_trust(vec_dir), FP8KV_ERR);
+    cr_assert_not_null(strstr(fp8kv_last_error(), EXPECTED), "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_vectors_has(vec_dir, INPUT), FP8KV_ERR);
+    flip_last(EXPECTED);
+    cr_assert_eq(fp8kv_vectors_trust(vec_dir), 0, "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_vectors_read_npy(vec_dir, EXPECTED, FP8KV_NPY_U8, 2, 4, &a), 0, "%s",
+                 fp8kv_last_error());
+    fp8kv_npy_free(&a);
+    /* a file gone since verification is altered truth as well */
+    cr_assert_eq(unlink(in_vec(README)), 0);
+    cr_assert_null(fp8kv_vectors_read(vec_dir, README, &n));
+    cr_assert_not_null(strstr(fp8kv_last_error(), "changed since, nothing is judged"), "%s",
+                       fp8kv_last_error());
+}
+
+/* Fixed in this change (bug20261203): a directory was verified once per process, so a second
+ * verification of a directory altered since (the Python package's second kv_cases()) passed
+ * without looking. fp8kv_vectors_trust_again verifies in full, every call. */
+Test(verify, bug20261203_a_second_verification_of_an_altered_set_passed)
+{
+    cr_assert_eq(fp8kv_vectors_trust_again(vec_dir), 0, "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_vectors_trust_again(vec_dir), 0, "%s", fp8kv_last_error());
+    flip_last(README);
+    cr_assert_eq(fp8kv_vectors_trust_again(vec_dir), FP8KV_ERR);
+    cr_assert_not_null(strstr(fp8kv_last_error(), README), "%s", fp8kv_last_error());
+    cr_assert_not(fp8kv_vectors_trusted(vec_dir));
+    cr_assert_eq(fp8kv_vectors_trust(vec_dir), FP8KV_ERR);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FP8KV_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define FP8KV_TEST_SANITIZED 1
+#endif
+#endif
+
+/* Fixed in this change (bug20261203): a failed getline() reading SHA256SUMS ended the loop as
+ * the end of the file did: with an allocation failure (ENOMEM, which sets no error indicator)
+ * on a last, overlong line, the lines before it were all that was checked and the set passed.
+ * A -1 that is not the end of the file is an error. The address space is limited to 16 MiB
+ * above what is in use, so getline cannot hold a 64 MiB line. */
+Test(verify, bug20261203_a_sums_read_error_was_taken_for_the_end)
+{
+#ifdef FP8KV_TEST_SANITIZED
+    cr_skip_test("an address-space limit and a sanitizer's shadow memory do not mix");
+#endif
+    FILE *f = fopen(in_vec("SHA256SUMS"), "a");
+    cr_assert_not_null(f);
+    static char chunk[1 << 16];
+    memset(chunk, 'a', sizeof chunk);
+    for (int i = 0; i < 1024; i++)
+        cr_assert_eq(fwrite(chunk, 1, sizeof chunk, f), sizeof chunk);
+    cr_assert_eq(fclose(f), 0);
+    long pages = 0;
+    FILE *statm = fopen("/proc/self/statm", "r");
+    cr_assert(statm && fscanf(statm, "%ld", &pages) == 1);
+    fclose(statm);
+    struct rlimit was, limit;
+    cr_assert_eq(getrlimit(RLIMIT_AS, &was), 0);
+    limit = was;
+    limit.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)16 << 20);
+    cr_assert_eq(setrlimit(RLIMIT_AS, &limit), 0);
+    const int rc = fp8kv_verify_vectors(vec_dir, NULL, NULL);
+    setrlimit(RLIMIT_AS, &was);
+    cr_assert_eq(rc, FP8KV_ERR, "verified, with SHA256SUMS read in part");
+    cr_assert_not_null(strstr(fp8kv_last_error(), "SHA256SUMS: read failed after line 4"), "%s",
+                       fp8kv_last_error());
 }

@@ -1,9 +1,10 @@
 """libfp8kv_py through ctypes: the C judge, encoder and decoder the package forwards to."""
 import ctypes
+import operator
 import os
 import pathlib
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 _HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -27,6 +28,8 @@ def _load():
         "fp8kv_py_default": (c.c_char_p, [c.c_char_p]),
         "fp8kv_py_case_count": (c.c_int, [c.c_char_p, c.c_char_p, c.POINTER(c.c_int)]),
         "fp8kv_py_case_json": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int]),
+        "fp8kv_py_case_file": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
+                                            c.POINTER(c.c_size_t)]),
         "fp8kv_py_judge_kv": (c.c_int, [
             c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
             c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
@@ -72,6 +75,32 @@ def take_string(ptr):
         return ctypes.string_at(ptr).decode()
     finally:
         lib.fp8kv_py_free(ptr)
+
+
+def take_bytes(ptr, n):
+    """The n bytes of a malloc'd C buffer, which is then freed."""
+    if not ptr:
+        raise Fp8kvError(lib.fp8kv_py_last_error().decode(errors="replace"))
+    try:
+        return ctypes.string_at(ptr, n)
+    finally:
+        lib.fp8kv_py_free(ptr)
+
+
+# a case index goes to C as an int: anything past its range is no case, never another one
+INT_MAX = 2**31 - 1
+
+
+def case_index(index):
+    """index as a Python int (anything operator.index takes), or Fp8kvError: a bool, a float
+    or a str is no case index. The caller refuses what C's int cannot hold (past INT_MAX)."""
+    if isinstance(index, bool):
+        raise Fp8kvError(f"case index {index!r}: give an int")
+    try:
+        index = operator.index(index)
+    except TypeError:
+        raise Fp8kvError(f"case index {index!r}: give an int") from None
+    return index
 
 
 def names(table):

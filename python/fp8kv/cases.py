@@ -1,4 +1,5 @@
 """The golden KV cases of a profile, as Python objects with numpy arrays."""
+import io
 import json
 import os
 import pathlib
@@ -18,6 +19,17 @@ TENSOR, HEAD, TOKEN_HEAD = _native.names("scale_granularity")
 def default_vectors():
     """$FP8KV_VECTORS, else the vectors installed with the package."""
     return os.environ.get("FP8KV_VECTORS") or str(_PACKAGE_VECTORS)
+
+
+def _case_array(vectors, profile, index, name):
+    """File name of a golden case, parsed from the bytes the C library read and checked against
+    the digest verification kept (fp8kv_py_case_file): never from the file, which could have
+    changed since it was verified."""
+    size = _native.ctypes.c_size_t(0)
+    data = _native.take_bytes(
+        _native.lib.fp8kv_py_case_file(vectors.encode(), profile.encode(), index, name.encode(),
+                                       _native.ctypes.byref(size)), size.value)
+    return np.load(io.BytesIO(data), allow_pickle=False)
 
 
 def _input_dtype(name):
@@ -57,27 +69,29 @@ class KVCase:
             float(np.uint32(b).view(np.float32)) for b in info["scale_bits"])
         self.scale_granularity = info["scale_granularity"]
         files = info["files"]
+
+        def load(name):
+            return _case_array(vectors, self.profile, self.index, name)
+
         dtype = _input_dtype(self.in_dtype)
         width = self.num_heads * self.head_size
-        self.key = np.load(files["key"]).view(dtype).reshape(self.num_tokens, self.num_heads,
-                                                             self.head_size)
-        self.value = np.load(files["value"]).view(dtype).reshape(self.num_tokens, self.num_heads,
-                                                                 self.head_size)
-        self.slot_mapping = np.load(files["slot_mapping"])
-        self.block_table = np.load(files["block_table"])
-        self.seq_lens = np.load(files["seq_lens"])
-        self.query = np.load(files["query"]).reshape(self.num_seqs, self.num_q_heads,
-                                                     self.head_size)
-        self.key_cache = np.load(files["key_cache"]).reshape(self.key_cache_shape)
-        self.value_cache = np.load(files["value_cache"]).reshape(self.value_cache_shape)
+        self.key = load("key").view(dtype).reshape(self.num_tokens, self.num_heads,
+                                                   self.head_size)
+        self.value = load("value").view(dtype).reshape(self.num_tokens, self.num_heads,
+                                                       self.head_size)
+        self.slot_mapping = load("slot_mapping")
+        self.block_table = load("block_table")
+        self.seq_lens = load("seq_lens")
+        self.query = load("query").reshape(self.num_seqs, self.num_q_heads, self.head_size)
+        self.key_cache = load("key_cache").reshape(self.key_cache_shape)
+        self.value_cache = load("value_cache").reshape(self.value_cache_shape)
         self.width = width
         self.k_head_scales = self.v_head_scales = self.k_scale_cache = self.v_scale_cache = None
         if "head_scales" in files:
-            self.k_head_scales, self.v_head_scales = np.load(files["head_scales"]).view(np.float32)
+            self.k_head_scales, self.v_head_scales = load("head_scales").view(np.float32)
         if "scale_cache" in files:
             self.k_scale_cache, self.v_scale_cache = (
-                a.reshape(self.scale_cache_shape)
-                for a in np.load(files["scale_cache"]).view(np.float32))
+                a.reshape(self.scale_cache_shape) for a in load("scale_cache").view(np.float32))
         for array in (self.key, self.value, self.slot_mapping, self.block_table, self.seq_lens,
                       self.query, self.key_cache, self.value_cache, self.k_head_scales,
                       self.v_head_scales, self.k_scale_cache, self.v_scale_cache):
@@ -159,21 +173,32 @@ def profiles():
     return _native.profiles()
 
 
-def kv_cases(profile, vectors=None):
-    """Every golden KV case of profile, loaded and validated (the vectors are verified against
-    MANIFEST.json and SHA256SUMS first): a list of KVCase."""
-    vectors = str(vectors or default_vectors())
+def _case_count(profile, vectors):
+    """The number of golden cases of profile, after verifying vectors in full (every call)."""
     count = _native.ctypes.c_int(0)
     _native.check(_native.lib.fp8kv_py_case_count(vectors.encode(),
                                                   _native.text(profile, "profile"),
                                                   _native.ctypes.byref(count)))
-    return [kv_case(profile, i, vectors) for i in range(count.value)]
+    return count.value
+
+
+def kv_cases(profile, vectors=None):
+    """Every golden KV case of profile, loaded and validated: a list of KVCase. The vectors are
+    verified against MANIFEST.json and SHA256SUMS in full at every call, and every file of a
+    case is read once and checked against the digest verification kept (truth changed since is
+    an Fp8kvError naming the file, as it is when a judge_* reads the case again)."""
+    vectors = str(vectors or default_vectors())
+    return [kv_case(profile, i, vectors) for i in range(_case_count(profile, vectors))]
 
 
 def kv_case(profile, index, vectors=None):
-    """Golden case index of profile."""
+    """Golden case index (an int) of profile."""
     vectors = str(vectors or default_vectors())
-    text = _native.take_string(
-        _native.lib.fp8kv_py_case_json(vectors.encode(), _native.text(profile, "profile"),
-                                       int(index)))
+    name = _native.text(profile, "profile")
+    index = _native.case_index(index)
+    if not 0 <= index <= _native.INT_MAX:  # C's int: 2**32 + 3 would be case 3 there
+        count = _case_count(profile, vectors)
+        raise _native.Fp8kvError(f"unknown case {index}: profile {profile} has cases "
+                                 f"0..{count - 1}")
+    text = _native.take_string(_native.lib.fp8kv_py_case_json(vectors.encode(), name, index))
     return KVCase(json.loads(text), vectors)

@@ -1,6 +1,7 @@
 """Judging an engine's outputs for a golden case, with the C judge of `fp8kv judge-kv`."""
 import ctypes
 import json
+import math
 
 import numpy as np
 
@@ -89,21 +90,49 @@ def _judge(case, subject, key=None, value=None, key_scales=None, value_scales=No
     return Judgement(conformant.value, text, doc)
 
 
-def _cache_bytes(x, what):
-    a, name = to_numpy(x)
+def _sized(case, what, want, unit, words, itemsize=None, names=None, refuse=""):
+    """A check for to_numpy: the input's size (elements, or bytes when unit is "bytes") is
+    want, before anything is copied (the C judge says the same of what reaches it); itemsize
+    and names (when given) are checked first, refuse being the message's end."""
+    def check(shape, size, name):
+        if (itemsize is not None and size != itemsize) or (names is not None and
+                                                            name not in names):
+            raise _native.Fp8kvError(f"{what}: {refuse.format(size=size, name=name)}")
+        have = math.prod(shape) * (size if unit == "bytes" else 1)
+        if have != want:
+            raise _native.Fp8kvError(f"{what}: {have} {unit}, but case {case.index} of this "
+                                     f"profile needs {want} ({words})")
+    return check
+
+
+def _cache_bytes(case, x, what):
+    words = (f"num_blocks {case.num_blocks} x block_size {case.block_size} x heads "
+             f"{case.num_heads} x head_size {case.head_size}")
+    one_byte = ("elements of {size} bytes ({name}): a cache holds one-byte codes (uint8, int8 "
+                "or a float8 type)")
+    a, name = to_numpy(x, _sized(case, what, case.cache_bytes, "bytes", words, itemsize=1,
+                                 refuse=one_byte))
     if a.dtype.itemsize != 1 or a.dtype.kind == "b":
-        raise _native.Fp8kvError(f"{what}: elements of {a.dtype.itemsize} bytes ({name}): a cache "
-                                 "holds one-byte codes (uint8, int8 or a float8 type)")
+        raise _native.Fp8kvError(f"{what}: " + one_byte.format(size=a.dtype.itemsize, name=name))
     return bits_of(a, 1)
 
 
-def _scale_cache(x, what):
+def _scale_cache(case, x, what):
     if x is None:
         return None
-    a, name = to_numpy(x)
-    if a.dtype.itemsize != 4 or name not in ("float32", "uint32", "int32"):
-        raise _native.Fp8kvError(f"{what}: {name} elements: a scale cache holds float32 scales "
-                                 "(or their bits as uint32)")
+    from .cases import HEAD, TOKEN_HEAD
+
+    if case.scale_granularity != TOKEN_HEAD:  # refused before anything is copied
+        raise _native.Fp8kvError(f"case {case.index} has scales per "
+                                 f"{'KV head' if case.scale_granularity == HEAD else 'tensor'}: "
+                                 "it has no scale caches to judge")
+    words = f"num_blocks {case.num_blocks} x block_size {case.block_size} x heads {case.num_heads}"
+    floats = "{name} elements: a scale cache holds float32 scales (or their bits as uint32)"
+    names = ("float32", "uint32", "int32")
+    a, name = to_numpy(x, _sized(case, what, math.prod(case.scale_cache_shape), "entries", words,
+                                 itemsize=4, names=names, refuse=floats))
+    if a.dtype.itemsize != 4 or name not in names:
+        raise _native.Fp8kvError(f"{what}: " + floats.format(name=name))
     return bits_of(a, 4)
 
 
@@ -113,37 +142,46 @@ def judge_store(case, key_cache, value_cache, key_scale_cache=None, value_scale_
     case's byte count; uint8, int8, float8 tensors or arrays) and, for a case with a scale per
     token and head (and only then), the scale caches it wrote (float32, num_blocks x block_size x
     num_heads, filled with 0xA5 bytes before it): a Judgement."""
-    return _judge(case, subject, key=_cache_bytes(key_cache, "key_cache"),
-                  value=_cache_bytes(value_cache, "value_cache"),
-                  key_scales=_scale_cache(key_scale_cache, "key_scale_cache"),
-                  value_scales=_scale_cache(value_scale_cache, "value_scale_cache"))
+    return _judge(case, subject, key=_cache_bytes(case, key_cache, "key_cache"),
+                  value=_cache_bytes(case, value_cache, "value_cache"),
+                  key_scales=_scale_cache(case, key_scale_cache, "key_scale_cache"),
+                  value_scales=_scale_cache(case, value_scale_cache, "value_scale_cache"))
 
 
 def judge_gather(case, out, dtype=None, subject="engine"):
     """Judges gather + dequant rows: the key rows then the value rows of every sequence
     (2 x sum(seq_lens) x heads x head_size elements), bit for bit. dtype ("f32", "f16",
     "bf16") is inferred from float32/float16/bfloat16 arrays; give it for raw bits."""
-    a, name = to_numpy(out)
-    implied = _DTYPE_OF_NAME.get(name)
     if dtype is not None and dtype not in _GATHER_DTYPES:
         raise _native.Fp8kvError(f"gather: dtype={dtype!r}: give {_DTYPES_QUOTED}")
-    if dtype is not None and implied is not None and dtype != implied:
-        raise _native.Fp8kvError(f"gather: dtype={dtype!r}, but the rows are {name}")
-    dtype = dtype or implied
-    if dtype is None:
-        raise _native.Fp8kvError(f"gather: cannot tell {_native.or_list(_GATHER_DTYPES)} from "
-                                 f"{name}: give dtype=")
-    size = 4 if dtype == F32 else 2
-    if a.dtype.itemsize != size:
-        raise _native.Fp8kvError(f"gather: {name} elements cannot hold {dtype}")
-    return _judge(case, subject, gather=bits_of(a, size), gather_dtype=_GATHER_DTYPES[dtype])
+    sized = _sized(case, "gather", 2 * case.rows * case.width, "elements",
+                   f"2 (key, value) x {case.rows} rows x {case.width}")
+    chosen = []
+
+    def check(shape, size, name):  # before anything is copied
+        implied = _DTYPE_OF_NAME.get(name)
+        if dtype is not None and implied is not None and dtype != implied:
+            raise _native.Fp8kvError(f"gather: dtype={dtype!r}, but the rows are {name}")
+        if (dtype or implied) is None:
+            raise _native.Fp8kvError(f"gather: cannot tell {_native.or_list(_GATHER_DTYPES)} "
+                                     f"from {name}: give dtype=")
+        if size != (4 if (dtype or implied) == F32 else 2):
+            raise _native.Fp8kvError(f"gather: {name} elements cannot hold {dtype or implied}")
+        sized(shape, size, name)
+        chosen.append(dtype or implied)
+
+    a, name = to_numpy(out, check)
+    size = 4 if chosen[0] == F32 else 2
+    return _judge(case, subject, gather=bits_of(a, size), gather_dtype=_GATHER_DTYPES[chosen[0]])
 
 
 def judge_attention(case, out, subject="engine"):
     """Judges a decode step's output [num_seqs, num_q_heads, head_size] as float32 by NMSE
     against the oracle's result (threshold 1e-10)."""
-    a, name = to_numpy(out)
-    if name != "float32":
-        raise _native.Fp8kvError(f"attention: {name} output: it is judged as float32 (the "
-                                 "threshold 1e-10 is below f16 rounding)")
+    a, name = to_numpy(out, _sized(
+        case, "attention", case.num_seqs * case.num_q_heads * case.head_size, "elements",
+        f"num_seqs {case.num_seqs} x q heads {case.num_q_heads} x head_size {case.head_size}",
+        itemsize=4, names=("float32",),
+        refuse="{name} output: it is judged as float32 (the threshold 1e-10 is below f16 "
+               "rounding)"))
     return _judge(case, subject, attention=bits_of(a, 4).view(np.float32))

@@ -8,7 +8,9 @@ the golden KV cases.
 
 Which profiles: `@pytest.mark.fp8kv_profiles("e4m3fn_satfinite", ...)` on a test, else
 `--fp8kv-profile NAME` (repeatable) on the command line, else every profile. `--fp8kv-vectors
-DIR` judges against another vector directory.
+DIR` judges against another vector directory. The cases are loaded (the directory verified in
+full) at collection; each judgement reads its case again, checked against the digests verified,
+so a test that alters the golden files makes the later judgements errors, never passes.
 """
 import pytest
 

@@ -321,3 +321,133 @@ def test_bug20261201_case_arrays_were_writable():
         c.key[0, 0, 0] = 0
     with pytest.raises(ValueError):
         c.key_cache[0] = 0
+
+
+def _copy_of_the_vectors(tmp_path):
+    import shutil
+
+    copy = tmp_path / "vectors"
+    shutil.copytree(fp8kv.default_vectors(), copy)
+    return copy
+
+
+def _overwrite_data(path, byte):
+    """Every element byte of the .npy file at path set to byte (the header kept)."""
+    data = path.read_bytes()
+    size = np.load(path).nbytes
+    path.write_bytes(data[:len(data) - size] + bytes([byte]) * size)
+
+
+# Fixed in this change: the package verified a vector directory once per process and read the
+# golden files again afterwards, unchecked (numpy.load of the paths for the arrays, the C judge
+# for each verdict): overwriting case 0's golden caches with 0xA5 after kv_cases() turned an
+# unwritten store from "nonconformant 767" into "conformant 0", and a second kv_cases() on the
+# altered directory was accepted. The digests verification computed are kept, every read of a
+# golden file is hashed and compared with them and parsed from the bytes read (the arrays too),
+# and kv_cases() verifies in full at each call. On a copy of the vectors.
+def test_bug20261203_golden_files_were_read_again_unchecked(tmp_path):
+    copy = _copy_of_the_vectors(tmp_path)
+    cases = fp8kv.kv_cases("e4m3fn_satfinite", vectors=copy)
+    c = cases[0]
+    k, v = c.new_caches()  # a store that writes nothing
+    j = fp8kv.judge_store(c, k, v)
+    assert not j and j.mismatches > 0, j.text
+    kv = copy / "e4m3fn_satfinite" / "kv"
+    for name in ("case0_key_cache.npy", "case0_value_cache.npy"):
+        _overwrite_data(kv / name, 0xA5)
+    with pytest.raises(fp8kv.Fp8kvError, match="case0_key_cache.npy: changed since"):
+        fp8kv.judge_store(c, k, v)
+    # nothing more is judged against the directory, and verifying it again fails
+    with pytest.raises(fp8kv.Fp8kvError, match="not the verified truth"):
+        fp8kv.judge_store(cases[1], *cases[1].new_caches())
+    with pytest.raises(fp8kv.Fp8kvError, match="case0_key_cache.npy"):
+        fp8kv.kv_cases("e4m3fn_satfinite", vectors=copy)
+    # a case's arrays come from the bytes verified, not from the file read again
+    copy2 = _copy_of_the_vectors(tmp_path / "second")
+    fp8kv.kv_cases("e4m3fn_satfinite", vectors=copy2)
+    _overwrite_data(copy2 / "e4m3fn_satfinite" / "kv" / "case1_key.npy", 0)
+    with pytest.raises(fp8kv.Fp8kvError, match="case1_key.npy: changed since"):
+        fp8kv.kv_case("e4m3fn_satfinite", 1, vectors=copy2)
+
+
+# Fixed in this change: the pytest plugin likewise: a test that rewrote the golden caches (to
+# what a store that writes nothing leaves) made the 15 later stores that write nothing pass.
+# They are errors naming the file now, never verdicts.
+def test_bug20261203_a_test_rewriting_the_truth_made_later_tests_pass(tmp_path):
+    copy = _copy_of_the_vectors(tmp_path)
+    test = tmp_path / "test_rewrite.py"
+    test.write_text(
+        "import pathlib\n"
+        "import numpy as np\n"
+        "import pytest\n"
+        f"KV = pathlib.Path({str(copy)!r}) / 'e4m3fn_satfinite' / 'kv'\n"
+        "def test_a_rewrite():  # runs first: every golden cache as an empty store leaves it\n"
+        "    for path in KV.glob('case*_cache.npy'):\n"
+        "        data = path.read_bytes()\n"
+        "        size = np.load(path).nbytes\n"
+        "        path.write_bytes(data[:len(data) - size] + b'\\xa5' * size)\n"
+        "@pytest.mark.fp8kv_profiles('e4m3fn_satfinite')\n"
+        "def test_store(fp8kv_case):  # a store that writes nothing\n"
+        "    c = fp8kv_case\n"
+        "    c.judge_store(*c.new_caches(), *c.new_scale_caches())\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(pathlib.Path(fp8kv.__file__).resolve().parents[1])] +
+        ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                        "fp8kv.pytest_plugin", "--fp8kv-vectors", str(copy), str(test)],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    cases = len(fp8kv.kv_cases("e4m3fn_satfinite"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"{cases} failed, 1 passed" in r.stdout, r.stdout
+    assert "case0_key_cache.npy: changed since" in r.stdout, r.stdout
+    assert "verdict=conformant" not in r.stdout
+
+
+# Fixed in this change: the case index went to C as an int, so kv_case(p, 2**32 + 3) was case
+# 3. An index outside C's int is no case, and an index that is no integer is refused.
+def test_bug20261203_a_case_index_wrapped_through_a_c_int():
+    profile = "e4m3fn_satfinite"
+    assert fp8kv.kv_case(profile, np.int64(3)).index == 3
+    for index in (2**32 + 3, -(2**32) + 3, 2**31, 2**64):
+        with pytest.raises(fp8kv.Fp8kvError, match=f"unknown case {index}: profile {profile} "
+                                                   "has cases 0.."):
+            fp8kv.kv_case(profile, index)
+    for index in (3.0, True, "3"):
+        with pytest.raises(fp8kv.Fp8kvError, match="give an int"):
+            fp8kv.kv_case(profile, index)
+
+
+# Fixed in this change: an input was copied to a contiguous array before its size was checked,
+# so a wrong-sized broadcast view was materialized (16 GiB of one byte reached 18.6 GB) only to
+# be refused. The shape is checked first; nothing of a refused input is copied (here 1 GiB
+# views of one element; the copies would show in tracemalloc, which numpy reports to).
+def test_bug20261203_inputs_were_copied_before_their_size_was_checked():
+    import tracemalloc
+
+    c = fp8kv.kv_cases("e4m3fn_satfinite")[0]
+    token = next(t for t in fp8kv.kv_cases("e4m3fn_satfinite")
+                 if t.scale_granularity == "token_head")
+    k, v = c.new_caches()
+    tk, tv = token.new_caches()
+    tks, tvs = token.new_scale_caches()
+    huge8 = np.broadcast_to(np.uint8(0xA5), (1 << 30,))
+    huge32 = np.broadcast_to(np.float32(1.0), (1 << 28,))
+    tracemalloc.start()
+    try:
+        with pytest.raises(fp8kv.Fp8kvError, match=f"key_cache: {1 << 30} bytes, but case 0"):
+            fp8kv.judge_store(c, huge8, v)
+        with pytest.raises(fp8kv.Fp8kvError, match=f"value_cache: {1 << 29} bytes"):
+            fp8kv.judge_store(c, k, huge8[::2].reshape(1 << 14, -1))
+        with pytest.raises(fp8kv.Fp8kvError, match=f"key_scale_cache: {1 << 28} entries"):
+            fp8kv.judge_store(token, tk, tv, huge32, tvs)
+        with pytest.raises(fp8kv.Fp8kvError, match=f"gather: {1 << 28} elements"):
+            fp8kv.judge_gather(c, huge32)
+        with pytest.raises(fp8kv.Fp8kvError, match=f"attention: {1 << 28} elements"):
+            fp8kv.judge_attention(c, huge32)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, f"{peak} bytes allocated to refuse inputs of the wrong size"
+    # the right size is still judged, whatever its strides
+    assert not fp8kv.judge_store(c, np.broadcast_to(np.uint8(0xA5), k.shape), v)

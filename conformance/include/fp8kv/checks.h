@@ -210,7 +210,8 @@ int fp8kv_subject_implements(const struct fp8kv_subject *s, const struct fp8kv_p
 
 /* fp8kv_load_vector_file: reads <dir>/<profile>/<file> as a 1-D (cols == 0) or 2-D array of
  * dtype; when rows is not 0 its first dimension must be rows, when cols is not 0 its second
- * must be cols. 0, or FP8KV_ERR naming the file. */
+ * must be cols. Read through fp8kv_vectors_read: when dir was verified, the bytes must be the
+ * ones verified. 0, or FP8KV_ERR naming the file. */
 int fp8kv_load_vector_file(const char *dir, const struct fp8kv_profile *p, const char *file,
                            enum fp8kv_npy_dtype dtype, size_t rows, size_t cols,
                            struct fp8kv_npy *a);

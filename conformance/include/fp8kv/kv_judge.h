@@ -59,7 +59,9 @@ float fp8kv_kv_case_scale(const struct fp8kv_kv_case *c, int is_key, int64_t slo
 
 /* fp8kv_kv_case_count: the number of golden cases of profile p in dir (case 0 says), after
  * loading case 0. 0, or FP8KV_ERR naming the file at fault. Does not verify the directory:
- * callers pass fp8kv_vectors_trust first. */
+ * callers pass fp8kv_vectors_trust first; of a directory trusted, every file of a case is read
+ * through fp8kv_vectors_read (fp8kv/verify.h), so what is loaded is the bytes verified, or an
+ * error naming the file changed since. */
 int fp8kv_kv_case_count(const char *dir, const struct fp8kv_profile *p, int *count);
 
 /* fp8kv_kv_case_load: loads and validates case index of profile p (every file of it, and its

@@ -180,8 +180,9 @@ size_t fp8kv_sweep_run_of(const struct fp8kv_sweep_run *runs, size_t n, uint64_t
 uint8_t fp8kv_sweep_expected(const struct fp8kv_profile *p, const uint32_t *boundaries,
                              uint32_t x_bits);
 
-/* fp8kv_load_boundaries: reads <dir>/<profile>/boundaries.npy and checks its length and that
- * it is increasing. Returns a malloc'd table, or NULL with a message naming the file. */
+/* fp8kv_load_boundaries: reads <dir>/<profile>/boundaries.npy (through fp8kv_vectors_read:
+ * when dir was verified, the bytes verified) and checks its length and that it is increasing.
+ * Returns a malloc'd table, or NULL with a message naming the file. */
 uint32_t *fp8kv_load_boundaries(const char *dir, const struct fp8kv_profile *p);
 
 #ifdef __cplusplus

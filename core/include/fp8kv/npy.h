@@ -75,6 +75,21 @@ int fp8kv_npy_read_header(const char *path, struct fp8kv_npy *out);
 int fp8kv_npy_read_expect(const char *path, enum fp8kv_npy_dtype dtype, int ndim, size_t want_len,
                           struct fp8kv_npy *out);
 
+/* fp8kv_npy_parse: fp8kv_npy_read of a whole .npy file held in memory (the len bytes at
+ * bytes): the same checks and messages, name (a path, or NULL) naming it; out->data receives a
+ * malloc'd copy of the elements. A reader that hashes the bytes it read parses these very
+ * bytes, so what it judges is what it hashed. 0 or FP8KV_ERR. */
+int fp8kv_npy_parse(const void *bytes, size_t len, const char *name, struct fp8kv_npy *out);
+
+/* fp8kv_npy_parse_header: as fp8kv_npy_parse (length check included) but leaves data NULL. */
+int fp8kv_npy_parse_header(const void *bytes, size_t len, const char *name, struct fp8kv_npy *out);
+
+/* fp8kv_npy_parse_expect: fp8kv_npy_parse, then fp8kv_npy_read_expect's checks of the dtype,
+ * ndim and (want_len not 0) shape[0], naming name on a mismatch. */
+int fp8kv_npy_parse_expect(const void *bytes, size_t len, const char *name,
+                           enum fp8kv_npy_dtype dtype, int ndim, size_t want_len,
+                           struct fp8kv_npy *out);
+
 /* fp8kv_npy_free: frees out->data (safe on a zeroed or already freed struct). */
 void fp8kv_npy_free(struct fp8kv_npy *out);
 
