@@ -284,11 +284,13 @@ const char *fp8kv_vector_path(char *buf, size_t size, const char *dir,
 
 /* The subjects' enums (codec.h) and the truth's (spec.h) name the same choices with the same
  * numbers; these asserts are what lets one be cast to the other. */
-_Static_assert((int)FP8KV_CODEC_E4M3FN == (int)FP8KV_E4M3FN &&
-                   (int)FP8KV_CODEC_E4M3FNUZ == (int)FP8KV_E4M3FNUZ &&
-                   (int)FP8KV_CODEC_E5M2 == (int)FP8KV_E5M2 &&
-                   (int)FP8KV_CODEC_E5M2FNUZ == (int)FP8KV_E5M2FNUZ,
-               "codec formats follow enum fp8kv_format_id");
+#define SAME_FORMAT(a, name, number)                                                               \
+    _Static_assert((int)FP8KV_CODEC_##name == (int)FP8KV_##name,                                   \
+                   "codec format " #name " follows enum fp8kv_format_id");
+FP8KV_CODEC_FORMATS(SAME_FORMAT, ~)
+#undef SAME_FORMAT
+_Static_assert((int)FP8KV_CODEC_FORMAT_COUNT == (int)FP8KV_FORMAT_COUNT,
+               "codec.h's FP8KV_CODEC_FORMATS lists every format of enum fp8kv_format_id");
 _Static_assert((int)FP8KV_CODEC_F32_DIV == (int)FP8KV_MODEL_F32_DIV &&
                    (int)FP8KV_CODEC_F32_MUL_RECIP == (int)FP8KV_MODEL_F32_MUL_RECIP &&
                    (int)FP8KV_CODEC_F16_DIV == (int)FP8KV_MODEL_F16_DIV &&

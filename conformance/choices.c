@@ -41,6 +41,16 @@ static int satfinite_inf(int inf)
     return 0;
 }
 
+/* The formats a choice of --overflow inf takes: those with a profile of that rule. */
+static int inf_format(int format)
+{
+    for (int k = 0; k < fp8kv_profile_count; k++)
+        if (fp8kv_profiles[k].overflow == FP8KV_OVERFLOW_INF &&
+            (int)fp8kv_profiles[k].format->id == format)
+            return 1;
+    return 0;
+}
+
 /* The first block format of a scale kind: every MX format (E8M0 scales) takes the same rules, as
  * does nvfp4 (UE4M3). */
 static const struct fp8kv_block_format *of_kind(enum fp8kv_block_scale_kind kind)
@@ -128,6 +138,7 @@ static const struct fp8kv_choice choices[] = {
     {"overflow", fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT, NULL, NULL, default_overflow, NULL},
     {"inf", fp8kv_inf_names, FP8KV_INF_COUNT, NULL, NULL, default_inf, NULL},
     {"satfinite_inf", fp8kv_inf_names, FP8KV_INF_COUNT, NULL, satfinite_inf, default_inf, NULL},
+    {"inf_format", NULL, 0, format_entry, inf_format, NULL, NULL},
     {"model", fp8kv_model_names, FP8KV_MODEL_COUNT, NULL, NULL, default_model, fp8kv_model_notes},
     {"kernel_model", fp8kv_model_names, FP8KV_MODEL_COUNT, NULL, kernel_model, default_model,
      fp8kv_model_notes},

@@ -27,7 +27,7 @@ static const char verify_stream_help[] =
     "  --sweep D        the input domain: {dtypes:or}\n"
     "  --profile P      a profile of vectors/README.md (default {default_profile}), or:\n"
     "  --format F       {formats:or_default} (float8_e5m2 etc. too)\n"
-    "  --overflow O     {overflows:or_default} (inf: e5m2)\n"
+    "  --overflow O     {overflows:or_default} (inf: {inf_formats:comma})\n"
     "  --inf I          under satfinite, what +-Inf gives: {satfinite_infs:or_default}\n"
     "  --scale S        the store scale the codes were made at: an f32 (hex bits, hex float or\n"
     "                   decimal), finite and nonzero; a negative scale mirrors (default 1)\n"

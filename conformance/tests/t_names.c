@@ -178,7 +178,7 @@ Test(names, every_choice_resolves)
         for (int k = 0; k < count; k++)
             cr_assert_str_neq(fp8kv_choice_name(fp8kv_choice_at(k)), what);
     }
-    cr_assert_eq(count, 18, "a choice added or gone: say so in DESIGN §1.5 and here");
+    cr_assert_eq(count, 19, "a choice added or gone: say so in DESIGN §1.5 and here");
     cr_assert_null(fp8kv_choice_at(-1));
     cr_assert_null(fp8kv_choice_named("nope"));
     cr_assert_null(fp8kv_choice_named("formats"), "choices are named in the singular");
@@ -222,6 +222,8 @@ Test(names, choices_are_the_tables)
     assert_choice("kernel_model", kernel, fp8kv_kernel_models(kernel));
     static const char *const satfinite_infs[] = {"clamp", "nan"};
     assert_choice("satfinite_inf", satfinite_infs, 2);
+    static const char *const inf_formats[] = {"e5m2"};
+    assert_choice("inf_format", inf_formats, 1);
     assert_choice("mx_rule", rules, fp8kv_block_rules_of(&fp8kv_block_formats[FP8KV_MXFP4], rules));
     assert_choice("nvfp4_rule", rules,
                   fp8kv_block_rules_of(&fp8kv_block_formats[FP8KV_NVFP4], rules));
@@ -324,6 +326,7 @@ Test(names, help_lists_are_the_tables)
     assert_lists(h, "--model ", fp8kv_model_names, FP8KV_MODEL_COUNT, "|", NULL, "\n");
     assert_lists(h, "--input-dtype ", fp8kv_dtype_names, FP8KV_DTYPE_COUNT, "|", NULL, " ");
     cr_assert(strstr(h, "--inf clamp|nan "), "the Inf policies of satfinite: %s", h);
+    cr_assert(strstr(h, "(default satfinite; inf: e5m2)\n"), "the formats of inf: %s", h);
     cr_assert(strstr(h, "(default f32_div)") && strstr(h, "(default e4m3fn;"), "%s", h);
 
     h = help_of("decode");
@@ -353,6 +356,7 @@ Test(names, help_lists_are_the_tables)
     }
     assert_lists(h, "                   ", noted, nk, ", ", " or ", "\n");
     cr_assert(strstr(h, "--format F       e4m3fn (default), e4m3fnuz, e5m2 or e5m2fnuz "), "%s", h);
+    cr_assert(strstr(h, "--overflow O     satfinite (default), nan or inf (inf: e5m2)\n"), "%s", h);
 
     h = help_of("encode-block");
     assert_lists(h, "--format F         ", blocks, FP8KV_BLOCK_FORMAT_COUNT, "|", NULL, "\n");

@@ -335,11 +335,11 @@ _Static_assert(FP8KV_KV_ABI_NHD == (int)FP8KV_LAYOUT_NHD &&
 _Static_assert(FP8KV_KV_ABI_F32 == (int)FP8KV_KV_F32 && FP8KV_KV_ABI_F16 == (int)FP8KV_KV_F16 &&
                    FP8KV_KV_ABI_BF16 == (int)FP8KV_KV_BF16,
                "the ABI's dtypes are kv_cache.h's");
-_Static_assert(FP8KV_KV_ABI_E4M3FN == (int)FP8KV_CODEC_E4M3FN &&
-                   FP8KV_KV_ABI_E4M3FNUZ == (int)FP8KV_CODEC_E4M3FNUZ &&
-                   FP8KV_KV_ABI_E5M2 == (int)FP8KV_CODEC_E5M2 &&
-                   FP8KV_KV_ABI_E5M2FNUZ == (int)FP8KV_CODEC_E5M2FNUZ,
-               "the ABI's formats are codec.h's");
+#define ABI_FORMAT(a, name, number)                                                                \
+    _Static_assert(FP8KV_KV_ABI_##name == (int)FP8KV_CODEC_##name,                                 \
+                   "the ABI's format " #name " is codec.h's");
+FP8KV_CODEC_FORMATS(ABI_FORMAT, ~)
+#undef ABI_FORMAT
 
 _Static_assert(FP8KV_KV_SCALE_TENSOR == (int)FP8KV_SCALE_TENSOR &&
                    FP8KV_KV_SCALE_HEAD == (int)FP8KV_SCALE_HEAD &&

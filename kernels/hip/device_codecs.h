@@ -128,13 +128,10 @@
 
 #define FP8KV_POISON_PAIR 0xFFFFu
 
-/* FP8KV_FOR_EACH_FORMAT(M): M(format) for every enum fp8kv_codec_format, for switch dispatch
- * of the kernels templated on the format. */
-#define FP8KV_FOR_EACH_FORMAT(M)                                                                   \
-    M(FP8KV_CODEC_E4M3FN)                                                                          \
-    M(FP8KV_CODEC_E4M3FNUZ)                                                                        \
-    M(FP8KV_CODEC_E5M2)                                                                            \
-    M(FP8KV_CODEC_E5M2FNUZ)
+/* FP8KV_FOR_EACH_FORMAT(M): M(format) for every enum fp8kv_codec_format (FP8KV_CODEC_FORMATS
+ * of codec.h), for switch dispatch of the kernels templated on the format. */
+#define FP8KV_FOR_EACH_FORMAT_(m, name, number) m(FP8KV_CODEC_##name)
+#define FP8KV_FOR_EACH_FORMAT(M) FP8KV_CODEC_FORMATS(FP8KV_FOR_EACH_FORMAT_, M)
 
 /* ---- the vendor conversions, generic over the width ------------------------------------------ */
 

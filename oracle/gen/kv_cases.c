@@ -124,11 +124,14 @@ static double decoded(const struct fp8kv_format *f, unsigned code)
 /* quotient_value: the magnitude an input should have after division by its scale (the kinds
  * of element_kind). kind 0: an overflow (the overflow midpoint, 1.25 max, 3 max, 1000); kind 1: the
  * midpoint of two adjacent codes (the smallest subnormal and 0 included); kind 2: an exact code
- * value; kind 3: 2^e (1 + u), e in [-11, 6], which covers underflow, subnormals and normals and
- * stays below half the largest code of either format. All are exact doubles. */
+ * value; kind 3: 2^e (1 + u), e in [-11, e_top], which covers underflow, subnormals and normals and
+ * stays below the largest value: e_top = 6 (below half the max of the e4m3 and e5m2 formats), or
+ * ilogb(max) - 1 where that is less (a format whose max is below 2^7: else every such quotient
+ * would overflow). All are exact doubles. */
 static double quotient_value(const struct fp8kv_format *f, int kind, uint64_t r)
 {
     const unsigned max = f->max_code;
+    const int e_top = ilogb(f->max_value) - 1 < 6 ? ilogb(f->max_value) - 1 : 6;
     switch (kind) {
     case 4: return decoded(f, max); /* KIND_ROW_MAX */
     case 5: return 0.0;             /* KIND_ZERO */
@@ -143,7 +146,7 @@ static double quotient_value(const struct fp8kv_format *f, int kind, uint64_t r)
     }
     case 2: return decoded(f, (unsigned)(r % (max + 1)));
     default: {
-        const int e = -11 + (int)(r % 18);
+        const int e = -11 + (int)(r % (uint64_t)(e_top + 12));
         const double u = (double)((r >> 32) & 0x7FFFFFu) / 8388608.0;
         return ldexp(1.0 + u, e);
     }

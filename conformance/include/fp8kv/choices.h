@@ -5,7 +5,8 @@
  * names are the entries of one of core's name tables (fp8kv/spec.h, fp8kv/block.h), in table
  * order, all of them or the ones a rule keeps: "kernel_model" is the models
  * fp8kv_is_kernel_model accepts, "satfinite_inf" the Inf policies of the satfinite profiles,
- * "mx_rule" and "nvfp4_rule" the block rules of the MX formats and of nvfp4. Its default is
+ * "inf_format" the formats that have a profile of overflow rule inf, "mx_rule" and
+ * "nvfp4_rule" the block rules of the MX formats and of nvfp4. Its default is
  * core's (FP8KV_DEFAULT_*, fp8kv_default_profile, FP8KV_BLOCK_DEFAULT_MODEL, a block format's
  * default_rule). The help texts (cli/help.c: {formats}, {default_format} ...) and the Python
  * package (fp8kv_py_name, fp8kv_py_default) read their lists and defaults from here.
@@ -40,8 +41,8 @@ int fp8kv_choice_name_count(const struct fp8kv_choice *c);
 const char *fp8kv_choice_name_at(const struct fp8kv_choice *c, int i);
 
 /* fp8kv_choice_default: the name of c's default, one of its names; NULL when c has none
- * (layout, scale_granularity, block_format, block_rule, class: each block format has its own
- * default rule, see mx_rule and nvfp4_rule). */
+ * (layout, scale_granularity, inf_format, block_format, block_rule, class: each block format has
+ * its own default rule, see mx_rule and nvfp4_rule). */
 const char *fp8kv_choice_default(const struct fp8kv_choice *c);
 
 /* fp8kv_choice_has_notes: whether c's names have notes (model, kernel_model, nan_check). */

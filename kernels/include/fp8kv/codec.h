@@ -1,4 +1,4 @@
-/* fp8kv/codec.h — the fp8 codecs (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) kernels share, host and
+/* fp8kv/codec.h — the fp8 codecs (every format of FP8KV_CODEC_FORMATS) kernels share, host and
  * device.
  *
  * Subjects under test, not the truth: nothing here may look at the oracle. Every function is
@@ -48,14 +48,28 @@
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
-/* Bit 0 of a format's number says fnuz, bit 1 says 5 exponent and 2 mantissa bits (else 4 and
- * 3); the format facts below are derived from those two bits. */
-enum fp8kv_codec_format {
-    FP8KV_CODEC_E4M3FN = 0,
-    FP8KV_CODEC_E4M3FNUZ = 1,
-    FP8KV_CODEC_E5M2 = 2,
-    FP8KV_CODEC_E5M2FNUZ = 3,
-};
+/* FP8KV_CODEC_FORMATS(X, A): X(A, NAME, number) for every format, in the order of the numbers:
+ * the one list of the formats on the subject side. Generated from it: enum fp8kv_codec_format
+ * (FP8KV_CODEC_<NAME> = number) and FP8KV_CODEC_FORMAT_COUNT here, FP8KV_FOR_EACH_FORMAT
+ * (kernels/hip/device_codecs.h), and the asserts that FP8KV_CODEC_<NAME> is the truth's
+ * FP8KV_<NAME> (conformance/checks.c; the counts too) and the KV ABI's FP8KV_KV_ABI_<NAME>
+ * (kernels/cpu/kv_cache.c), so that a value missing on either side does not compile. A is passed
+ * through to X unchanged (FP8KV_FOR_EACH_FORMAT passes its M). Bit 0 of a format's number says
+ * fnuz, bit 1 says 5 exponent and 2 mantissa bits (else 4 and 3); the format facts below are
+ * derived from those two bits. */
+#define FP8KV_CODEC_FORMATS(X, A)                                                                  \
+    X(A, E4M3FN, 0)                                                                                \
+    X(A, E4M3FNUZ, 1)                                                                              \
+    X(A, E5M2, 2)                                                                                  \
+    X(A, E5M2FNUZ, 3)
+
+#define FP8KV_CODEC_FORMAT_ENUM_(a, name, number) FP8KV_CODEC_##name = number,
+#define FP8KV_CODEC_FORMAT_ONE_(a, name, number) +1
+enum fp8kv_codec_format { FP8KV_CODEC_FORMATS(FP8KV_CODEC_FORMAT_ENUM_, ~) };
+/* How many formats FP8KV_CODEC_FORMATS lists. */
+enum { FP8KV_CODEC_FORMAT_COUNT = 0 FP8KV_CODEC_FORMATS(FP8KV_CODEC_FORMAT_ONE_, ~) };
+#undef FP8KV_CODEC_FORMAT_ENUM_
+#undef FP8KV_CODEC_FORMAT_ONE_
 enum fp8kv_codec_model {
     FP8KV_CODEC_F32_DIV = 0,       /* RNE8(RN32(x / s)) */
     FP8KV_CODEC_F32_MUL_RECIP = 1, /* RNE8(RN32(x * RN32(1 / s))) */
@@ -98,7 +112,7 @@ FP8KV_HD float fp8kv_f32_from_bits(uint32_t b)
 
 /* ---- format constants ---------------------------------------------------------------------- */
 
-/* The facts of the four formats, derived in one place for the codecs here and the device
+/* The facts of the formats, derived in one place for the codecs here and the device
  * kernels, from the two bits of the format's number. format: enum fp8kv_codec_format; the
  * fp8kv_codec_* forms take a configuration. Pure arithmetic, no selects: a select on the
  * format inside an encoder's loop is one the vectorizer refuses (measured with GCC 12: it lost

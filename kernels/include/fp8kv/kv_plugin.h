@@ -10,10 +10,10 @@
  *
  * Contract for the kernels:
  *   - abi_version is FP8KV_KV_ABI_VERSION; store is required, gather and attention may be NULL;
- *   - format ("e4m3fn" | "e4m3fnuz" | "e5m2" | "e5m2fnuz"), overflow ("satfinite" | "nan" |
- *     "inf") and, under satfinite, inf ("clamp": +-Inf stores +-max; "nan": Inf stores NaN) say
- *     which profile the kernels implement; NULL in a field means "whichever the arguments ask"
- *     (args->format etc.);
+ *   - format (a name of fp8kv_formats[]: "e4m3fn", ...; `fp8kv encode --help` lists them),
+ *     overflow ("satfinite" | "nan" | "inf") and, under satfinite, inf ("clamp": +-Inf stores
+ *     +-max; "nan": Inf stores NaN) say which profile the kernels implement; NULL in a field
+ *     means "whichever the arguments ask" (args->format etc.);
  *   - memory FP8KV_KV_MEMORY_HOST: every pointer in the arguments is host memory;
  *     FP8KV_KV_MEMORY_DEVICE: every array is device memory (CUDA or HIP, of the current device),
  *     and the entry point returns when its results are in place (synchronize before returning);

@@ -6,9 +6,10 @@
  * and audits it against the exact oracle: see `fp8kv sweep --plugin` and `fp8kv audit`.
  *
  * Contract for the plugin:
- *   - abi_version is FP8KV_CODEC_ABI_VERSION; format is "e4m3fn", "e4m3fnuz", "e5m2" or
- *     "e5m2fnuz" (or ml_dtypes' "float8_e5m2" etc.); overflow is "satfinite" (finite values past
- *     the top clamp to +-max), "nan" (they give NaN) or "inf" (+-Inf, e5m2), as a profile has it;
+ *   - abi_version is FP8KV_CODEC_ABI_VERSION; format is a name of fp8kv_formats[] ("e4m3fn",
+ *     ...; `fp8kv encode --help` lists them) or its ml_dtypes name ("float8_e4m3fn", ...);
+ *     overflow is "satfinite" (finite values past the top clamp to +-max), "nan" (they give NaN)
+ *     or "inf" (+-Inf, in a format with Inf), as a profile has it (vectors/README.md);
  *   - encode_f32 is required; decode_f32 may be NULL (no read path to check);
  *   - the functions may be called many times, with n up to a few hundred thousand, always
  *     from one thread of the loading process; they must not keep the pointers they are given.
@@ -31,7 +32,7 @@ extern "C" {
 struct fp8kv_codec_v1 {
     uint32_t abi_version; /* FP8KV_CODEC_ABI_VERSION */
     const char *name;
-    const char *format;   /* "e4m3fn" | "e4m3fnuz" | "e5m2" | "e5m2fnuz" */
+    const char *format;   /* a name of fp8kv_formats[]: "e4m3fn", ... */
     const char *overflow; /* "satfinite" | "nan" | "inf" */
     /* store: q[i] = the plugin's encoding of x[i] / scale */
     void (*encode_f32)(const float *x, size_t n, float scale, uint8_t *q);

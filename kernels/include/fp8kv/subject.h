@@ -62,7 +62,8 @@ enum fp8kv_subject_flag {
  * field means the subject follows struct fp8kv_codec_cfg for that choice. */
 #define FP8KV_CLAIM_ANY (-1)
 struct fp8kv_claim {
-    int format;     /* enum fp8kv_codec_format, FP8KV_CLAIM_E4M3, _OCP, _FNUZ or _ANY */
+    int format;     /* enum fp8kv_codec_format, FP8KV_CLAIM_FORMATS(...) (FP8KV_CLAIM_OCP ...) or
+                       FP8KV_CLAIM_ANY */
     int saturate;   /* 1 satfinite, 0 no clamp (NaN, or Inf in e5m2), or FP8KV_CLAIM_ANY */
     int inf_to_nan; /* under satfinite: 1 Inf -> NaN, 0 Inf -> ±max, or FP8KV_CLAIM_ANY */
 };
@@ -73,23 +74,28 @@ struct fp8kv_claim {
         FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY, FP8KV_CLAIM_ANY                                          \
     }
 
-/* FP8KV_CLAIM_E4M3 in a claim's format: e4m3fn or e4m3fnuz, whichever the configuration asks
- * (paths written for 3 mantissa bits only, such as the GPU's decode_fast and KV kernels). */
-#define FP8KV_CLAIM_E4M3 (-2)
-/* FP8KV_CLAIM_OCP, FP8KV_CLAIM_FNUZ in a claim's format: the OCP formats (e4m3fn, e5m2), or the
- * fnuz ones (e4m3fnuz, e5m2fnuz), whichever the configuration asks (a vendor decoder that
- * decodes both widths of one family). */
-#define FP8KV_CLAIM_OCP (-3)
-#define FP8KV_CLAIM_FNUZ (-4)
+/* FP8KV_CLAIM_FORMATS(mask) in a claim's format: the formats of mask, each named by its
+ * FP8KV_CLAIM_FORMAT_BIT(FP8KV_CODEC_<F>), whichever of them the configuration asks;
+ * FP8KV_CLAIM_EITHER(f, g): f or g. A claim names every format it covers, so a format added to
+ * codec.h joins no claim but FP8KV_CLAIM_ANY (the subjects that follow the configuration). */
+#define FP8KV_CLAIM_FORMAT_BIT(format) (1 << (format))
+#define FP8KV_CLAIM_FORMATS(mask) (-2 - (mask))
+#define FP8KV_CLAIM_EITHER(f, g)                                                                   \
+    FP8KV_CLAIM_FORMATS(FP8KV_CLAIM_FORMAT_BIT(f) | FP8KV_CLAIM_FORMAT_BIT(g))
+/* The two widths of one family, for a vendor decoder that decodes both: the OCP formats
+ * (e4m3fn, e5m2), the fnuz ones (e4m3fnuz, e5m2fnuz); FP8KV_CLAIM_E4M3: e4m3fn or e4m3fnuz
+ * (paths written for 3 mantissa bits only). */
+#define FP8KV_CLAIM_OCP FP8KV_CLAIM_EITHER(FP8KV_CODEC_E4M3FN, FP8KV_CODEC_E5M2)
+#define FP8KV_CLAIM_FNUZ FP8KV_CLAIM_EITHER(FP8KV_CODEC_E4M3FNUZ, FP8KV_CODEC_E5M2FNUZ)
+#define FP8KV_CLAIM_E4M3 FP8KV_CLAIM_EITHER(FP8KV_CODEC_E4M3FN, FP8KV_CODEC_E4M3FNUZ)
 
 /* fp8kv_claim_covers: whether a subject claiming c implements configuration cfg (inf_to_nan
  * is not asked under NaN-on-overflow, where Inf is NaN anyway). */
 static inline int fp8kv_claim_covers(struct fp8kv_claim c, struct fp8kv_codec_cfg cfg)
 {
-    const int e4m3 = fp8kv_format_man_bits(cfg.format) == 3, fnuz = fp8kv_format_fnuz(cfg.format);
-    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format ||
-            (c.format == FP8KV_CLAIM_E4M3 && e4m3) || (c.format == FP8KV_CLAIM_OCP && !fnuz) ||
-            (c.format == FP8KV_CLAIM_FNUZ && fnuz)) &&
+    const int in_mask = c.format <= FP8KV_CLAIM_FORMATS(0) &&
+                        ((FP8KV_CLAIM_FORMATS(0) - c.format) >> cfg.format & 1);
+    return (c.format == FP8KV_CLAIM_ANY || c.format == cfg.format || in_mask) &&
            (c.saturate == FP8KV_CLAIM_ANY || c.saturate == cfg.saturate) &&
            (!cfg.saturate || c.inf_to_nan == FP8KV_CLAIM_ANY || c.inf_to_nan == cfg.inf_to_nan);
 }
