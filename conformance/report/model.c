@@ -343,6 +343,24 @@ const char *fp8kv_report_verdict(int executed, int vectors_verified,
     return fp8kv_results_passed(checks) ? "conformant" : "nonconformant";
 }
 
+/* Whether check c records a mismatch a pass cannot have (a class's count, a mismatched code),
+ * said into why; 0 when none. */
+static int mismatch_evidence(const struct fp8kv_check *c, char *why, size_t size)
+{
+    for (int k = 0; k < FP8KV_CLASS_COUNT; k++)
+        if (c->class_mismatches[k]) {
+            snprintf(why, size, "true, but its class %s counts %llu mismatches",
+                     fp8kv_class_names[k], (unsigned long long)c->class_mismatches[k]);
+            return 1;
+        }
+    for (int q = 0; q < 256; q++)
+        if (c->code_mismatched[q / 8] >> (q % 8) & 1) {
+            snprintf(why, size, "true, but it lists code %02x as mismatched", q);
+            return 1;
+        }
+    return 0;
+}
+
 /* Why check c's "passed": true is not borne out by its counts (fp8kv_check_finish's rule), into
  * why; 0 when it is, or when c says it failed (a failure needs no evidence). */
 static int unearned_pass(const struct fp8kv_check *c, char *why, size_t size)
@@ -357,8 +375,10 @@ static int unearned_pass(const struct fp8kv_check *c, char *why, size_t size)
     else if (c->gated && c->has_nmse && !(c->nmse <= c->threshold))
         snprintf(why, size, "true, but its NMSE %.3g is not within its threshold %.3g", c->nmse,
                  c->threshold);
+    else if (c->failure_lines > 0)
+        snprintf(why, size, "true, but it lists %d failure lines", c->failure_lines);
     else
-        return 0;
+        return mismatch_evidence(c, why, size);
     return 1;
 }
 

@@ -476,6 +476,44 @@ static int run_cli(const char *cmd, const char *path, char *out, size_t size)
  * from the checks now (and each check's pass from its counts, the summary from the checks) and
  * refuses a document that contradicts itself, naming the file and the contradiction; nothing is
  * rendered from it. */
+/* Found by the extended campaign: a check that says it passed was believed although its own
+ * evidence said otherwise (a class counting mismatches, failure lines, a mismatched code):
+ * `report --from` rendered "conformant". A pass must be borne out by every count. */
+Test(report, bug20261203_a_pass_was_believed_against_its_own_evidence)
+{
+    struct fp8kv_target_info t;
+    struct fp8kv_results r = {0};
+    write_planted(&t, &r);
+    fp8kv_results_free(&r);
+    char json[256];
+    snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
+    char *original = read_report_file(t.target, "report.json");
+    static const char *const says[] = {"true, but its class normal counts 3 mismatches",
+                                       "true, but it lists 1 failure lines",
+                                       "true, but it lists code 37 as mismatched"};
+    for (int i = 0; i < 3; i++) {
+        write_text_file(json, original);
+        json_t *root = load_report(t.target), *checks = json_object_get(root, "checks"), *c = NULL;
+        for (size_t k = 0; k < json_array_size(checks) && !c; k++)
+            if (json_is_true(json_object_get(json_array_get(checks, k), "passed")))
+                c = json_array_get(checks, k);
+        cr_assert(c, "the planted report has a passing check");
+        if (i == 0)
+            json_object_set_new(json_object_get(c, "class_mismatches"), "normal", json_integer(3));
+        else if (i == 1)
+            json_object_set_new(c, "failures",
+                                json_pack("[s]", "input 0x3f800000 expected 38 got 39"));
+        else
+            json_object_set_new(c, "mismatched_codes", json_pack("[i]", 0x37));
+        rewrite_report(t.target, root);
+        cr_assert_neq(fp8kv_report_regenerate(json), 0, "%d: believed", i);
+        cr_assert(strstr(fp8kv_last_error(), says[i]), "%d: %s", i, fp8kv_last_error());
+    }
+    write_text_file(json, original);
+    cr_assert_eq(fp8kv_report_regenerate(json), 0, "%s", fp8kv_last_error());
+    free(original);
+}
+
 Test(report, bug20261203_report_from_believed_the_verdict_written_in_it)
 {
     struct fp8kv_target_info t;
