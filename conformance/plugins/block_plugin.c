@@ -13,6 +13,9 @@
  *   full_piece_overrun  writes one byte past its elements, only in a call of a full piece
  *                   (FP8KV_BLOCK_PLUGIN_CALL blocks: what the sweeps send)
  *   scales_overrun  writes scales[nblocks]
+ *   other_worker    sees whether the memory another worker shares with fp8kv is mapped in its
+ *                   own process (a second shared /dev/zero mapping) and, if so, writes wrong
+ *                   elements: what it could reach, it could corrupt
  * The fault is the only difference: the hooks are the example's own macros. */
 #include <stdint.h>
 
@@ -26,6 +29,7 @@
 #define BLOCK_FAULT_ABI2 7
 #define BLOCK_FAULT_FULL_PIECE_OVERRUN 8
 #define BLOCK_FAULT_SCALES_OVERRUN 9
+#define BLOCK_FAULT_OTHER_WORKER 10
 #ifndef BLOCK_FAULT
 #define BLOCK_FAULT BLOCK_FAULT_NONE
 #endif
@@ -43,6 +47,33 @@ const struct fp8kv_block_codec_v1 *engine_block_codec_v1(void);
 
 static struct fp8kv_block_codec_v1 wrapped;
 
+#include <stdio.h>
+#include <string.h>
+
+/* sees_other_shared_memory: whether /proc/self/maps shows shared /dev/zero mappings of two or
+ * more inodes (the worker's own region is one) */
+static int sees_other_shared_memory(void)
+{
+    static int seen = -1; /* read once: the maps do not change between calls */
+    if (seen >= 0)
+        return seen;
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long first = 0, inode;
+    int inodes = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char perms[8];
+        if (sscanf(line, "%*x-%*x %7s %*s %*s %lu", perms, &inode) == 2 && perms[3] == 's' &&
+            strstr(line, "/dev/zero") && inode != first) {
+            first = inode;
+            inodes++;
+        }
+    }
+    if (f)
+        fclose(f);
+    return seen = inodes >= 2;
+}
+
 /* crash: the example's encode, but a NULL store on meeting the input 1.0 */
 static void encode_or_crash(const float *x, size_t nblocks, float G, uint8_t *scales,
                             uint8_t *elements)
@@ -55,6 +86,10 @@ static void encode_or_crash(const float *x, size_t nblocks, float G, uint8_t *sc
         elements[nblocks * BLOCK] = 0;
     if (BLOCK_FAULT == BLOCK_FAULT_SCALES_OVERRUN)
         scales[nblocks] = 0;
+    for (size_t i = 0; BLOCK_FAULT == BLOCK_FAULT_OTHER_WORKER && i < nblocks * BLOCK &&
+                       sees_other_shared_memory();
+         i++)
+        elements[i] ^= 1;
 }
 
 ENGINE_EXPORT const struct fp8kv_block_codec_v1 *fp8kv_block_codec_v1(void)

@@ -275,6 +275,20 @@ Test(check_block_cli, bug20261203_writes_past_a_full_piece_or_the_scales_were_no
     }
 }
 
+/* Found by the extended campaign: workers are forked one after another, so the second inherited
+ * the first one's shared memory, writable and unfenced: a plugin could corrupt the requests of
+ * another worker. A new worker unmaps every other worker's memory (and closes their
+ * descriptors) before it loads the plugin. */
+Test(check_block_cli, bug20261203_a_worker_could_reach_another_workers_memory)
+{
+    static char out[1 << 16];
+    /* the sweep spreads over both workers: the second one is where the first one's memory was */
+    cr_expect_eq(
+        check_plugin("mxfp4_other_worker", "--sweep 7f --blocks 0 --threads 2", out, sizeof out), 0,
+        "%s", out);
+    cr_expect(strstr(out, "verdict=conformant"), "%s", out);
+}
+
 Test(check_block_cli, bad_arguments_exit_2)
 {
     static char out[1 << 14];
