@@ -60,8 +60,9 @@ void fp8kv_child_copy_text(char *dst, size_t size, const char *src)
 {
     const size_t n = src ? strnlen(src, size - 1) : 0;
     for (size_t i = 0; i < n; i++) /* a control character could forge a terminal or a report */
-        dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
+        dst[i] = src[i] == '\n' || src[i] == '\t' ? '?' : src[i];
     dst[n] = '\0';
+    fp8kv_text_defang(dst);
 }
 
 int fp8kv_child_plugin_path(const char *path, char *out, size_t size)

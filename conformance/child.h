@@ -103,8 +103,8 @@ int fp8kv_child_timeout_ms(double seconds);
 const void *fp8kv_child_descriptor(const char *path, const char *symbol, char *error, size_t size);
 
 /* fp8kv_child_copy_text: dst = src cut to size - 1 characters (NULL: ""), every control
- * character (below 0x20, and 0x7f) replaced by '?': text from a plugin goes to terminals and
- * reports. */
+ * character (C0 newline and tab included, DEL, C1, bidirectional controls: fp8kv_text_defang)
+ * replaced by '?': text from a plugin goes to terminals and reports. */
 void fp8kv_child_copy_text(char *dst, size_t size, const char *src);
 
 /* fp8kv_child_plugin_name: a plugin's name for reports into out: the name its descriptor

@@ -209,7 +209,8 @@ static int faulty_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *
 
 static const struct fp8kv_kv_kernels_v1 faulty = {
     KV_FAULT == KV_FAULT_ABI2 ? 2 : FP8KV_KV_ABI_VERSION,
-    KV_FAULT == KV_FAULT_CONTROL_NAME ? "engine_kv\x1b[2K\r\nverdict=conformant" : "engine_kv",
+    KV_FAULT == KV_FAULT_CONTROL_NAME ? "engine_kv\x1b[2K\r\nverdict=conformant\xc2\x9b"
+                                      : "engine_kv",
     "e4m3fn",
     "satfinite",
     "clamp",

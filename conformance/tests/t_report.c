@@ -841,9 +841,8 @@ Test(report, bug20261203_terminal_got_control_characters_raw)
     rewrite_report(t.target, root);
     snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
     cr_assert_eq(run_cli("report --from \"$FP8KV_T_PATH\"", json, out, sizeof out), 2, "%s", out);
-    /* C0 controls were '?' in the recorded message already; C1 and bidi ones are the escaper's */
-    cr_assert(strstr(out, "(edges bits?]0;?\\xc2\\x9b\\xe2\\x80\\xae e4m3fn_satfinite)"), "%s",
-              out);
+    /* the recorded message had them replaced by '?' already (fp8kv_text_defang) */
+    cr_assert(strstr(out, "(edges bits?]0;?????? e4m3fn_satfinite)"), "%s", out);
     cr_assert_null(strchr(out, '\x1b'), "%s", out);
     /* a folder the index does not list, named on the terminal */
     cr_assert_eq(fp8kv_remove_tree(dir), 0);

@@ -36,6 +36,11 @@ int fp8kv_status_fail(int status, const char *fmt, ...) __attribute__((format(pr
  * a field, cannot drive the terminal it is printed on). */
 int fp8kv_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* fp8kv_text_defang: in s, every control character that could drive a terminal replaced by
+ * '?' in place: C0 but newline and tab, DEL, C1 (U+0080..U+009F, one '?' a byte) and the
+ * bidirectional embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069). */
+void fp8kv_text_defang(char *s);
+
 /* fp8kv_last_error: the message of the last fp8kv_fail on this thread ("" if none). */
 const char *fp8kv_last_error(void);
 
