@@ -354,47 +354,42 @@ static size_t mapped_bytes(size_t shared_bytes)
     return (shared_bytes + page - 1) / page * page + page;
 }
 
-/* Every worker's shared memory and harness-side descriptors, so that a new worker gives up
- * the others' (a fork inherits them all: a plugin could write into another worker's requests). */
+/* The start of the mapping c->shared lies in (its guard page ends it). */
+static char *region_base(const struct fp8kv_child *c)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (char *)c->shared - (mapped_bytes(c->shared_bytes) - page - c->shared_bytes);
+}
+
+/* Every child with shared memory, so that a new worker gives up the others' memory and
+ * descriptors (a fork inherits them all: a plugin could write into another worker's requests). */
 enum { MAX_LIVE = 1024 };
-static struct live {
-    void *base; /* NULL: a free slot */
-    size_t bytes;
-    int socket, pidfd;
-} live[MAX_LIVE];
+static struct fp8kv_child *live[MAX_LIVE];
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Sets (base and bytes: a new region; else the descriptors of base's) or clears (bytes 0, no
- * descriptors) the entry of base. */
-static void live_set(void *base, size_t bytes, int socket, int pidfd, int clear)
+/* Puts c in the table (in a free slot) or takes it out (slot of c, to NULL). */
+static void live_swap(struct fp8kv_child *from, struct fp8kv_child *to)
 {
     pthread_mutex_lock(&live_lock);
     for (int i = 0; i < MAX_LIVE; i++)
-        if (live[i].base == base || (!clear && bytes && !live[i].base)) {
-            if (clear)
-                live[i].base = NULL;
-            else if (bytes)
-                live[i] = (struct live){base, bytes, -1, -1};
-            else {
-                live[i].socket = socket;
-                live[i].pidfd = pidfd;
-            }
+        if (live[i] == from) {
+            live[i] = to;
             break;
         }
     pthread_mutex_unlock(&live_lock);
 }
 
-/* In a new worker: unmaps every other worker's shared memory and closes their descriptors (the
+/* In a new worker: unmaps every other child's shared memory and closes its descriptors (the
  * table as it was at the fork; no lock: another thread may have held it). */
-static void forget_other_workers(const void *own)
+static void forget_other_workers(const struct fp8kv_child *own)
 {
     for (int i = 0; i < MAX_LIVE; i++)
-        if (live[i].base && live[i].base != own) {
-            munmap(live[i].base, live[i].bytes);
-            if (live[i].socket >= 0)
-                close(live[i].socket);
-            if (live[i].pidfd >= 0)
-                close(live[i].pidfd);
+        if (live[i] && live[i] != own) {
+            munmap(region_base(live[i]), mapped_bytes(live[i]->shared_bytes));
+            if (live[i]->socket >= 0)
+                close(live[i]->socket);
+            if (live[i]->pidfd >= 0)
+                close(live[i]->pidfd);
         }
 }
 
@@ -417,10 +412,10 @@ int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_byt
         munmap(p, bytes);
         return fp8kv_fail("cannot protect plugin buffers: %s", strerror(errno));
     }
-    live_set(p, bytes, -1, -1, 0);
     /* the region ends flush against the guard page */
     c->shared = p + (bytes - page - shared_bytes);
     c->shared_bytes = shared_bytes;
+    live_swap(NULL, c);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return fp8kv_fail("cannot make a plugin socket: %s", strerror(errno));
@@ -442,7 +437,7 @@ int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_byt
         setpgid(0, 0); /* its own process group: the harness stops the plugin's children too */
         close(sv[0]);
         dup2(STDERR_FILENO, STDOUT_FILENO); /* a chatty plugin must not mix into the verdicts */
-        forget_other_workers(p);
+        forget_other_workers(c);
         confine_worker(memory);
         _exit(serve(sv[1], c->shared, arg));
     }
@@ -452,7 +447,6 @@ int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_byt
 #endif
     close(sv[1]);
     c->socket = sv[0];
-    live_set(p, 0, c->socket, c->pidfd, 0);
     return await_answer(c, hello, hello_bytes, "loading");
 }
 
@@ -469,10 +463,8 @@ void fp8kv_child_stop(struct fp8kv_child *c)
     if (c->pidfd >= 0)
         close(c->pidfd);
     if (c->shared) {
-        const size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = mapped_bytes(c->shared_bytes);
-        char *base = (char *)c->shared - (bytes - page - c->shared_bytes);
-        live_set(base, 0, -1, -1, 1);
-        munmap(base, bytes);
+        live_swap(c, NULL);
+        munmap(region_base(c), mapped_bytes(c->shared_bytes));
     }
     pthread_mutex_destroy(&c->lock);
     c->started = 0;
