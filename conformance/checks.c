@@ -210,7 +210,8 @@ void fp8kv_check_finish(struct fp8kv_check *c, double seconds)
 {
     c->seconds = seconds;
     c->passed = c->cases > 0 && c->mismatches == 0 &&
-                (!c->has_nmse || !c->gated || (c->nmse <= c->threshold && !isnan(c->nmse)));
+                (!c->has_nmse || !c->gated || c->nmse_reported ||
+                 (c->nmse <= c->threshold && !isnan(c->nmse)));
 }
 
 int fp8kv_results_add(struct fp8kv_results *r, const struct fp8kv_check *c)
@@ -386,6 +387,8 @@ void fp8kv_log_checks(FILE *log, const struct fp8kv_results *r, size_t from)
                 (unsigned long long)c->cases, (unsigned long long)c->mismatches);
         if (c->has_nmse)
             fprintf(log, " nmse=%.3g", c->nmse);
+        if (c->has_bound)
+            fprintf(log, " error/bound=%.3g", c->bound_ratio);
         fprintf(log, " (%.2f s)\n", c->seconds);
         for (int k = 0; k < c->failure_lines && c->gated; k++)
             fprintf(log, "       %s\n", c->failures[k]);

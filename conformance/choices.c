@@ -7,6 +7,7 @@
 #include "fp8kv/block.h"
 #include "fp8kv/checks.h"
 #include "fp8kv/choices.h"
+#include "fp8kv/kv_attention.h"
 
 /* ---- the tables of descriptors: entry i, NULL past the last ---------------------------------- */
 
@@ -112,6 +113,10 @@ static const char *default_nvfp4_rule(void)
 {
     return fp8kv_block_rule_names[of_kind(FP8KV_SCALE_UE4M3)->default_rule];
 }
+static const char *default_arithmetic(void)
+{
+    return fp8kv_attention_presets[0];
+}
 static const char *default_block_model(void)
 {
     return fp8kv_block_model_names[FP8KV_BLOCK_DEFAULT_MODEL];
@@ -159,6 +164,8 @@ static const struct fp8kv_choice choices[] = {
      default_nvfp4_rule, NULL},
     {"block_model", fp8kv_block_model_names, FP8KV_BLOCK_MODEL_COUNT, NULL, NULL,
      default_block_model, NULL},
+    {"arithmetic", fp8kv_attention_presets, FP8KV_ATTN_PRESET_COUNT, NULL, NULL, default_arithmetic,
+     NULL},
 };
 #define CHOICE_COUNT ((int)(sizeof choices / sizeof choices[0]))
 

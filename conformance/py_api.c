@@ -16,11 +16,12 @@
 #include "fp8kv/checks.h"
 #include "fp8kv/choices.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/verify.h"
 
-#define FP8KV_PY_ABI_VERSION 4
+#define FP8KV_PY_ABI_VERSION 5
 #define API __attribute__((visibility("default")))
 
 API int fp8kv_py_abi_version(void);
@@ -36,8 +37,10 @@ API int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, c
                           const uint8_t *key_cache, size_t key_bytes, const uint8_t *value_cache,
                           size_t value_bytes, const float *key_scale_cache, size_t key_scales,
                           const float *value_scale_cache, size_t value_scales, const void *gather,
-                          size_t gather_count, int gather_dtype, const float *attention,
-                          size_t attention_count, int *conformant, char **text, char **json);
+                          size_t gather_count, int gather_dtype, const void *attention,
+                          size_t attention_count, const char *arithmetic, int *conformant,
+                          char **text, char **json);
+API int fp8kv_py_arithmetic(const char *text, int *q, int *out, char *words, size_t size);
 API int fp8kv_py_encode(const char *profile, const char *model, float scale, const uint32_t *x,
                         size_t n, uint8_t *out);
 API int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size_t n,
@@ -168,8 +171,9 @@ int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const
                       const uint8_t *key_cache, size_t key_bytes, const uint8_t *value_cache,
                       size_t value_bytes, const float *key_scale_cache, size_t key_scales,
                       const float *value_scale_cache, size_t value_scales, const void *gather,
-                      size_t gather_count, int gather_dtype, const float *attention,
-                      size_t attention_count, int *conformant, char **text, char **json)
+                      size_t gather_count, int gather_dtype, const void *attention,
+                      size_t attention_count, const char *arithmetic, int *conformant, char **text,
+                      char **json)
 {
     const struct fp8kv_judge_kv_input in = {.subject = subject,
                                             .key_cache = key_cache,
@@ -190,7 +194,8 @@ int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const
                                             .gather_name = "gather",
                                             .attention = attention,
                                             .attention_count = attention_count,
-                                            .attention_name = "attention"};
+                                            .attention_name = "attention",
+                                            .arithmetic = arithmetic};
     struct fp8kv_judge_kv_result r;
     if (fp8kv_judge_kv(vectors, profile, index, &in, &r) != 0)
         return FP8KV_ERR;
@@ -199,6 +204,23 @@ int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, const
     *json = r.json;
     r.text = r.json = NULL; /* handed to the caller */
     fp8kv_judge_kv_result_free(&r);
+    return FP8KV_OK;
+}
+
+/* fp8kv_py_arithmetic: the dtypes (enum fp8kv_kv_dtype: f32 0, f16 1, bf16 2) of q and of
+ * the output under the declared arithmetic text (fp8kv/kv_attention.h), its canonical words
+ * into words (size bytes). 0, or FP8KV_ERR naming what is wrong with text. */
+int fp8kv_py_arithmetic(const char *text, int *q, int *out, char *words, size_t size)
+{
+    struct fp8kv_attention_arith a;
+    if (fp8kv_attention_arith_parse(text, &a) != 0)
+        return FP8KV_ERR;
+    const int as_kv[FP8KV_ATTN_TYPE_COUNT] = {[FP8KV_ATTN_F32] = FP8KV_KV_F32,
+                                              [FP8KV_ATTN_BF16] = FP8KV_KV_BF16,
+                                              [FP8KV_ATTN_F16] = FP8KV_KV_F16};
+    *q = as_kv[a.q];
+    *out = as_kv[a.out];
+    fp8kv_attention_arith_words(&a, words, size);
     return FP8KV_OK;
 }
 

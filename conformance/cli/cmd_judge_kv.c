@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/fileio.h"
+#include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/npy.h"
@@ -15,7 +16,8 @@
 static const char judge_kv_help[] =
     "usage: fp8kv judge-kv --profile P --case N [--key-cache K.npy --value-cache V.npy\n"
     "                      [--key-scale-cache KS.npy --value-scale-cache VS.npy]]\n"
-    "                      [--gather G.npy [--gather-dtype {dtypes}]] [--attention A.npy]\n"
+    "                      [--gather G.npy [--gather-dtype {dtypes}]]\n"
+    "                      [--attention A.npy [--arithmetic A]]\n"
     "                      [--name NAME] [--json FILE] [--vectors DIR]\n"
     "\n"
     "Judges what an engine's KV-cache kernels produced for golden case N of profile P\n"
@@ -31,8 +33,17 @@ static const char judge_kv_help[] =
     "        sequence (2 x sum(seq_lens) x heads x head_size elements), bit for bit\n"
     "  --gather-dtype  f32 (<f4, <u4, <i4), f16 (<f2, <u2, <i2) or bf16 (<u2, <i2, |V2);\n"
     "        inferred from <f4, <f2 or |V2\n"
-    "  --attention the decode step's output [num_seqs, q heads, head_size] as f32 (<f4):\n"
-    "        judged by NMSE against the oracle's result (threshold 1e-10)\n"
+    "  --attention the decode step's output [num_seqs, q heads, head_size], in the output\n"
+    "        dtype of the arithmetic (f32: <f4; f16: <f2 or <u2; bf16: <u2, <i2 or |V2):\n"
+    "        every output within the bound of that arithmetic around the exact result of\n"
+    "        its elementwise roundings (docs/DESIGN.md §5.3.1); under f32 also an NMSE\n"
+    "        against the oracle's 128-bit result of at most 1e-10\n"
+    "  --arithmetic  what the attention computes in: {arithmetics:or_default}, or one of\n"
+    "        them followed by ,key=value changes: q=f32|bf16|f16 (the dtype q is given in),\n"
+    "        kv=scaled|folded, kv_type=f32|bf16|f16 (K*s and V*s rounded to it), dot=f32|tf32\n"
+    "        (the products' operands), p=f32|tf32|bf16|f16|e4m3 (the softmax weights),\n"
+    "        out=f32|bf16|f16, exp_ulps=N (the exp's error), tile=N (the fewest keys between\n"
+    "        updates of the running maximum); e.g. bf16,exp_ulps=8\n"
     "  --name      what was judged, for the report (default engine)\n"
     "  --json FILE also write the verdict as JSON (schema fp8kv-judge-kv, docs/json.md); '-':\n"
     "        the JSON to stdout, the text to stderr\n"
@@ -58,6 +69,7 @@ enum {
     OPT_GATHER,
     OPT_GATHER_DTYPE,
     OPT_ATTENTION,
+    OPT_ARITHMETIC,
     OPT_NAME,
     OPT_JSON,
     OPT_VECTORS,
@@ -72,6 +84,7 @@ static const struct fp8kv_cli_option options[OPT_COUNT] = {{"profile", 1},
                                                            {"gather", 1},
                                                            {"gather-dtype", 1},
                                                            {"attention", 1},
+                                                           {"arithmetic", 1},
                                                            {"name", 1},
                                                            {"json", 1},
                                                            {"vectors", 1}};
@@ -246,19 +259,20 @@ static int load_files(const char *cmd, const struct fp8kv_cli_args *a,
         in->gather_dtype = (enum fp8kv_kv_dtype)gather_dt;
         in->gather_name = a->value[OPT_GATHER];
     }
-    int attention_dt = FP8KV_KV_F32;
+    struct fp8kv_attention_arith arith;
+    if (rc == 0 && a->value[OPT_ATTENTION] &&
+        fp8kv_attention_arith_parse(a->value[OPT_ARITHMETIC], &arith) != 0)
+        rc = fp8kv_cli_usage_error(cmd, "--arithmetic: %s", fp8kv_last_error());
+    int attention_dt = arith.out == FP8KV_ATTN_BF16  ? FP8KV_KV_BF16
+                       : arith.out == FP8KV_ATTN_F16 ? FP8KV_KV_F16
+                                                     : FP8KV_KV_F32;
     if (rc == 0 && a->value[OPT_ATTENTION] &&
         (rc = load_elements(cmd, a->value[OPT_ATTENTION], "attention", want->attention_count,
                             &attention_dt, &l->attention)) == 0) {
-        const enum fp8kv_npy_dtype dtype = l->attention.dtype;
-        if (dtype != FP8KV_NPY_F32)
-            rc = fp8kv_cli_usage_error(cmd,
-                                       "%s: dtype %s: the attention output is judged as f32 "
-                                       "(<f4): the threshold 1e-10 is below f16 rounding",
-                                       a->value[OPT_ATTENTION], fp8kv_npy_descr(dtype));
         in->attention = l->attention.data;
         in->attention_count = l->attention.count;
         in->attention_name = a->value[OPT_ATTENTION];
+        in->arithmetic = a->value[OPT_ARITHMETIC];
     }
     return rc;
 }
@@ -281,6 +295,8 @@ static int check_args(const char *cmd, const struct fp8kv_cli_args *a, int *inde
     if (!a->value[OPT_KEY] && !a->value[OPT_GATHER] && !a->value[OPT_ATTENTION])
         return fp8kv_cli_usage_error(cmd, "nothing to judge: give --key-cache and --value-cache, "
                                           "--gather or --attention");
+    if (a->value[OPT_ARITHMETIC] && !a->value[OPT_ATTENTION])
+        return fp8kv_cli_usage_error(cmd, "--arithmetic without --attention");
     if (a->value[OPT_GATHER_DTYPE] && !a->value[OPT_GATHER])
         return fp8kv_cli_usage_error(cmd, "--gather-dtype without --gather");
     if (a->value[OPT_GATHER_DTYPE] &&

@@ -168,13 +168,13 @@ void fp8kv_kv_call_attention(struct fp8kv_kv_call *c, const struct fp8kv_kv_atte
     c->layout = *a->cache;
     c->args.attention = *a;
     const size_t seqs = count(a->num_seqs), cache = cache_bytes(a->cache);
-    const size_t q = seqs * count(a->num_q_heads) * count(a->cache->head_size) * sizeof(float);
-    const size_t bytes[] = {q,
+    const size_t q = seqs * count(a->num_q_heads) * count(a->cache->head_size);
+    const size_t bytes[] = {q * dtype_bytes(a->query_dtype),
                             cache,
                             cache,
                             seqs * count(a->max_blocks_per_seq) * sizeof(int32_t),
                             seqs * sizeof(int32_t),
-                            q};
+                            q * dtype_bytes(a->out_dtype)};
     const int output[] = {0, 0, 0, 0, 0, 1};
     sizes(c, bytes, output, 6);
 }

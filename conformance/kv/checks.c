@@ -10,6 +10,7 @@
  * case is kv/judge.c's (fp8kv/kv_judge.h): this file runs the subjects on the cases.
  */
 #include "fp8kv/checks.h"
+#include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_judge.h"
 #include "kv/call.h"
 
@@ -76,19 +77,42 @@ static int run_gather(const struct fp8kv_subject *subject, struct fp8kv_codec_cf
 }
 
 static int run_attention(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
-                         const struct fp8kv_cache_shape *shape, const float *query, int q_heads,
+                         const struct fp8kv_cache_shape *shape, const void *query, int q_heads,
                          const uint8_t *kc, const uint8_t *vc, const int32_t *table, int max_blocks,
                          const int32_t *lens, int num_seqs, const struct fp8kv_kv_scales *k,
-                         const struct fp8kv_kv_scales *v, float softmax_scale, float *out)
+                         const struct fp8kv_kv_scales *v, float softmax_scale,
+                         enum fp8kv_kv_dtype q_dtype, enum fp8kv_kv_dtype out_dtype, void *out)
 {
     const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg, k->granularity);
     const struct fp8kv_kv_attention_args_v1 a = {
-        &layout, q_heads,  num_seqs, max_blocks, query,     kc,
-        vc,      table,    lens,     k->tensor,  v->tensor, softmax_scale,
-        out,     k->heads, v->heads, k->cache,   v->cache};
+        &layout,  q_heads,  num_seqs,  max_blocks, query,         kc,  vc,
+        table,    lens,     k->tensor, v->tensor,  softmax_scale, out, k->heads,
+        v->heads, k->cache, v->cache,  q_dtype,    out_dtype};
     struct fp8kv_kv_call call;
     fp8kv_kv_call_attention(&call, &a);
     return fp8kv_kv_call_run(subject->kv, &call);
+}
+
+/* The dtype of the KV ABI an arithmetic's q or output type is (f32, bf16 or f16). */
+static enum fp8kv_kv_dtype abi_dtype(int type)
+{
+    return type == FP8KV_ATTN_BF16  ? FP8KV_KV_BF16
+           : type == FP8KV_ATTN_F16 ? FP8KV_KV_F16
+                                    : FP8KV_KV_F32;
+}
+
+/* query_in: the case's f32 query as a kernel declaring dtype q is given it (RNE), n elements. */
+static void *query_in(const float *query, size_t n, enum fp8kv_kv_dtype q)
+{
+    void *out = malloc(n * fp8kv_kv_dtype_size(q) + 1);
+    for (size_t i = 0; out && i < n; i++) {
+        if (q == FP8KV_KV_F32)
+            ((float *)out)[i] = query[i];
+        else
+            ((uint16_t *)out)[i] = q == FP8KV_KV_BF16 ? fp8kv_f32_to_bf16_rne(query[i])
+                                                      : fp8kv_f32_to_f16_rne(query[i]);
+    }
+    return out;
 }
 
 /* tensor_scales: a per-tensor scale as the scales of a cache. */
@@ -163,26 +187,35 @@ static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_pro
                            struct fp8kv_results *out)
 {
     const double t0 = fp8kv_now();
+    struct fp8kv_attention_arith arith;
+    if (fp8kv_attention_arith_parse(subject->kv->arithmetic, &arith) != 0)
+        return fp8kv_fail("%s: %s", subject->name, fp8kv_last_error());
+    const enum fp8kv_kv_dtype q_dtype = abi_dtype(arith.q), out_dtype = abi_dtype(arith.out);
     const size_t D = (size_t)c->shape.head_size, n = (size_t)c->num_seqs * c->num_q_heads * D;
-    float *y = malloc(n * sizeof *y + 1);
-    if (!y)
-        return fp8kv_fail("out of memory");
-    memset(y, SENTINEL, n * sizeof *y);
-    const int rc =
-        run_attention(subject, cfg, &c->shape, c->query.data, c->num_q_heads, c->key_cache.data,
-                      c->value_cache.data, c->block_table.data, c->max_blocks, c->seq_lens.data,
-                      c->num_seqs, &c->k_scales, &c->v_scales, c->softmax_scale, y);
-    if (rc != 0) {
+    void *y = malloc(n * fp8kv_kv_dtype_size(out_dtype) + 1);
+    void *q = query_in(c->query.data, n, q_dtype);
+    if (!y || !q) {
         free(y);
-        return rc;
+        free(q);
+        return fp8kv_fail("out of memory");
     }
+    memset(y, SENTINEL, n * fp8kv_kv_dtype_size(out_dtype));
+    int rc = run_attention(subject, cfg, &c->shape, q, c->num_q_heads, c->key_cache.data,
+                           c->value_cache.data, c->block_table.data, c->max_blocks,
+                           c->seq_lens.data, c->num_seqs, &c->k_scales, &c->v_scales,
+                           c->softmax_scale, q_dtype, out_dtype, y);
+    free(q);
     char plan[96] = "";
-    append_attention_plan(subject, cfg, &c->shape, c->num_q_heads, c->seq_lens.data, c->num_seqs,
-                          plan, sizeof plan);
     struct fp8kv_check chk;
-    fp8kv_kv_judge_attention(c, p, subject->name, y, plan, &chk);
-    fp8kv_check_finish(&chk, fp8kv_now() - t0);
+    if (rc == 0) {
+        append_attention_plan(subject, cfg, &c->shape, c->num_q_heads, c->seq_lens.data,
+                              c->num_seqs, plan, sizeof plan);
+        rc = fp8kv_kv_judge_attention(c, p, subject->name, &arith, y, plan, &chk);
+    }
     free(y);
+    if (rc != 0)
+        return rc;
+    fp8kv_check_finish(&chk, fp8kv_now() - t0);
     return fp8kv_results_add(out, &chk);
 }
 
@@ -485,7 +518,8 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
         memset(y, SENTINEL, lc.qn * sizeof *y);
         const struct fp8kv_kv_scales ks = tensor_scales(lc.k_scale), vs = tensor_scales(lc.v_scale);
         rc = run_attention(subject, cfg, &lc.shape, lc.q, q_heads, lc.kc, lc.vc, lc.bt,
-                           lc.max_blocks, long_lens, LONG_SEQS, &ks, &vs, lc.softmax_scale, y);
+                           lc.max_blocks, long_lens, LONG_SEQS, &ks, &vs, lc.softmax_scale,
+                           FP8KV_KV_F32, FP8KV_KV_F32, y);
     }
     if (rc == 0) {
         char detail[160];
@@ -519,6 +553,21 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
 int fp8kv_check_attention_long(const char *dir, const struct fp8kv_profile *p,
                                const struct fp8kv_subject *subject, struct fp8kv_results *out)
 {
+    struct fp8kv_attention_arith arith;
+    if (fp8kv_attention_arith_parse(subject->kv->arithmetic, &arith) != 0)
+        return fp8kv_fail("%s: %s", subject->name, fp8kv_last_error());
+    if (strcmp(arith.name, "f32") != 0) { /* its reference and threshold are f32's */
+        struct fp8kv_check chk;
+        char detail[160];
+        snprintf(detail, sizeof detail,
+                 "not run: the long-context cases judge arithmetic f32, %s "
+                 "declares %s",
+                 subject->name, arith.name);
+        fp8kv_check_init(&chk, "kv-attention-long", subject->name, p->name, detail);
+        chk.gated = 0;
+        fp8kv_check_finish(&chk, 0.0);
+        return fp8kv_results_add(out, &chk);
+    }
     struct fp8kv_npy table = {0};
     int rc = fp8kv_load_vector_file(dir, p, "decode.npy", FP8KV_NPY_F32, 256, 0, &table);
     /* NHD with 4, 2 and 1 q heads per kv head (each a path of a fast kernel), then split-x */

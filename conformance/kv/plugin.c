@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/kv_plugin.h"
 #include "fp8kv/spec.h"
@@ -27,6 +28,7 @@ struct facts {
     int32_t has_gather, has_attention;
     int32_t no_device; /* on device memory, but the worker has no GPU to open */
     char format[32], overflow[32], inf[32];
+    char arithmetic[96]; /* the attention's declared arithmetic, as the plugin wrote it */
 };
 _Static_assert(sizeof(struct facts) <= FP8KV_HOST_FACTS, "the facts fit the hello");
 
@@ -34,6 +36,7 @@ struct fp8kv_kv_plugin {
     struct fp8kv_host *host;
     struct fp8kv_kv_plugin_info info;
     uint32_t scale_granularities;
+    char arithmetic[96];                /* checked: a text fp8kv_attention_arith_parse takes */
     struct fp8kv_kv_kernels_v1 forward; /* the harness-side kernels: calls to the worker */
 };
 
@@ -64,6 +67,7 @@ static int describe(const void *descriptor, void *out, char *error, size_t size,
     fp8kv_host_text(f->format, sizeof f->format, d->format, "");
     fp8kv_host_text(f->overflow, sizeof f->overflow, d->overflow, "");
     fp8kv_host_text(f->inf, sizeof f->inf, d->inf, "");
+    fp8kv_host_text(f->arithmetic, sizeof f->arithmetic, d->arithmetic, "");
     f->memory = d->memory;
     f->scale_granularities = d->scale_granularities;
     f->has_gather = d->gather != NULL;
@@ -131,8 +135,12 @@ static int check(void *ctx, const char *path, const struct fp8kv_host_hello *hel
                           path, f->scale_granularities);
     pl->info.caps = FP8KV_CAP_STORE | (f->has_gather ? FP8KV_CAP_GATHER : 0u) |
                     (f->has_attention ? FP8KV_CAP_ATTENTION : 0u);
+    struct fp8kv_attention_arith arith;
+    if (f->has_attention && fp8kv_attention_arith_parse(f->arithmetic, &arith) != 0)
+        return fp8kv_fail("plugin %s: %s", path, fp8kv_last_error());
     pl->info.memory = f->memory;
     pl->scale_granularities = f->scale_granularities;
+    snprintf(pl->arithmetic, sizeof pl->arithmetic, "%s", f->arithmetic);
     return FP8KV_OK;
 }
 
@@ -233,7 +241,8 @@ int fp8kv_kv_plugin_open(const char *path, int device, double timeout_s,
                                      forward_store,
                                      caps & FP8KV_CAP_GATHER ? forward_gather : NULL,
                                      caps & FP8KV_CAP_ATTENTION ? forward_attention : NULL,
-                                     pl->scale_granularities};
+                                     pl->scale_granularities,
+                                     pl->arithmetic[0] ? pl->arithmetic : NULL};
     *out = pl;
     return FP8KV_OK;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/verify.h"
 #include "report/json.h"
@@ -97,6 +98,9 @@ static int check_input(const struct fp8kv_judge_kv_input *in, const struct fp8kv
     if (in->attention && check_size(in->attention_name, what, in->attention_count,
                                     want.attention_count, c, "elements") != 0)
         return FP8KV_ERR;
+    struct fp8kv_attention_arith a;
+    if (in->attention && fp8kv_attention_arith_parse(in->arithmetic, &a) != 0)
+        return FP8KV_ERR;
     return FP8KV_OK;
 }
 
@@ -126,9 +130,14 @@ static int judge_parts(const struct fp8kv_kv_case *c, const struct fp8kv_profile
         rc = fp8kv_results_add(&out->checks, &chk);
     }
     if (rc == 0 && in->attention) {
-        fp8kv_kv_judge_attention(c, p, subject, in->attention, NULL, &chk);
-        fp8kv_check_finish(&chk, 0.0);
-        rc = fp8kv_results_add(&out->checks, &chk);
+        struct fp8kv_attention_arith a;
+        rc = fp8kv_attention_arith_parse(in->arithmetic, &a);
+        if (rc == 0)
+            rc = fp8kv_kv_judge_attention(c, p, subject, &a, in->attention, NULL, &chk);
+        if (rc == 0) {
+            fp8kv_check_finish(&chk, 0.0);
+            rc = fp8kv_results_add(&out->checks, &chk);
+        }
     }
     out->conformant = rc == 0 && fp8kv_results_passed(&out->checks);
     return rc;
@@ -175,8 +184,16 @@ static void text_check(FILE *f, const struct fp8kv_kv_case *c, const struct fp8k
                 verdict, (unsigned long long)chk->mismatches, (unsigned long long)chk->cases,
                 chk->nmse);
     } else {
-        fprintf(f, "  attention: %s: nmse %.3g (threshold %g) over %llu outputs\n", verdict,
-                chk->nmse, chk->threshold, (unsigned long long)chk->cases);
+        fprintf(f,
+                "  attention: %s: %llu of %llu outputs outside the bound, worst error/bound %.3g, "
+                "nmse %.3g",
+                verdict, (unsigned long long)chk->mismatches, (unsigned long long)chk->cases,
+                chk->bound_ratio, chk->nmse);
+        if (chk->nmse_reported)
+            fprintf(f, " (reported)\n");
+        else
+            fprintf(f, " (threshold %g)\n", chk->threshold);
+        fprintf(f, "    %s\n", chk->detail);
     }
     if (chk->failure_lines)
         fprintf(f, "    first failures:\n");

@@ -208,7 +208,7 @@ static int faulty_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *
 }
 
 static const struct fp8kv_kv_kernels_v1 faulty = {
-    KV_FAULT == KV_FAULT_ABI2 ? 2 : FP8KV_KV_ABI_VERSION,
+    KV_FAULT == KV_FAULT_ABI2 ? FP8KV_KV_ABI_VERSION + 1 : FP8KV_KV_ABI_VERSION,
     KV_FAULT == KV_FAULT_CONTROL_NAME ? "engine_kv\x1b[2K\r\nverdict=conformant\xc2\x9b"
                                       : "engine_kv",
     "e4m3fn",
@@ -219,7 +219,8 @@ static const struct fp8kv_kv_kernels_v1 faulty = {
     KV_FAULT == KV_FAULT_NO_STORE ? NULL : faulty_store,
     faulty_gather,
     faulty_attention,
-    FP8KV_KV_SCALES_ALL};
+    FP8KV_KV_SCALES_ALL,
+    "f32"};
 
 ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)
 {

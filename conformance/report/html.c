@@ -497,10 +497,9 @@ static void put_check_row(FILE *f, const struct fp8kv_report *r, size_t i)
     put(f, c->detail);
     fprintf(f, "</td><td>%llu</td><td>%llu</td><td>", (unsigned long long)c->cases,
             (unsigned long long)c->mismatches);
-    if (c->has_nmse && c->gated)
-        fprintf(f, "%.3g (≤ %.3g)", c->nmse, c->threshold);
-    else if (c->has_nmse)
-        fprintf(f, "%.3g (reported)", c->nmse);
+    char measure[96];
+    fp8kv_check_measure_text(c, measure, sizeof measure);
+    put(f, measure);
     fprintf(f, "</td><td>%.2f s</td><td class=\"why\">", c->seconds);
     put_explanation(f, r, c);
     put_failure_lines(f, c);

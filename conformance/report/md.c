@@ -184,11 +184,9 @@ static void put_checks_table(FILE *f, const struct fp8kv_report *r)
         fp8kv_md_put(f, profile, FP8KV_MD_TEXT);
         fprintf(f, " | %llu | %llu | ", (unsigned long long)c->cases,
                 (unsigned long long)c->mismatches);
-        if (c->has_nmse && c->gated)
-            fprintf(f, "%.3g (≤ %.3g)", c->nmse, c->threshold);
-        else if (c->has_nmse)
-            fprintf(f, "%.3g (reported)", c->nmse);
-        fprintf(f, " | %.2f s |\n", c->seconds);
+        char measure[96];
+        fp8kv_check_measure_text(c, measure, sizeof measure);
+        fprintf(f, "%s | %.2f s |\n", measure, c->seconds);
     }
 }
 

@@ -212,9 +212,12 @@ static int parse_check(const struct parser *p, json_t *o, struct fp8kv_check *c)
     c->mismatches = mismatches;
     if (rc == 0 && (c->has_nmse = json_object_get(o, "nmse") != NULL)) {
         rc = get_number(p, o, "nmse", &c->nmse);
-        if (rc == 0 && c->gated)
+        c->nmse_reported = json_is_null(json_object_get(o, "threshold"));
+        if (rc == 0 && c->gated && !c->nmse_reported)
             rc = get_number(p, o, "threshold", &c->threshold);
     }
+    if (rc == 0 && (c->has_bound = json_object_get(o, "bound_ratio") != NULL))
+        rc = get_number(p, o, "bound_ratio", &c->bound_ratio);
     if (rc == 0 && (c->has_classes = json_object_get(o, "class_mismatches") != NULL)) {
         rc = get_classes(p, o, "class_mismatches", c->class_mismatches);
         if (rc == 0)
@@ -372,7 +375,9 @@ static int unearned_pass(const struct fp8kv_check *c, char *why, size_t size)
     else if (c->mismatches)
         snprintf(why, size, "true, but %llu of its %llu cases differ",
                  (unsigned long long)c->mismatches, (unsigned long long)c->cases);
-    else if (c->gated && c->has_nmse && !(c->nmse <= c->threshold))
+    else if (c->has_bound && !(c->bound_ratio <= 1.0))
+        snprintf(why, size, "true, but its worst error is %.3g times its bound", c->bound_ratio);
+    else if (c->gated && c->has_nmse && !c->nmse_reported && !(c->nmse <= c->threshold))
         snprintf(why, size, "true, but its NMSE %.3g is not within its threshold %.3g", c->nmse,
                  c->threshold);
     else if (c->failure_lines > 0)
@@ -694,7 +699,9 @@ static void explain_counts(FILE *f, const struct fp8kv_check *c)
             fprintf(f, "%s%02x", n++ ? ", " : " Codes: ", q);
     if (c->has_codes && c->mismatches)
         fputc('.', f);
-    if (c->has_nmse && c->gated)
+    if (c->has_bound)
+        fprintf(f, " Worst error %.3g times its bound.", c->bound_ratio);
+    if (c->has_nmse && c->gated && !c->nmse_reported)
         fprintf(f, " NMSE %.3g against the threshold %.3g.", c->nmse, c->threshold);
     else if (c->has_nmse && c->nmse > 0)
         fprintf(f, " NMSE %.3g (signal to noise %.1f dB).", c->nmse, -10.0 * log10(c->nmse));
@@ -806,4 +813,16 @@ void fp8kv_term_put(FILE *f, const char *s)
                 fprintf(f, "\\x%02x", (unsigned)(unsigned char)s[k]);
         s += n;
     }
+}
+
+void fp8kv_check_measure_text(const struct fp8kv_check *c, char *buf, size_t size)
+{
+    int n = 0;
+    buf[0] = '\0';
+    if (c->has_nmse && c->gated && !c->nmse_reported)
+        n = snprintf(buf, size, "%.3g (≤ %.3g)", c->nmse, c->threshold);
+    else if (c->has_nmse)
+        n = snprintf(buf, size, "%.3g (reported)", c->nmse);
+    if (c->has_bound && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, "%serror/bound %.3g", n ? "; " : "", c->bound_ratio);
 }

@@ -222,4 +222,9 @@ static inline int distinct_init(struct distinct *s, size_t capacity)
     return s->v ? 0 : -1;
 }
 
+/* fp8kv_check_measure_text: a check's measured figures for a table cell, into buf: its NMSE
+ * against its threshold ("1.2e-12 (≤ 1e-10)") or reported ("3.1e-07 (reported)"), then its
+ * worst error against its bound ("; error/bound 0.031"); "" when it has neither. */
+void fp8kv_check_measure_text(const struct fp8kv_check *c, char *buf, size_t size);
+
 #endif

@@ -216,7 +216,8 @@ static void put_nmse_plot(FILE *f, const struct fp8kv_report *r)
     if (distinct_init(&names, r->checks.count) != 0)
         return;
     for (size_t i = 0; i < r->checks.count; i++)
-        if (r->checks.items[i].has_nmse && r->checks.items[i].gated)
+        if (r->checks.items[i].has_nmse && r->checks.items[i].gated &&
+            !r->checks.items[i].nmse_reported)
             distinct_add(&names, r->checks.items[i].name, NULL);
     const int lo = -20, hi = 0, x0 = 190, w = 460, row = 28, zero_x = x0 - 40;
     if (names.n) {
@@ -234,7 +235,8 @@ static void put_nmse_plot(FILE *f, const struct fp8kv_report *r)
                 zero_x, y, x0 + w, y);
         for (size_t i = 0; i < r->checks.count; i++) {
             const struct fp8kv_check *c = &r->checks.items[i];
-            if (!c->has_nmse || !c->gated || strcmp(c->name, names.v[2 * n]) != 0)
+            if (!c->has_nmse || !c->gated || c->nmse_reported ||
+                strcmp(c->name, names.v[2 * n]) != 0)
                 continue;
             const double tx = c->threshold > 0 ? log_x(c->threshold, lo, hi, x0, w) : zero_x;
             const double x = isnan(c->nmse) || c->nmse >= 1 ? x0 + w

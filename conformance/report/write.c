@@ -52,8 +52,12 @@ json_t *fp8kv_check_json(const struct fp8kv_check *c)
         json_object_set_new(o, "model", json_string(c->model));
     if (c->has_nmse) {
         json_object_set_new(o, "nmse", json_number(c->nmse));
-        json_object_set_new(o, "threshold", c->gated ? json_number(c->threshold) : json_null());
+        json_object_set_new(o, "threshold",
+                            c->gated && !c->nmse_reported ? json_number(c->threshold)
+                                                          : json_null());
     }
+    if (c->has_bound)
+        json_object_set_new(o, "bound_ratio", json_number(c->bound_ratio));
     if (c->has_classes) {
         json_t *cls = json_object();
         for (int k = 0; k < FP8KV_CLASS_COUNT; k++)

@@ -120,7 +120,7 @@ Test(kv_plugin, unusable_plugins_and_arguments)
 {
     static char out[1 << 14];
     cr_assert_eq(plugin("abi2", out, sizeof out), 2, "%s", out);
-    cr_assert(strstr(out, "KV ABI version 2"), "%s", out);
+    cr_assert(strstr(out, "KV ABI version 3"), "%s", out);
     cr_assert_eq(plugin("no_store", out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "store is NULL"), "%s", out);
     /* host code that says its buffers are device memory: without a GPU build or device it is

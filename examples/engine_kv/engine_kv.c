@@ -269,7 +269,7 @@ static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 static const fp8kv_kv_kernels_v1_t kernels = {
     FP8KV_KV_ABI_VERSION, "engine_kv", "e4m3fn", "satfinite", "clamp",
     FP8KV_KV_MEMORY_HOST, NULL,        store,    gather,      attention,
-    FP8KV_KV_SCALES_ALL};
+    FP8KV_KV_SCALES_ALL,  "f32"};
 
 ENGINE_EXPORT const fp8kv_kv_kernels_v1_t *fp8kv_kv_kernels_v1(void)
 {

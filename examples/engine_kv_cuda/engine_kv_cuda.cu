@@ -75,7 +75,7 @@ static int store(void *ctx, const fp8kv_kv_store_args_v1 *a)
 static const fp8kv_kv_kernels_v1_t kernels = {
     FP8KV_KV_ABI_VERSION,   "engine_kv_cuda", "e4m3fn", "satfinite", "clamp",
     FP8KV_KV_MEMORY_DEVICE, nullptr,          store,    nullptr,     nullptr,
-    FP8KV_KV_SCALES(FP8KV_KV_SCALE_TENSOR)};
+    FP8KV_KV_SCALES(FP8KV_KV_SCALE_TENSOR), nullptr};
 
 extern "C" __attribute__((visibility("default"))) const fp8kv_kv_kernels_v1_t *
 fp8kv_kv_kernels_v1(void)

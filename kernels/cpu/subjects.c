@@ -90,6 +90,8 @@ static int gather_cpu(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
 
 static int attention_cpu(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
+    if (a->query_dtype != FP8KV_KV_ABI_F32 || a->out_dtype != FP8KV_KV_ABI_F32)
+        return fp8kv_fail("cpu-reference attention computes in f32 (q and out f32)");
     const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(a->cache);
     const struct fp8kv_kv_scales ks =
         fp8kv_kv_abi_scales(a->cache, a->k_scale, a->k_head_scales, a->k_scale_cache, NULL);
@@ -106,7 +108,7 @@ static const int models[] = {FP8KV_CODEC_F32_DIV, FP8KV_CODEC_F32_MUL_RECIP, FP8
 #define CPU_KV(m)                                                                                  \
     {                                                                                              \
         FP8KV_KV_ABI_VERSION, "cpu-reference", NULL, NULL, NULL, FP8KV_KV_MEMORY_HOST,             \
-            (void *)&models[m], store_cpu, gather_cpu, attention_cpu, FP8KV_KV_SCALES_ALL          \
+            (void *)&models[m], store_cpu, gather_cpu, attention_cpu, FP8KV_KV_SCALES_ALL, "f32"   \
     }
 static const struct fp8kv_kv_kernels_v1 cpu_kv[MODEL_COUNT] = {CPU_KV(0), CPU_KV(1), CPU_KV(2)};
 

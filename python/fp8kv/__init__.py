@@ -12,9 +12,10 @@ see docs/python.md.
 from ._native import Fp8kvError
 from .cases import KVCase, default_vectors, kv_case, kv_cases, profiles
 from .codec import MODELS, decode, encode
-from .judge import Judgement, NonconformantError, judge_attention, judge_gather, judge_store
+from .judge import (Judgement, NonconformantError, declared_arithmetic, judge_attention,
+                    judge_gather, judge_store)
 
 __all__ = ["Fp8kvError", "Judgement", "KVCase", "MODELS", "NonconformantError", "decode",
-           "default_vectors", "encode", "judge_attention", "judge_gather", "judge_store",
+           "declared_arithmetic", "default_vectors", "encode", "judge_attention", "judge_gather", "judge_store",
            "kv_case", "kv_cases", "profiles"]
 __version__ = "0.1.0"

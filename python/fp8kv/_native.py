@@ -4,7 +4,7 @@ import operator
 import os
 import pathlib
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 _HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -34,8 +34,10 @@ def _load():
             c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
             c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
             c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
-            c.c_void_p, c.c_size_t, c.c_int, c.c_void_p, c.c_size_t,
+            c.c_void_p, c.c_size_t, c.c_int, c.c_void_p, c.c_size_t, c.c_char_p,
             c.POINTER(c.c_int), c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),
+        "fp8kv_py_arithmetic": (c.c_int, [c.c_char_p, c.POINTER(c.c_int), c.POINTER(c.c_int),
+                                          c.c_char_p, c.c_size_t]),
         "fp8kv_py_encode": (c.c_int, [c.c_char_p, c.c_char_p, c.c_float, c.c_void_p, c.c_size_t,
                                       c.c_void_p]),
         "fp8kv_py_decode": (c.c_int, [c.c_char_p, c.c_float, c.c_void_p, c.c_size_t,

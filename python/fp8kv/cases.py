@@ -164,8 +164,15 @@ class KVCase:
     def judge_gather(self, out, dtype=None, subject="engine"):
         return judge_gather(self, out, dtype=dtype, subject=subject).check()
 
-    def judge_attention(self, out, subject="engine"):
-        return judge_attention(self, out, subject=subject).check()
+    def judge_attention(self, out, arithmetic="f32", subject="engine"):
+        return judge_attention(self, out, arithmetic=arithmetic, subject=subject).check()
+
+    def query_in(self, dtype):
+        """The query as a kernel declaring q in dtype ("f32", "f16", "bf16") is given it:
+        rounded to nearest even (bfloat16 needs ml_dtypes; float16 is numpy's)."""
+        if dtype == F32:
+            return self.query
+        return self.query.astype(_input_dtype(dtype))
 
 
 def profiles():

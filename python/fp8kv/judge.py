@@ -73,7 +73,7 @@ def _size(a):
 
 
 def _judge(case, subject, key=None, value=None, key_scales=None, value_scales=None, gather=None,
-           gather_dtype=0, attention=None):
+           gather_dtype=0, attention=None, arithmetic=None):
     subject = _native.text(subject, "subject")
     conformant = ctypes.c_int(0)
     text, doc = ctypes.c_void_p(), ctypes.c_void_p()
@@ -83,6 +83,7 @@ def _judge(case, subject, key=None, value=None, key_scales=None, value_scales=No
         _ptr(key_scales), _size(key_scales), _ptr(value_scales), _size(value_scales),
         _ptr(gather), _size(gather), gather_dtype,
         _ptr(attention), 0 if attention is None else attention.size,
+        None if arithmetic is None else arithmetic.encode(),
         ctypes.byref(conformant), ctypes.byref(text), ctypes.byref(doc))
     _native.check(rc)
     text = _native.take_string(text.value)
@@ -175,13 +176,37 @@ def judge_gather(case, out, dtype=None, subject="engine"):
     return _judge(case, subject, gather=bits_of(a, size), gather_dtype=_GATHER_DTYPES[chosen[0]])
 
 
-def judge_attention(case, out, subject="engine"):
-    """Judges a decode step's output [num_seqs, num_q_heads, head_size] as float32 by NMSE
-    against the oracle's result (threshold 1e-10)."""
+def declared_arithmetic(text="f32"):
+    """The declared arithmetic text (a preset — "f32", "tf32", "bf16", "f16", "bf16-folded",
+    "f16-folded", "fp8" — optionally followed by ",key=value" changes, docs/python.md) checked:
+    (q dtype, output dtype, words), the dtypes as "f32", "f16" or "bf16"; Fp8kvError naming
+    what is wrong."""
+    q, out = ctypes.c_int(0), ctypes.c_int(0)
+    words = ctypes.create_string_buffer(256)
+    _native.check(_native.lib.fp8kv_py_arithmetic(_native.text(text, "arithmetic"),
+                                                  ctypes.byref(q), ctypes.byref(out), words,
+                                                  len(words)))
+    names = {v: k for k, v in _GATHER_DTYPES.items()}
+    return names[q.value], names[out.value], words.value.decode()
+
+
+_NAME_OF_DTYPE = {F32: "float32", F16: "float16", BF16: "bfloat16"}
+
+
+def judge_attention(case, out, arithmetic="f32", subject="engine"):
+    """Judges a decode step's output [num_seqs, num_q_heads, head_size] computed under the
+    declared arithmetic (default "f32"; see fp8kv.declared_arithmetic): every output within that
+    arithmetic's error bound around the exact result of its elementwise roundings (under f32
+    also an NMSE of at most 1e-10 against the oracle's 128-bit result). out's dtype is the
+    arithmetic's output dtype: float32, float16 or bfloat16 (ml_dtypes or torch; raw bits as
+    uint16 are taken for the 16-bit dtypes)."""
+    _, out_dtype, _ = declared_arithmetic(arithmetic)
+    want = _NAME_OF_DTYPE[out_dtype]
+    size = 4 if out_dtype == F32 else 2
+    names = (want,) if out_dtype == F32 else (want, "uint16", "int16")
     a, name = to_numpy(out, _sized(
         case, "attention", case.num_seqs * case.num_q_heads * case.head_size, "elements",
         f"num_seqs {case.num_seqs} x q heads {case.num_q_heads} x head_size {case.head_size}",
-        itemsize=4, names=("float32",),
-        refuse="{name} output: it is judged as float32 (the threshold 1e-10 is below f16 "
-               "rounding)"))
-    return _judge(case, subject, attention=bits_of(a, 4).view(np.float32))
+        itemsize=size, names=names,
+        refuse="{name} output: arithmetic " + arithmetic + " gives " + want + " outputs"))
+    return _judge(case, subject, attention=bits_of(a, size), arithmetic=arithmetic)

@@ -95,6 +95,9 @@ struct fp8kv_check {
     int has_classes;
     int has_nmse;
     double nmse, threshold; /* gated: passed requires nmse <= threshold */
+    int nmse_reported;      /* has_nmse, reported only: a bound is the gate (has_bound) */
+    int has_bound;          /* outputs judged against a per-element error bound */
+    double bound_ratio;     /* the worst |error| / allowed error: a mismatch is one above 1 */
     int gated;              /* 0: reported, never fails the run (quantization error) */
     int passed;
     double seconds;

@@ -48,6 +48,7 @@ struct fp8kv_kv_case {
         value_cache, gather[3], attention; /* gather: one per enum fp8kv_kv_dtype */
     struct fp8kv_npy head_scales;          /* per head: f32 bits [2, num_heads], key then value */
     struct fp8kv_npy scale_cache;          /* per token: f32 bits [2, scale_entries] */
+    struct fp8kv_npy decode; /* the profile's decode.npy: each code's exact value, f32 [256] */
 };
 
 /* fp8kv_kv_case_has_file: whether case c has file fp8kv_kv_case_files[i]. */
@@ -119,13 +120,17 @@ int fp8kv_kv_judge_gather(const struct fp8kv_kv_case *c, const struct fp8kv_prof
                           const char *subject, enum fp8kv_kv_dtype out, const void *got,
                           struct fp8kv_check *chk);
 
-/* fp8kv_kv_judge_attention: judges a decode step's output [num_seqs, num_q_heads, head_size]
- * (f32) by NMSE against the oracle's result, threshold FP8KV_KV_ATTENTION_THRESHOLD; on a
- * failure, names the outputs whose error exceeds their share. Fills chk ("kv-attention");
- * detail_suffix (may be NULL) is appended to its detail. */
-void fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
-                              const char *subject, const float *out, const char *detail_suffix,
-                              struct fp8kv_check *chk);
+/* fp8kv_kv_judge_attention: judges a decode step's output y [num_seqs, num_q_heads, head_size]
+ * (elements of a->out) as computed under the declared arithmetic a (fp8kv/kv_attention.h):
+ * each output within the per-element bound of a around the exact result of a's elementwise
+ * roundings; under an all-f32 arithmetic also by NMSE against the oracle's 128-bit result,
+ * threshold FP8KV_KV_ATTENTION_THRESHOLD (else the NMSE is reported). Fills chk
+ * ("kv-attention"); detail_suffix (may be NULL) is appended to its detail. 0, or FP8KV_ERR
+ * (out of memory). */
+struct fp8kv_attention_arith;
+int fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                             const char *subject, const struct fp8kv_attention_arith *a,
+                             const void *y, const char *detail_suffix, struct fp8kv_check *chk);
 
 #ifdef __cplusplus
 }

@@ -39,10 +39,13 @@ struct fp8kv_judge_kv_input {
     size_t gather_count;
     enum fp8kv_kv_dtype gather_dtype;
     const char *gather_name;
-    /* the decode step's output [num_seqs, num_q_heads, head_size], f32 */
-    const float *attention;
+    /* the decode step's output [num_seqs, num_q_heads, head_size], elements of the declared
+     * arithmetic's output dtype (f32, or bf16/f16 bits), computed under that arithmetic (a
+     * preset or a custom text, fp8kv/kv_attention.h; NULL: "f32") */
+    const void *attention;
     size_t attention_count;
     const char *attention_name;
+    const char *arithmetic;
 };
 
 /* The verdict on one case. */
@@ -78,7 +81,7 @@ struct fp8kv_judge_kv_sizes {
     size_t cache_bytes;     /* each of key_cache and value_cache, in bytes */
     size_t scale_entries;   /* each scale cache, in f32 entries (0: the case has none) */
     size_t gather_count;    /* the gather rows, in elements: 2 x rows x heads x head_size */
-    size_t attention_count; /* the attention output, in f32: num_seqs x q heads x head_size */
+    size_t attention_count; /* the attention output, in elements: num_seqs x q heads x head_size */
 };
 
 /* fp8kv_judge_kv_sizes: what fp8kv_judge_kv checks before it looks at a buffer (the vectors

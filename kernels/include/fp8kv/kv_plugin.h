@@ -1,4 +1,4 @@
-/* fp8kv/kv_plugin.h — the KV-kernel ABI, version 1: how a paged fp8 KV cache's kernels are
+/* fp8kv/kv_plugin.h — the KV-kernel ABI, version 2: how a paged fp8 KV cache's kernels are
  * judged, an engine's (a plugin) and fp8kv's own alike.
  *
  * An engine builds its store (reshape_and_cache), and optionally its gather + dequant and its
@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define FP8KV_KV_ABI_VERSION 1
+#define FP8KV_KV_ABI_VERSION 2
 #define FP8KV_KV_SPLIT_X 16
 
 enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1, FP8KV_KV_ABI_HND = 2 };
@@ -109,11 +109,12 @@ struct fp8kv_kv_gather_args_v1 {
     const float *scale_cache; /* per token and head: the cache's scales; else NULL */
 };
 
-/* one paged-attention decode step: query [num_seqs, num_q_heads, head_size] (f32, num_q_heads
- * a multiple of num_heads: q head h reads kv head h / (num_q_heads / num_heads)); for each
- * sequence and q head, out = softmax(softmax_scale * q.k) . v over its seq_lens[i] tokens, k and
- * v dequantized with k_scale and v_scale; out [num_seqs, num_q_heads, head_size] (f32; a
- * sequence of length 0 gives zeros). */
+/* one paged-attention decode step: query [num_seqs, num_q_heads, head_size] (elements of
+ * query_dtype; num_q_heads a multiple of num_heads: q head h reads kv head
+ * h / (num_q_heads / num_heads)); for each sequence and q head, out = softmax(softmax_scale *
+ * q.k) . v over its seq_lens[i] tokens, k and v dequantized with k_scale and v_scale;
+ * out [num_seqs, num_q_heads, head_size] (elements of out_dtype; a sequence of length 0 gives
+ * zeros). query_dtype and out_dtype are those of the arithmetic the kernels declare. */
 struct fp8kv_kv_attention_args_v1 {
     const struct fp8kv_kv_layout_v1 *cache;
     int32_t num_q_heads, num_seqs, max_blocks_per_seq;
@@ -124,6 +125,7 @@ struct fp8kv_kv_attention_args_v1 {
     float *out;
     const float *k_head_scales, *v_head_scales; /* per KV head: [num_heads]; else NULL */
     const float *k_scale_cache, *v_scale_cache; /* per token and head; else NULL */
+    int32_t query_dtype, out_dtype;             /* enum fp8kv_kv_abi_dtype */
 };
 
 struct fp8kv_kv_kernels_v1 {
@@ -138,6 +140,11 @@ struct fp8kv_kv_kernels_v1 {
     /* the granularities the entry points implement: FP8KV_KV_SCALES(g) bits; 0 means per
      * tensor only. check-kv reports the others' cases as not run. */
     uint32_t scale_granularities;
+    /* the arithmetic the attention computes in: a preset ("f32", "tf32", "bf16", "f16",
+     * "bf16-folded", "f16-folded", "fp8") or a preset with ",key=value" changes
+     * (`fp8kv judge-kv --help` says them); NULL is "f32". Its outputs are judged within the
+     * bound of that arithmetic (docs/DESIGN.md §5.3.1); q and out come in its dtypes. */
+    const char *arithmetic;
 };
 
 /* the descriptor's type under a name no function hides: in C++ the function
