@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <pthread.h>
 
 #include "fp8kv/checks.h"
 #include "fp8kv/choices.h"
@@ -19,6 +20,7 @@
 #include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
+#include "fp8kv/kv_suite.h"
 #include "fp8kv/verify.h"
 
 #define FP8KV_PY_ABI_VERSION 5
@@ -41,6 +43,13 @@ API int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, c
                           size_t attention_count, const char *arithmetic, int *conformant,
                           char **text, char **json);
 API int fp8kv_py_arithmetic(const char *text, int *q, int *out, char *words, size_t size);
+API int fp8kv_py_suite_count(void);
+API char *fp8kv_py_suite_case_json(const char *vectors, const char *profile, int index);
+API void *fp8kv_py_suite_array(const char *vectors, const char *profile, int index,
+                               const char *name, size_t *len);
+API int fp8kv_py_judge_suite(const char *vectors, const char *profile, int index,
+                             const char *subject, const void *attention, size_t attention_count,
+                             const char *arithmetic, int *conformant, char **text, char **json);
 API int fp8kv_py_encode(const char *profile, const char *model, float scale, const uint32_t *x,
                         size_t n, uint8_t *out);
 API int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size_t n,
@@ -257,5 +266,136 @@ int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     for (size_t i = 0; i < n; i++)
         out[i] = fp8kv_decode_bits(cfg, codes[i]) * scale;
+    return FP8KV_OK;
+}
+
+/* ---- the engine suite ------------------------------------------------------------------------
+ * A case is generated once and kept (the last one asked for: a test judges one case many times);
+ * the lock makes the calls of several threads take turns. */
+
+static pthread_mutex_t suite_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fp8kv_suite_case suite_kept;
+static char suite_kept_vectors[1024], suite_kept_profile[64];
+static int suite_kept_valid;
+
+/* suite_case: case index of profile (the kept one, or generated now); the caller holds the
+ * lock. NULL with a message. */
+static const struct fp8kv_suite_case *suite_case(const char *vectors, const char *profile,
+                                                 int index, const struct fp8kv_profile **p)
+{
+    *p = profile_named(profile);
+    if (!*p || fp8kv_vectors_trust(vectors) != 0)
+        return NULL;
+    if (suite_kept_valid && suite_kept.index == index && strcmp(suite_kept_vectors, vectors) == 0 &&
+        strcmp(suite_kept_profile, profile) == 0)
+        return &suite_kept;
+    fp8kv_suite_case_free(&suite_kept);
+    suite_kept_valid = 0;
+    if (strlen(vectors) >= sizeof suite_kept_vectors ||
+        fp8kv_suite_case_make(vectors, *p, index, &suite_kept) != 0)
+        return NULL;
+    snprintf(suite_kept_vectors, sizeof suite_kept_vectors, "%s", vectors);
+    snprintf(suite_kept_profile, sizeof suite_kept_profile, "%s", profile);
+    suite_kept_valid = 1;
+    return &suite_kept;
+}
+
+int fp8kv_py_suite_count(void)
+{
+    return fp8kv_suite_case_count();
+}
+
+/* fp8kv_py_suite_case_json: engine-suite case index of profile: its parameters (scales as f32
+ * bits), as JSON; cheap (the caches are generated, and checked, when first used). */
+char *fp8kv_py_suite_case_json(const char *vectors, const char *profile, int index)
+{
+    const struct fp8kv_profile *p = profile_named(profile);
+    struct fp8kv_suite_case shape;
+    if (!p || fp8kv_vectors_trust(vectors) != 0 || fp8kv_suite_case_shape(index, &shape) != 0)
+        return NULL;
+    const struct fp8kv_suite_case *c = &shape;
+    char *text = NULL;
+    {
+        char words[160];
+        fp8kv_suite_case_words(c, words, sizeof words);
+        json_t *o = json_pack(
+            "{s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:i, s:[I, I, "
+            "I]}",
+            "profile", p->name, "suite", "engine", "index", c->index, "case_count", c->case_count,
+            "name", c->name, "words", words, "num_blocks", c->shape.num_blocks, "block_size",
+            c->shape.block_size, "num_heads", c->shape.num_heads, "head_size", c->shape.head_size,
+            "layout", fp8kv_kv_layout_name(c->shape.layout), "num_seqs", c->num_seqs, "num_q_heads",
+            c->num_q_heads, "max_blocks_per_seq", c->max_blocks, "scale_bits",
+            (json_int_t)fp8kv_f32_bits(c->k_scale), (json_int_t)fp8kv_f32_bits(c->v_scale),
+            (json_int_t)fp8kv_f32_bits(c->softmax_scale));
+        text = o ? json_dumps(o, JSON_SORT_KEYS) : NULL;
+        json_decref(o);
+        if (!text)
+            fp8kv_fail("out of memory");
+    }
+    fp8kv_suite_case_free(&shape);
+    return text;
+}
+
+/* fp8kv_py_suite_array: a copy of one array of engine-suite case index ("query", "key_cache",
+ * "value_cache", "block_table", "seq_lens"), *len its bytes. NULL with a message. */
+void *fp8kv_py_suite_array(const char *vectors, const char *profile, int index, const char *name,
+                           size_t *len)
+{
+    pthread_mutex_lock(&suite_lock);
+    const struct fp8kv_profile *p;
+    const struct fp8kv_suite_case *c = suite_case(vectors, profile, index, &p);
+    void *out = NULL;
+    if (c) {
+        const size_t q = (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size;
+        const void *src = NULL;
+        size_t n = 0;
+        if (strcmp(name, "query") == 0)
+            src = c->query, n = q * sizeof(float);
+        else if (strcmp(name, "key_cache") == 0 || strcmp(name, "value_cache") == 0)
+            src = name[0] == 'k' ? c->key_cache : c->value_cache, n = fp8kv_cache_bytes(&c->shape);
+        else if (strcmp(name, "block_table") == 0)
+            src = c->block_table, n = (size_t)c->num_seqs * c->max_blocks * sizeof(int32_t);
+        else if (strcmp(name, "seq_lens") == 0)
+            src = c->seq_lens, n = (size_t)c->num_seqs * sizeof(int32_t);
+        else
+            fp8kv_fail("no array '%s' of an engine-suite case (query, key_cache, value_cache, "
+                       "block_table, seq_lens)",
+                       name);
+        if (src && (out = malloc(n ? n : 1)) != NULL) {
+            memcpy(out, src, n);
+            *len = n;
+        } else if (src) {
+            fp8kv_fail("out of memory");
+        }
+    }
+    pthread_mutex_unlock(&suite_lock);
+    return out;
+}
+
+/* fp8kv_py_judge_suite: fp8kv_judge_kv_suite of an attention output of engine-suite case
+ * index; *text and *json receive the report (free with fp8kv_py_free). */
+int fp8kv_py_judge_suite(const char *vectors, const char *profile, int index, const char *subject,
+                         const void *attention, size_t attention_count, const char *arithmetic,
+                         int *conformant, char **text, char **json)
+{
+    const struct fp8kv_judge_kv_input in = {.subject = subject,
+                                            .attention = attention,
+                                            .attention_count = attention_count,
+                                            .attention_name = "attention",
+                                            .arithmetic = arithmetic};
+    pthread_mutex_lock(&suite_lock);
+    const struct fp8kv_profile *p;
+    const struct fp8kv_suite_case *c = suite_case(vectors, profile, index, &p);
+    struct fp8kv_judge_kv_result r;
+    int rc = c ? fp8kv_judge_kv_suite(c, p, &in, &r) : FP8KV_ERR;
+    pthread_mutex_unlock(&suite_lock);
+    if (rc != 0)
+        return FP8KV_ERR;
+    *conformant = r.conformant;
+    *text = r.text;
+    *json = r.json;
+    r.text = r.json = NULL;
+    fp8kv_judge_kv_result_free(&r);
     return FP8KV_OK;
 }

@@ -39,6 +39,7 @@ int fp8kv_cmd_report(int argc, char **argv);
 int fp8kv_cmd_verify_stream(int argc, char **argv);
 int fp8kv_cmd_audit(int argc, char **argv);
 int fp8kv_cmd_judge_kv(int argc, char **argv);
+int fp8kv_cmd_suite(int argc, char **argv);
 int fp8kv_cmd_check_kv(int argc, char **argv);
 int fp8kv_cmd_ver(int argc, char **argv);
 int fp8kv_cmd_version(int argc, char **argv);

@@ -11,13 +11,15 @@
 #include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_verdict.h"
 #include "fp8kv/kv_judge.h"
+#include "fp8kv/kv_suite.h"
+#include "fp8kv/verify.h"
 #include "fp8kv/npy.h"
 
 static const char judge_kv_help[] =
     "usage: fp8kv judge-kv --profile P --case N [--key-cache K.npy --value-cache V.npy\n"
     "                      [--key-scale-cache KS.npy --value-scale-cache VS.npy]]\n"
     "                      [--gather G.npy [--gather-dtype {dtypes}]]\n"
-    "                      [--attention A.npy [--arithmetic A]]\n"
+    "                      [--attention A.npy [--arithmetic A]] [--suite golden|engine]\n"
     "                      [--name NAME] [--json FILE] [--vectors DIR]\n"
     "\n"
     "Judges what an engine's KV-cache kernels produced for golden case N of profile P\n"
@@ -44,6 +46,9 @@ static const char judge_kv_help[] =
     "        (the products' operands), p=f32|tf32|bf16|f16|e4m3 (the softmax weights),\n"
     "        out=f32|bf16|f16, exp_ulps=N (the exp's error), tile=N (the fewest keys between\n"
     "        updates of the running maximum); e.g. bf16,exp_ulps=8\n"
+    "  --suite     golden (default): case N of the golden KV cases; engine: case N of the\n"
+    "        engine suite (`fp8kv suite` lists them), generated and checked against its\n"
+    "        committed digests; only --attention is judged there\n"
     "  --name      what was judged, for the report (default engine)\n"
     "  --json FILE also write the verdict as JSON (schema fp8kv-judge-kv, docs/json.md); '-':\n"
     "        the JSON to stdout, the text to stderr\n"
@@ -70,6 +75,7 @@ enum {
     OPT_GATHER_DTYPE,
     OPT_ATTENTION,
     OPT_ARITHMETIC,
+    OPT_SUITE,
     OPT_NAME,
     OPT_JSON,
     OPT_VECTORS,
@@ -85,6 +91,7 @@ static const struct fp8kv_cli_option options[OPT_COUNT] = {{"profile", 1},
                                                            {"gather-dtype", 1},
                                                            {"attention", 1},
                                                            {"arithmetic", 1},
+                                                           {"suite", 1},
                                                            {"name", 1},
                                                            {"json", 1},
                                                            {"vectors", 1}};
@@ -295,6 +302,13 @@ static int check_args(const char *cmd, const struct fp8kv_cli_args *a, int *inde
     if (!a->value[OPT_KEY] && !a->value[OPT_GATHER] && !a->value[OPT_ATTENTION])
         return fp8kv_cli_usage_error(cmd, "nothing to judge: give --key-cache and --value-cache, "
                                           "--gather or --attention");
+    if (a->value[OPT_SUITE] && strcmp(a->value[OPT_SUITE], "golden") != 0 &&
+        strcmp(a->value[OPT_SUITE], "engine") != 0)
+        return fp8kv_cli_usage_error(cmd, "--suite %s: give golden or engine", a->value[OPT_SUITE]);
+    if (a->value[OPT_SUITE] && strcmp(a->value[OPT_SUITE], "engine") == 0 &&
+        (a->value[OPT_KEY] || a->value[OPT_GATHER] || !a->value[OPT_ATTENTION]))
+        return fp8kv_cli_usage_error(cmd, "--suite engine judges attention outputs only: give "
+                                          "--attention alone");
     if (a->value[OPT_ARITHMETIC] && !a->value[OPT_ATTENTION])
         return fp8kv_cli_usage_error(cmd, "--arithmetic without --attention");
     if (a->value[OPT_GATHER_DTYPE] && !a->value[OPT_GATHER])
@@ -304,6 +318,35 @@ static int check_args(const char *cmd, const struct fp8kv_cli_args *a, int *inde
                                              fp8kv_dtype_names, FP8KV_DTYPE_COUNT)) < 0)
         return FP8KV_EXIT_USAGE;
     return 0;
+}
+
+/* judge_suite: --attention against engine-suite case index. */
+static int judge_suite(const char *cmd, const struct fp8kv_cli_args *a, const char *dir, int index)
+{
+    const struct fp8kv_profile *p = fp8kv_profile_by_name(a->value[OPT_PROFILE]);
+    if (!p)
+        return fp8kv_cli_usage_error(cmd, "unknown profile '%s'", a->value[OPT_PROFILE]);
+    struct fp8kv_suite_case c;
+    if (fp8kv_vectors_trust(dir) != 0 || fp8kv_suite_case_make(dir, p, index, &c) != 0)
+        return fp8kv_cli_input_error(cmd);
+    const struct fp8kv_judge_kv_sizes want = {.attention_count = (size_t)c.num_seqs *
+                                                                 c.num_q_heads * c.shape.head_size};
+    struct loaded l = {0};
+    struct fp8kv_judge_kv_input in = {.subject = a->value[OPT_NAME]};
+    int rc = load_files(cmd, a, &want, -1, &l, &in);
+    struct fp8kv_judge_kv_result out;
+    if (rc == 0 && fp8kv_judge_kv_suite(&c, p, &in, &out) != 0) {
+        rc = fp8kv_cli_input_error(cmd);
+    } else if (rc == 0) {
+        fputs(out.text, stdout);
+        rc = out.conformant ? FP8KV_EXIT_CONFORMANT : FP8KV_EXIT_NONCONFORMANT;
+        if (a->value[OPT_JSON] && write_json(cmd, a->value[OPT_JSON], out.json) != 0)
+            rc = FP8KV_EXIT_USAGE;
+        fp8kv_judge_kv_result_free(&out);
+    }
+    fp8kv_npy_free(&l.attention);
+    fp8kv_suite_case_free(&c);
+    return rc;
 }
 
 int fp8kv_cmd_judge_kv(int argc, char **argv)
@@ -319,6 +362,8 @@ int fp8kv_cmd_judge_kv(int argc, char **argv)
         return rc;
     /* the case first: what each file must hold is known before any of them is read */
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
+    if (a.value[OPT_SUITE] && strcmp(a.value[OPT_SUITE], "engine") == 0)
+        return judge_suite(cmd, &a, dir, index);
     const unsigned parts = (a.value[OPT_KEY] ? FP8KV_JUDGE_KV_CACHES : 0u) |
                            (a.value[OPT_KEY_SCALES] ? FP8KV_JUDGE_KV_SCALE_CACHES : 0u) |
                            (a.value[OPT_GATHER] ? FP8KV_JUDGE_KV_GATHER : 0u) |

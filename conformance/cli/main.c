@@ -64,6 +64,8 @@ static const struct fp8kv_cli_command commands[] = {
      fp8kv_cmd_merge},
     {"judge-kv", "judge an engine's KV caches and outputs (.npy files) against a golden case",
      fp8kv_cmd_judge_kv},
+    {"suite", "list the engine suite's generated cases (or print their committed digests)",
+     fp8kv_cmd_suite},
     {"check-kv",
      "every golden KV case through KV kernels: a plugin (fp8kv_kv_kernels_v1) or fp8kv's own",
      fp8kv_cmd_check_kv},

@@ -216,6 +216,38 @@ static double gamma_n(double n, double u)
     return nu < 0.5 ? nu / (1.0 - nu) : INFINITY;
 }
 
+/* reference_exp: e^x in double, within 2 ulps, from IEEE operations alone in a fixed order
+ * (Cody-Waite reduction by ln 2, a degree-13 Taylor polynomial), so that a reference, and its
+ * digest, are the same on every machine whatever its libm. */
+static double reference_exp(double x)
+{
+    if (isnan(x))
+        return x;
+    if (x > 709.8)
+        return INFINITY;
+    if (x < -745.2)
+        return 0.0;
+    const double k = nearbyint(x * 1.4426950408889634);
+    const double r = (x - k * 0x1.62e42feep-1) - k * 0x1.a39ef35793c76p-33;
+    double p = 1.0 / 6227020800.0; /* 1/13! */
+    static const double inv[13] = {1.0 / 479001600.0,
+                                   1.0 / 39916800.0,
+                                   1.0 / 3628800.0,
+                                   1.0 / 362880.0,
+                                   1.0 / 40320.0,
+                                   1.0 / 5040.0,
+                                   1.0 / 720.0,
+                                   1.0 / 120.0,
+                                   1.0 / 24.0,
+                                   1.0 / 6.0,
+                                   0.5,
+                                   1.0,
+                                   1.0};
+    for (int i = 0; i < 13; i++)
+        p = p * r + inv[i];
+    return ldexp(p, (int)k);
+}
+
 /* a + b = s + e exactly (Knuth's TwoSum). */
 static inline void two_sum(double a, double b, double *s, double *e)
 {
@@ -322,7 +354,7 @@ static struct weights weigh(const struct fp8kv_attention_arith *a, struct work *
     struct weights r = {0.0, 0.0, 0.0, 0.0};
     double Lc = 0.0;
     for (int t = 0; t < w->n; t++) {
-        w->weight[t] = exp(w->score[t] - m);
+        w->weight[t] = reference_exp(w->score[t] - m);
         double e;
         two_sum(r.L, w->weight[t], &r.L, &e);
         Lc += e;

@@ -8,6 +8,7 @@
 #include "fp8kv/diag.h"
 #include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_judge.h"
+#include "fp8kv/kv_suite.h"
 #include "fp8kv/verify.h"
 #include "report/json.h"
 
@@ -298,6 +299,96 @@ int fp8kv_judge_kv(const char *vectors, const char *profile, int case_index,
             rc = fp8kv_fail("out of memory");
     }
     fp8kv_kv_case_free(&c);
+    if (rc != 0)
+        fp8kv_judge_kv_result_free(out);
+    return rc;
+}
+
+/* ---- the engine suite -------------------------------------------------------------------- */
+
+static char *render_suite_text(const struct fp8kv_suite_case *c, const struct fp8kv_profile *p,
+                               const struct fp8kv_judge_kv_result *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    char words[160];
+    fp8kv_suite_case_words(c, words, sizeof words);
+    fprintf(f, "judge-kv %s engine/case%d %s\n", p->name, c->index, words);
+    const struct fp8kv_check *chk = &out->checks.items[0];
+    fprintf(f,
+            "  attention: %s: %llu of %llu outputs outside the bound, worst error/bound %.3g, "
+            "nmse %.3g (reported)\n    %s\n",
+            chk->passed ? "pass" : "FAIL", (unsigned long long)chk->mismatches,
+            (unsigned long long)chk->cases, chk->bound_ratio, chk->nmse, chk->detail);
+    if (chk->failure_lines)
+        fprintf(f, "    first failures:\n");
+    for (int i = 0; i < chk->failure_lines; i++)
+        fprintf(f, "      %s\n", chk->failures[i]);
+    fprintf(f, "judge-kv %s engine/case%d: outputs=%llu mismatches=%llu verdict=%s\n", p->name,
+            c->index, (unsigned long long)chk->cases, (unsigned long long)chk->mismatches,
+            out->conformant ? "conformant" : "nonconformant");
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static char *render_suite_json(const struct fp8kv_suite_case *c, const struct fp8kv_profile *p,
+                               const struct fp8kv_judge_kv_result *out)
+{
+    json_t *o = fp8kv_verdict_json("judge-kv", out->conformant ? "conformant" : "nonconformant",
+                                   out->checks.items, out->checks.count);
+    json_t *extra =
+        json_pack("{s:s, s:i, s:s, s:s, s:i, s:s, s:{s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:s}",
+                  "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION,
+                  "profile", p->name, "suite", "engine", "case", c->index, "name", c->name, "shape",
+                  "layout", fp8kv_kv_layout_name(c->shape.layout), "num_blocks",
+                  c->shape.num_blocks, "block_size", c->shape.block_size, "num_heads",
+                  c->shape.num_heads, "head_size", c->shape.head_size, "bytes", (json_int_t)0,
+                  "mismatches", (json_int_t)out->mismatches, "inputs_digest", c->digest);
+    char *text = NULL;
+    if (o && extra && json_object_update(o, extra) == 0)
+        text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
+    json_decref(o);
+    json_decref(extra);
+    return text;
+}
+
+int fp8kv_judge_kv_suite(const struct fp8kv_suite_case *c, const struct fp8kv_profile *p,
+                         const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (in->key_cache || in->gather || in->key_scale_cache || !in->attention)
+        return fp8kv_fail("the engine suite judges attention outputs only: give the attention "
+                          "output alone");
+    const size_t want = (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size;
+    if (in->attention_count != want)
+        return fp8kv_fail("%s: %zu elements, but engine-suite case %d needs %zu (num_seqs %d x q "
+                          "heads %d x head_size %d)",
+                          in->attention_name, in->attention_count, c->index, want, c->num_seqs,
+                          c->num_q_heads, c->shape.head_size);
+    struct fp8kv_attention_arith a;
+    struct fp8kv_check chk;
+    int rc = fp8kv_attention_arith_parse(in->arithmetic, &a);
+    if (rc == 0)
+        rc = fp8kv_suite_judge_attention(c, p->name, in->subject ? in->subject : "engine", &a,
+                                         in->attention, &chk);
+    if (rc == 0) {
+        fp8kv_check_finish(&chk, 0.0);
+        out->mismatches = chk.mismatches;
+        rc = fp8kv_results_add(&out->checks, &chk);
+    }
+    if (rc == 0) {
+        out->conformant = fp8kv_results_passed(&out->checks);
+        out->text = render_suite_text(c, p, out);
+        out->json = render_suite_json(c, p, out);
+        if (!out->text || !out->json)
+            rc = fp8kv_fail("out of memory");
+    }
     if (rc != 0)
         fp8kv_judge_kv_result_free(out);
     return rc;

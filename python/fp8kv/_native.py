@@ -38,6 +38,13 @@ def _load():
             c.POINTER(c.c_int), c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),
         "fp8kv_py_arithmetic": (c.c_int, [c.c_char_p, c.POINTER(c.c_int), c.POINTER(c.c_int),
                                           c.c_char_p, c.c_size_t]),
+        "fp8kv_py_suite_count": (c.c_int, []),
+        "fp8kv_py_suite_case_json": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int]),
+        "fp8kv_py_suite_array": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
+                                              c.POINTER(c.c_size_t)]),
+        "fp8kv_py_judge_suite": (c.c_int, [
+            c.c_char_p, c.c_char_p, c.c_int, c.c_char_p, c.c_void_p, c.c_size_t, c.c_char_p,
+            c.POINTER(c.c_int), c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),
         "fp8kv_py_encode": (c.c_int, [c.c_char_p, c.c_char_p, c.c_float, c.c_void_p, c.c_size_t,
                                       c.c_void_p]),
         "fp8kv_py_decode": (c.c_int, [c.c_char_p, c.c_float, c.c_void_p, c.c_size_t,

@@ -72,6 +72,19 @@ def _size(a):
     return 0 if a is None else a.size
 
 
+def _judge_suite(case, subject, attention, arithmetic):
+    subject = _native.text(subject, "subject")
+    conformant = ctypes.c_int(0)
+    text, doc = ctypes.c_void_p(), ctypes.c_void_p()
+    _native.check(_native.lib.fp8kv_py_judge_suite(
+        case.vectors.encode(), case.profile.encode(), case.index, subject, _ptr(attention),
+        attention.size, arithmetic.encode(), ctypes.byref(conformant), ctypes.byref(text),
+        ctypes.byref(doc)))
+    text = _native.take_string(text.value)
+    doc = json.loads(_native.take_string(doc.value))
+    return Judgement(conformant.value, text, doc)
+
+
 def _judge(case, subject, key=None, value=None, key_scales=None, value_scales=None, gather=None,
            gather_dtype=0, attention=None, arithmetic=None):
     subject = _native.text(subject, "subject")
@@ -209,4 +222,6 @@ def judge_attention(case, out, arithmetic="f32", subject="engine"):
         f"num_seqs {case.num_seqs} x q heads {case.num_q_heads} x head_size {case.head_size}",
         itemsize=size, names=names,
         refuse="{name} output: arithmetic " + arithmetic + " gives " + want + " outputs"))
+    if getattr(case, "suite", "golden") == "engine":
+        return _judge_suite(case, subject, bits_of(a, size), arithmetic)
     return _judge(case, subject, attention=bits_of(a, size), arithmetic=arithmetic)

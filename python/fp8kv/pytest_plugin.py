@@ -1,12 +1,19 @@
 """The fp8kv pytest plugin (entry point pytest11): the fixture `fp8kv_case`, parametrized over
-the golden KV cases.
+the golden KV cases, and `fp8kv_engine_case`, over the engine suite's decode cases (head sizes
+64..256, up to 8 x 8,192 tokens: generated when a test first uses one, its inputs checked
+against the committed digests).
 
     def test_store(fp8kv_case):
         k, v = fp8kv_case.new_caches()
         my_store(fp8kv_case.key, fp8kv_case.value, fp8kv_case.slot_mapping, k, v, ...)
         fp8kv_case.judge_store(k, v)   # a failure prints the judge's report
 
-Which profiles: `@pytest.mark.fp8kv_profiles("e4m3fn_satfinite", ...)` on a test, else
+    def test_decode(fp8kv_engine_case):
+        c = fp8kv_engine_case
+        out = my_decode(c.query_in("bf16"), c.key_cache, c.value_cache, c.block_table, ...)
+        c.judge_attention(out, arithmetic="bf16")
+
+Which profiles (for both): `@pytest.mark.fp8kv_profiles("e4m3fn_satfinite", ...)` on a test, else
 `--fp8kv-profile NAME` (repeatable) on the command line, else every profile. `--fp8kv-vectors
 DIR` judges against another vector directory. The cases are loaded (the directory verified in
 full) at collection; each judgement reads its case again, checked against the digests verified,
@@ -28,13 +35,14 @@ def pytest_configure(config):
 
 
 def pytest_generate_tests(metafunc):
-    if "fp8kv_case" not in metafunc.fixturenames:
-        return
-    import fp8kv
+    for fixture, suite in (("fp8kv_case", "golden"), ("fp8kv_engine_case", "engine")):
+        if fixture not in metafunc.fixturenames:
+            continue
+        import fp8kv
 
-    marker = metafunc.definition.get_closest_marker("fp8kv_profiles")
-    names = (list(marker.args) if marker else None) or \
-        metafunc.config.getoption("fp8kv_profile") or fp8kv.profiles()
-    vectors = metafunc.config.getoption("fp8kv_vectors")
-    cases = [c for name in names for c in fp8kv.kv_cases(name, vectors)]
-    metafunc.parametrize("fp8kv_case", cases, ids=[c.id for c in cases])
+        marker = metafunc.definition.get_closest_marker("fp8kv_profiles")
+        names = (list(marker.args) if marker else None) or \
+            metafunc.config.getoption("fp8kv_profile") or fp8kv.profiles()
+        vectors = metafunc.config.getoption("fp8kv_vectors")
+        cases = [c for name in names for c in fp8kv.kv_cases(name, vectors, suite=suite)]
+        metafunc.parametrize(fixture, cases, ids=[c.id for c in cases])

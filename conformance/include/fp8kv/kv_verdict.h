@@ -92,6 +92,16 @@ struct fp8kv_judge_kv_sizes {
 int fp8kv_judge_kv_sizes(const char *vectors, const char *profile, int case_index, unsigned parts,
                          struct fp8kv_judge_kv_sizes *out);
 
+/* fp8kv_judge_kv_suite: judges in — an attention output alone, under in->arithmetic — against
+ * the engine-suite case c of profile p (fp8kv/kv_suite.h: generated and its inputs checked),
+ * with the same result, text and JSON ("suite": "engine"). FP8KV_OK, or FP8KV_ERR (another
+ * part given, a buffer of the wrong size, a bad arithmetic, a reference whose digest differs
+ * from the committed one). */
+struct fp8kv_suite_case;
+struct fp8kv_profile;
+int fp8kv_judge_kv_suite(const struct fp8kv_suite_case *c, const struct fp8kv_profile *p,
+                         const struct fp8kv_judge_kv_input *in, struct fp8kv_judge_kv_result *out);
+
 /* fp8kv_judge_kv_result_free: releases out (safe on a zeroed or freed result). */
 void fp8kv_judge_kv_result_free(struct fp8kv_judge_kv_result *out);
 
