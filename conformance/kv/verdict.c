@@ -342,14 +342,16 @@ static char *render_suite_json(const struct fp8kv_suite_case *c, const struct fp
 {
     json_t *o = fp8kv_verdict_json("judge-kv", out->conformant ? "conformant" : "nonconformant",
                                    out->checks.items, out->checks.count);
-    json_t *extra =
-        json_pack("{s:s, s:i, s:s, s:s, s:i, s:s, s:{s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:s}",
-                  "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION,
-                  "profile", p->name, "suite", "engine", "case", c->index, "name", c->name, "shape",
-                  "layout", fp8kv_kv_layout_name(c->shape.layout), "num_blocks",
-                  c->shape.num_blocks, "block_size", c->shape.block_size, "num_heads",
-                  c->shape.num_heads, "head_size", c->shape.head_size, "bytes", (json_int_t)0,
-                  "mismatches", (json_int_t)out->mismatches, "inputs_digest", c->digest);
+    json_t *extra = json_pack(
+        "{s:s, s:i, s:s, s:s, s:i, s:s, s:{s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:s, s:[I, I], "
+        "s:[I, I]}",
+        "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "profile",
+        p->name, "suite", "engine", "case", c->index, "name", c->name, "shape", "layout",
+        fp8kv_kv_layout_name(c->shape.layout), "num_blocks", c->shape.num_blocks, "block_size",
+        c->shape.block_size, "num_heads", c->shape.num_heads, "head_size", c->shape.head_size,
+        "bytes", (json_int_t)0, "mismatches", (json_int_t)out->mismatches, "inputs_digest",
+        c->digest, "cache_mismatches", (json_int_t)0, (json_int_t)0, "scale_cache_mismatches",
+        (json_int_t)0, (json_int_t)0);
     char *text = NULL;
     if (o && extra && json_object_update(o, extra) == 0)
         text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));

@@ -5,9 +5,12 @@
  * f32 conversion, integer rounding of a double's bits, MPFR at the target precision with
  * subnormalize); the reference's exact values agree with 128-bit MPFR (the golden
  * attention.npy for f32, this file's own MPFR for bf16 and bf16-folded) on the golden cases,
- * each inside its interval; and the judge passes correct outputs and fails wrong ones. The
- * problems are built from the golden cases by this file's own code (its own layout and scale
- * arithmetic), not by judge.c's.
+ * each inside its interval; the judge passes correct outputs (the golden values rounded,
+ * and f32 kernels computing each arithmetic in the ways the bound allows: other orders, online
+ * softmax, split-K, exp a few ulps off) and fails wrong ones (rounded too coarsely, NaN, a
+ * forgotten rescale). The problems are built from the golden cases by this file's own code
+ * (its own layout and scale arithmetic), not by judge.c's; fp8kv_kv_judge_attention is run
+ * beside, so that judge.c's problem is checked against this one.
  */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -32,11 +35,6 @@ static struct fp8kv_attention_arith parsed(const char *text)
     struct fp8kv_attention_arith a;
     cr_assert_eq(fp8kv_attention_arith_parse(text, &a), 0, "%s: %s", text, fp8kv_last_error());
     return a;
-}
-
-static void words_of(const struct fp8kv_attention_arith *a, char *buf, size_t size)
-{
-    fp8kv_attention_arith_words(a, buf, size);
 }
 
 /* ---- parsing --------------------------------------------------------------------------------- */
@@ -89,7 +87,7 @@ Test(attention, presets_parse_to_their_documented_fields)
         cr_assert_eq(a.exp_ulps, 4, "%s: exp_ulps", a.name);
         cr_assert_eq(a.tile, 16, "%s: tile", a.name);
         char words[160];
-        words_of(&a, words, sizeof words);
+        fp8kv_attention_arith_words(&a, words, sizeof words);
         cr_assert_str_eq(words, want[i].words, "%s", a.name);
         cr_assert_eq(fp8kv_attention_type_size(a.out), a.out == FP8KV_ATTN_F32 ? 4u : 2u);
     }
@@ -124,7 +122,7 @@ Test(attention, changes_apply_over_the_preset)
     cr_assert(a.q == bf16.q && a.kv == bf16.kv && a.kv_type == bf16.kv_type && a.dot == bf16.dot &&
               a.p == bf16.p && a.out == bf16.out);
     char words[160];
-    words_of(&a, words, sizeof words);
+    fp8kv_attention_arith_words(&a, words, sizeof words);
     cr_assert_str_eq(words, "q bf16, K*s and V*s in bf16, f32 products, P bf16, out bf16, exp 8 "
                             "ulps, tile 64");
 
@@ -136,7 +134,7 @@ Test(attention, changes_apply_over_the_preset)
 
     a = parsed("bf16,kv=folded");
     cr_assert_eq(a.kv, FP8KV_ATTN_KV_FOLDED);
-    words_of(&a, words, sizeof words);
+    fp8kv_attention_arith_words(&a, words, sizeof words);
     cr_assert_not_null(strstr(words, "K, V fp8 exact, scales folded"), "%s", words);
     a = parsed("bf16-folded,kv=scaled,kv_type=f16,dot=tf32,p=e4m3");
     cr_assert(a.kv == FP8KV_ATTN_KV_SCALED && a.kv_type == FP8KV_ATTN_F16 &&
@@ -272,10 +270,8 @@ static double oracle_round(double x, const struct format *f, int dir)
     cr_assert_eq(mpfr_set_emax(f->ieee ? ilogb(f->max) + 1 : 64), 0);
     mpfr_t r;
     mpfr_init2(r, f->prec);
-    int t = mpfr_set_d(r, x, rnd);
-    t = mpfr_subnormalize(r, t, rnd);
+    mpfr_subnormalize(r, mpfr_set_d(r, x, rnd), rnd);
     double y = mpfr_get_d(r, MPFR_RNDN); /* exact */
-    (void)t;
     mpfr_clear(r);
     mpfr_set_emin(emin);
     mpfr_set_emax(emax);
@@ -778,7 +774,8 @@ struct tally {
 
 /* compare: the reference's exact values of j against want (NaN where want is NaN, the same
  * infinity, else within REL_TOL of |want| + mean |v|), each finite one inside [lo, hi], and
- * lo < hi but where every value of the output's dim is zero (then exactly 0 is the output). */
+ * lo < hi but for an exact 0 in [0, 0] (every value of its dim zero, or weighted only by
+ * weights that underflow in double: every correct implementation gives exactly 0 there). */
 static void compare(const struct judged *j, const double *want, const char *what,
                     const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                     struct tally *tally)
@@ -933,6 +930,7 @@ static void golden_f32_case(const struct fp8kv_kv_case *c, const struct fp8kv_pr
                  fp8kv_last_error());
     cr_assert_eq(chk->mismatches, 0, "%s case %d: judge.c: %s", p->name, c->index,
                  chk->failure_lines ? chk->failures[0] : "");
+    cr_assert_leq(chk->nmse, chk->threshold, "%s case %d: NMSE %g", p->name, c->index, chk->nmse);
     free(chk);
 
     chk = judge(&j, yb);
@@ -964,8 +962,9 @@ Test(attention, judge_passes_golden_f32_and_fails_bf16_judged_as_f32, .timeout =
         size_t counts[2] = {0, 0};
         for_each_case(profile_named(judge_profiles[i]), golden_f32_case, counts);
         cr_assert_gt(counts[1], 0);
-        /* nearly every finite output moved by bf16's rounding is caught */
-        cr_assert_geq(counts[0], counts[1] / 2, "%s: %zu of %zu bf16 outputs caught",
+        /* most finite outputs moved by bf16's rounding are caught */
+        cr_log_info("%s: %zu of %zu bf16 outputs caught", judge_profiles[i], counts[0], counts[1]);
+        cr_assert_geq(counts[0], counts[1] * 3 / 4, "%s: %zu of %zu bf16 outputs caught",
                       judge_profiles[i], counts[0], counts[1]);
     }
 }
@@ -1078,6 +1077,79 @@ Test(attention, judge_bf16_passes_rounded_exact_and_fails_moved_and_nan, .timeou
     }
 }
 
+/* The judge on a hand-made reference: the distance to exact is measured against the allowed
+ * distance on its own side (an asymmetric interval), the ends are inside, NaN and the
+ * infinities compare as the header says, failure lines name sequence, q head and dim, the
+ * NMSE is that of the finite outputs; bf16 and f16 bits are decoded (f16 subnormals and
+ * infinities too). */
+Test(attention, judge_on_a_hand_made_reference)
+{
+    double exact[6] = {1.0, 1.0, -2.0, 0.0, NAN, INFINITY};
+    double lo[6] = {0.5, 0.5, -2.5, -0.25, NAN, INFINITY};
+    double hi[6] = {1.125, 1.125, -1.875, 0.5, NAN, INFINITY};
+    const struct fp8kv_attention_ref ref = {6, exact, lo, hi, 0};
+    const struct fp8kv_attention_arith f32 = parsed("f32"), bf16 = parsed("bf16");
+
+    /* inside: ratios 0.75 (below, of 0.5), 0.5 (above, of 0.125), 0.125, 0.5, 0, 0 */
+    const float in[6] = {0.625f, 1.0625f, -2.0625f, 0.25f, NAN, INFINITY};
+    struct fp8kv_check *chk = check_new();
+    fp8kv_attention_judge(&ref, &f32, in, 2, 3, chk);
+    cr_assert_eq(chk->cases, 6);
+    cr_assert_eq(chk->mismatches, 0, "%s", chk->failure_lines ? chk->failures[0] : "");
+    cr_assert_eq(chk->bound_ratio, 0.75);
+    cr_assert(chk->has_nmse);
+    const double nmse = (0.375 * 0.375 + 2 * 0.0625 * 0.0625 + 0.25 * 0.25) / 6.0;
+    cr_assert_float_eq(chk->nmse, nmse, 1e-15, "nmse %.17g, want %.17g", chk->nmse, nmse);
+    free(chk);
+
+    /* the ends of the intervals pass, at a ratio of exactly 1 */
+    const float ends[6] = {0.5f, 1.125f, -2.5f, 0.5f, NAN, INFINITY};
+    chk = check_new();
+    fp8kv_attention_judge(&ref, &f32, ends, 2, 3, chk);
+    cr_assert_eq(chk->mismatches, 0, "%s", chk->failure_lines ? chk->failures[0] : "");
+    cr_assert_eq(chk->bound_ratio, 1.0);
+    free(chk);
+
+    /* outside: below lo, above hi, a number where NaN is, the other infinity */
+    const float out[6] = {0.25f, 1.25f, -2.0f, 0.0f, 1.0f, -INFINITY};
+    chk = check_new();
+    fp8kv_attention_judge(&ref, &f32, out, 2, 3, chk);
+    cr_assert_eq(chk->mismatches, 4);
+    cr_assert(isinf(chk->bound_ratio));
+    cr_assert_eq(chk->failure_lines, 4);
+    static const char *const named[4] = {"out[0] seq 0 qhead 0 dim 0", "out[1] seq 0 qhead 0 dim 1",
+                                         "out[4] seq 0 qhead 1 dim 1",
+                                         "out[5] seq 0 qhead 1 dim 2"};
+    for (int i = 0; i < 4; i++)
+        cr_assert_not_null(strstr(chk->failures[i], named[i]), "%s", chk->failures[i]);
+    cr_assert(isinf(chk->nmse));
+    free(chk);
+
+    /* bf16 bits: 0.625, 1.0625, -2.0625, 0.25, NaN, Inf */
+    const uint16_t in16[6] = {0x3F20, 0x3F88, 0xC004, 0x3E80, 0x7FC0, 0x7F80};
+    chk = check_new();
+    fp8kv_attention_judge(&ref, &bf16, in16, 2, 3, chk);
+    cr_assert_eq(chk->mismatches, 0, "%s", chk->failure_lines ? chk->failures[0] : "");
+    cr_assert_eq(chk->bound_ratio, 0.75);
+    free(chk);
+
+    /* f16 bits, every interval a point: 2^-24, Inf, -Inf, NaN, -0.625, 65504 */
+    double e16[6] = {0x1p-24, INFINITY, -INFINITY, NAN, -0.625, 65504.0};
+    const struct fp8kv_attention_ref point = {6, e16, e16, e16, 0};
+    const uint16_t f16[6] = {0x0001, 0x7C00, 0xFC00, 0x7E00, 0xB900, 0x7BFF};
+    chk = check_new();
+    fp8kv_attention_judge(&point, &(struct fp8kv_attention_arith){.out = FP8KV_ATTN_F16}, f16, 1, 6,
+                          chk);
+    cr_assert_eq(chk->mismatches, 0, "%s", chk->failure_lines ? chk->failures[0] : "");
+    free(chk);
+    const uint16_t f16_off[6] = {0x0002, 0x7BFF, 0xFBFF, 0x3C00, 0x3900, 0x7C00};
+    chk = check_new();
+    fp8kv_attention_judge(&point, &(struct fp8kv_attention_arith){.out = FP8KV_ATTN_F16}, f16_off,
+                          1, 6, chk);
+    cr_assert_eq(chk->mismatches, 6);
+    free(chk);
+}
+
 /* A finite output where the reference is NaN fails; under f32 too, a NaN where it is finite. */
 static void nan_f32_case(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p, void *arg)
 {
@@ -1135,15 +1207,18 @@ Test(attention, judge_nan_rules_under_f32)
 struct kernel {
     const char *name;
     int reverse, tile, split, l_of_rounded_p, normalize_first;
+    int exp_off;    /* ulps its exp is off by: up for even keys and the rescalings, down for odd */
     int no_rescale; /* a planted bug: the weighted sum not rescaled when the maximum moves */
 };
 
 static const struct kernel kernels[] = {
-    {"plain", 0, 0, 0, 0, 0, 0},
-    {"reversed, normalized before P.V", 1, 0, 0, 0, 1, 0},
-    {"online softmax, tile 16", 0, 16, 0, 0, 0, 0},
-    {"online softmax, tile 16, sum of rounded P", 1, 16, 0, 1, 0, 0},
-    {"split-K by 32, tile 16", 0, 16, 32, 0, 0, 0},
+    {"plain", 0, 0, 0, 0, 0, 0, 0},
+    {"reversed, normalized before P.V", 1, 0, 0, 0, 1, 0, 0},
+    {"online softmax, tile 16", 0, 16, 0, 0, 0, 0, 0},
+    {"online softmax, tile 16, sum of rounded P", 1, 16, 0, 1, 0, 0, 0},
+    {"split-K by 32, tile 16", 0, 16, 32, 0, 0, 0, 0},
+    {"split-K by 16, tile 16, exp 3 ulps off", 0, 16, 16, 0, 0, 3, 0},
+    {"online softmax, tile 16, exp 3 ulps off", 1, 16, 0, 1, 0, 3, 0},
 };
 #define KERNEL_COUNT (int)(sizeof kernels / sizeof kernels[0])
 
@@ -1159,6 +1234,15 @@ static const struct format *format_of(int t)
 static float to(float x, int t)
 {
     return t == FP8KV_ATTN_F32 ? x : (float)rn_bits(x, format_of(t));
+}
+
+/* kexp: expf (within an ulp) moved kn->exp_off ulps up (up) or down: within 4 ulps. */
+static float kexp(const struct kernel *kn, float x, int up)
+{
+    float r = expf(x);
+    for (int i = 0; i < kn->exp_off && r != 0.0f && isfinite(r); i++)
+        r = nextafterf(r, up ? INFINITY : 0.0f);
+    return r;
 }
 
 /* One partition's state: running maximum, sum of the weights, the weighted sum of V. */
@@ -1180,13 +1264,13 @@ static void partition(const struct kernel *kn, const struct fp8kv_attention_arit
         float m = pt->m;
         for (int t = t0; t < t1; t++)
             m = s[t] > m ? s[t] : m;
-        const float alpha = pt->m == -INFINITY ? 0.0f : expf(pt->m - m);
+        const float alpha = pt->m == -INFINITY ? 0.0f : kexp(kn, pt->m - m, 1);
         pt->l *= alpha;
         for (int d = 0; d < D && !kn->no_rescale; d++)
             pt->acc[d] *= alpha;
         for (int i = t0; i < t1; i++) {
             const int t = kn->reverse ? t1 - 1 - (i - t0) : i;
-            const float pf = m == -INFINITY ? 0.0f : expf(s[t] - m);
+            const float pf = m == -INFINITY ? 0.0f : kexp(kn, s[t] - m, t % 2 == 0);
             const float pr = to(pf, a->p);
             pt->l += kn->l_of_rounded_p ? pr : pf;
             for (int d = 0; d < D; d++)
@@ -1227,11 +1311,11 @@ static void kernel_head(const struct kernel *kn, const struct fp8kv_attention_ar
         M = pt[j].m > M ? pt[j].m : M;
     }
     for (int j = 0; j < parts; j++)
-        L += pt[j].l * expf(pt[j].m - M);
+        L += pt[j].l * kexp(kn, pt[j].m - M, j % 2 == 0);
     for (int d = 0; d < D; d++) {
         float o = 0.0f;
         for (int j = 0; j < parts; j++)
-            o += pt[j].acc[d] * expf(pt[j].m - M);
+            o += pt[j].acc[d] * kexp(kn, pt[j].m - M, j % 2 == 0);
         out[d] = o / L;
     }
     for (int j = 0; j < parts; j++)
@@ -1342,8 +1426,8 @@ Test(attention, correct_kernels_pass_under_their_arithmetic, .timeout = 600)
 static void wrong_kernel_case(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                               void *arg)
 {
-    static const struct kernel online = {"online softmax, tile 16", 0, 16, 0, 0, 0, 0};
-    static const struct kernel no_rescale = {"no rescale", 0, 16, 0, 0, 0, 1};
+    static const struct kernel online = {"online softmax, tile 16", 0, 16, 0, 0, 0, 0, 0};
+    static const struct kernel no_rescale = {"no rescale", 0, 16, 0, 0, 0, 0, 1};
     static const struct {
         const char *judged, *computed;
         const struct kernel *kn;
