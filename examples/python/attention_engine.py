@@ -211,7 +211,9 @@ def _one_head(q, K, V, ks, vs, sm, kv_mode, dot, p_t, n, draw, faults):
     for lo, hi in draw.partitions(n):
         m_run, l_run, acc = F32(-np.inf), F32(0), np.zeros(D, F32)
         for a, b in draw.tiles(lo, hi, 16):
-            m_new = max(m_run, s[a:b].max())
+            m_new = np.maximum(m_run, s[a:b].max())  # NaN propagates (fmaxf would drop it)
+            if m_new == -np.inf:  # every score so far -Inf (an Inf key): nothing to weigh yet
+                continue
             alpha = _exp(np.array([m_run - m_new], F32), draw)[0] if m_run > -np.inf else F32(0)
             p = _exp(s[a:b] - m_new, draw)
             pr = round_p(p)
@@ -219,8 +221,9 @@ def _one_head(q, K, V, ks, vs, sm, kv_mode, dot, p_t, n, draw, faults):
             acc = (alpha * acc + pr @ V[a:b]).astype(F32)
             m_run = m_new
         states.append((m_run, l_run, acc))
+    states = [st for st in states if st[0] != -np.inf] or states[:1]  # NaN states stay
     if draw.merge == "state":
-        m = max(st[0] for st in states)
+        m = np.max([st[0] for st in states])  # NaN propagates (Python's max would drop it)
         acc, l = np.zeros(D, F32), F32(0)
         for mj, lj, aj in states:
             c = _exp(np.array([mj - m], F32), draw)[0]
@@ -230,7 +233,7 @@ def _one_head(q, K, V, ks, vs, sm, kv_mode, dot, p_t, n, draw, faults):
     else:  # each partition normalized, merged by log-sum-exp (FlashInfer's merge_state)
         outs = [(aj / lj).astype(F32) for _, lj, aj in states]
         lse = [F32(mj + np.log(lj)) for mj, lj, _ in states]
-        top = max(lse)
+        top = np.max(lse)
         w = [np.exp(F32(x - top)).astype(F32) for x in lse]
         o = sum(((wj * oj).astype(F32) for wj, oj in zip(w, outs)), np.zeros(D, F32))
         o = (o / F32(sum(w, F32(0)))).astype(F32)

@@ -95,6 +95,9 @@ struct fp8kv_attention_problem {
 struct fp8kv_attention_ref {
     size_t count;
     double *exact, *lo, *hi;
+    unsigned char *nan_also; /* outputs a NaN also stands for: a value that is not finite, whose
+                                weight may be 0 in a kernel (0 x Inf); tokens of weight exactly 0
+                                in double are left out of exact */
     uint64_t vacuous; /* outputs whose bound is infinite (the arithmetic cannot be judged there) */
 };
 
@@ -108,7 +111,8 @@ void fp8kv_attention_ref_free(struct fp8kv_attention_ref *ref);
 
 /* fp8kv_attention_judge: judges got (count outputs, elements of dtype a->out: f32, bf16 or f16
  * bits) against ref: a mismatch is an output outside its interval (a NaN where the reference
- * is finite, or the reverse; an infinity where it is not the same infinity). Sets chk's
+ * is finite, or the reverse but where nan_also says; an infinity where it is not the same
+ * infinity). Sets chk's
  * cases, mismatches, bound_ratio (the worst |got - exact| / the allowed distance on its side),
  * the NMSE against the exact values, and failure lines naming the output by sequence, q head
  * and dim (num_q_heads, head_size give the shape). */
