@@ -12,11 +12,17 @@
 
 static const char check_kv_help[] =
     "usage: fp8kv check-kv (--plugin LIB.so | --subject NAME) [--profile P] [--device N]\n"
-    "                      [--timeout S] [--vectors DIR] [--json FILE]\n"
+    "                      [--suite golden|engine|all] [--timeout S] [--vectors DIR]\n"
+    "                      [--json FILE]\n"
     "\n"
     "Runs every golden KV case (vectors/<profile>/kv/) through KV kernels and judges them: the\n"
     "store byte for byte, the gather + dequant in f32, f16 and bf16 bit for bit, the attention\n"
-    "by NMSE against the oracle (threshold 1e-10), for each profile the kernels implement.\n"
+    "at the arithmetic the kernels declare (every output within its bound, docs/DESIGN.md\n"
+    "§5.3.1; under f32 also an NMSE of at most 1e-10 against the oracle), for each profile the\n"
+    "kernels implement.\n"
+    "  --suite S        golden (default): the golden KV cases; engine: the attention of the\n"
+    "                   engine suite's decode cases (`fp8kv suite`; generated, their digests\n"
+    "                   checked; seconds per case); all: both\n"
     "  --plugin LIB.so  a shared library exporting fp8kv_kv_kernels_v1 (fp8kv/kv_plugin.h), run\n"
     "                   in a worker process; device-memory kernels need a GPU build\n"
     "  --subject NAME   fp8kv's own kernels through the same interface: cpu-reference, or\n"
@@ -36,13 +42,14 @@ enum {
     OPT_PROFILE,
     OPT_DEVICE,
     OPT_TIMEOUT,
+    OPT_SUITE,
     OPT_VECTORS,
     OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"plugin", 1},  {"subject", 1}, {"profile", 1}, {"device", 1},
-    {"timeout", 1}, {"vectors", 1}, {"json", 1}};
+    {"timeout", 1}, {"suite", 1},   {"vectors", 1}, {"json", 1}};
 
 /* own_subject: fp8kv's KV subject called name, from the target that has it. */
 static int own_subject(const char *cmd, const char *name, int device, struct fp8kv_subject *out)
@@ -69,7 +76,7 @@ static int own_subject(const char *cmd, const char *name, int device, struct fp8
 
 /* judge: the golden cases of every profile s implements (or only `only`); 0, or an exit code. */
 static int judge(const char *cmd, const struct fp8kv_subject *s, const char *only, const char *dir,
-                 struct fp8kv_results *r, int *profiles)
+                 unsigned suites, struct fp8kv_results *r, int *profiles)
 {
     for (int i = 0; i < fp8kv_profile_count; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
@@ -82,7 +89,9 @@ static int judge(const char *cmd, const struct fp8kv_subject *s, const char *onl
             continue;
         }
         const size_t from = r->count;
-        const int rc = fp8kv_check_kv(dir, p, s, r);
+        int rc = suites & 1u ? fp8kv_check_kv(dir, p, s, r) : 0;
+        if (rc == 0 && (suites & 2u) && fp8kv_subject_can(s, FP8KV_CAP_ATTENTION))
+            rc = fp8kv_check_attention_engine(dir, p, s, r);
         fp8kv_log_checks(stdout, r, from);
         if (rc != 0)
             return fp8kv_cli_subject_error(cmd, rc);
@@ -111,6 +120,12 @@ int fp8kv_cmd_check_kv(int argc, char **argv)
         return rc;
     if (a.value[OPT_PROFILE] && !fp8kv_cli_profile(cmd, a.value[OPT_PROFILE]))
         return FP8KV_EXIT_USAGE;
+    static const char *const suite_names[] = {"golden", "engine", "all"};
+    const int suite = a.value[OPT_SUITE]
+                          ? fp8kv_cli_parse_choice(cmd, "suite", a.value[OPT_SUITE], suite_names, 3)
+                          : 0;
+    if (suite < 0)
+        return FP8KV_EXIT_USAGE;
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     if (fp8kv_vectors_trust(dir) != 0)
         return fp8kv_cli_input_error(cmd);
@@ -129,7 +144,11 @@ int fp8kv_cmd_check_kv(int argc, char **argv)
     }
     struct fp8kv_results r = {0};
     int profiles = 0;
-    rc = judge(cmd, &s, a.value[OPT_PROFILE], dir, &r, &profiles);
+    rc = judge(cmd, &s, a.value[OPT_PROFILE], dir,
+               suite == 0   ? 1u
+               : suite == 1 ? 2u
+                            : 3u,
+               &r, &profiles);
     if (rc == 0) {
         size_t failed = 0;
         for (size_t i = 0; i < r.count; i++)

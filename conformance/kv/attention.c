@@ -287,7 +287,7 @@ static int work_alloc(struct work *w, int n, int d)
     w->q = malloc(dd * sizeof *w->q);
     if (!w->key || !w->value || !w->score || !w->sum || !w->q) {
         work_free(w);
-        return fp8kv_fail("out of memory (attention reference of %d tokens)", n);
+        return FP8KV_ERR; /* said by the caller (this runs in a worker thread) */
     }
     w->mag = w->score + nn;
     w->weight = w->mag + nn;
@@ -493,23 +493,39 @@ int fp8kv_attention_reference(const struct fp8kv_attention_problem *pr,
         fp8kv_attention_ref_free(ref);
         return fp8kv_fail("out of memory (attention reference of %zu outputs)", ref->count);
     }
-    for (int i = 0; i < pr->num_seqs; i++) {
+    for (int i = 0; i < pr->num_seqs; i++)
+        if (pr->seq_lens[i] < 0) {
+            fp8kv_attention_ref_free(ref);
+            return fp8kv_fail("attention reference: sequence %d has length %d", i, pr->seq_lens[i]);
+        }
+    /* one task per sequence and kv head, longest first; the callbacks only read */
+    const long tasks = (long)pr->num_seqs * pr->num_kv_heads;
+    int failed = 0;
+    uint64_t vacuous = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed) reduction(+ : vacuous)
+    for (long task = 0; task < tasks; task++) {
+        const int i = (int)(task / pr->num_kv_heads), g = (int)(task % pr->num_kv_heads);
         const int n = pr->seq_lens[i];
         struct work w;
-        if (n < 0 || work_alloc(&w, n, D) != 0) {
-            fp8kv_attention_ref_free(ref);
-            return n < 0 ? fp8kv_fail("attention reference: sequence %d has length %d", i, n)
-                         : FP8KV_ERR;
+        struct fp8kv_attention_ref part = *ref;
+        part.vacuous = 0;
+        if (failed || work_alloc(&w, n, D) != 0) {
+            failed = 1;
+            continue;
         }
-        for (int g = 0; g < pr->num_kv_heads; g++) {
-            for (int t = 0; t < n; t++) {
-                pr->row(pr->ctx, 1, i, t, g, w.key + (size_t)t * D);
-                pr->row(pr->ctx, 0, i, t, g, w.value + (size_t)t * D);
-            }
-            for (int h = g * group; h < (g + 1) * group; h++)
-                one_head(pr, a, &w, i, h, ref, ((size_t)i * pr->num_q_heads + h) * (size_t)D);
+        for (int t = 0; t < n; t++) {
+            pr->row(pr->ctx, 1, i, t, g, w.key + (size_t)t * D);
+            pr->row(pr->ctx, 0, i, t, g, w.value + (size_t)t * D);
         }
+        for (int h = g * group; h < (g + 1) * group; h++)
+            one_head(pr, a, &w, i, h, &part, ((size_t)i * pr->num_q_heads + h) * (size_t)D);
+        vacuous += part.vacuous;
         work_free(&w);
+    }
+    ref->vacuous = vacuous;
+    if (failed) {
+        fp8kv_attention_ref_free(ref);
+        return fp8kv_fail("out of memory (attention reference)");
     }
     return FP8KV_OK;
 }

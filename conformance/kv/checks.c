@@ -12,6 +12,7 @@
 #include "fp8kv/checks.h"
 #include "fp8kv/kv_attention.h"
 #include "fp8kv/kv_judge.h"
+#include "fp8kv/kv_suite.h"
 #include "kv/call.h"
 
 #include <math.h>
@@ -576,5 +577,55 @@ int fp8kv_check_attention_long(const char *dir, const struct fp8kv_profile *p,
     if (rc == 0)
         rc = check_long_case(p, subject, table.data, FP8KV_LAYOUT_SPLIT_X, 8, out);
     fp8kv_npy_free(&table);
+    return rc;
+}
+
+/* ---- the engine suite ------------------------------------------------------------------------ */
+
+/* One engine-suite case through the subject's attention, judged at its declared arithmetic. */
+static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
+                             const struct fp8kv_subject *subject,
+                             const struct fp8kv_attention_arith *arith, int index,
+                             struct fp8kv_results *out)
+{
+    const double t0 = fp8kv_now();
+    struct fp8kv_suite_case c;
+    if (fp8kv_suite_case_make(dir, p, index, &c) != 0)
+        return FP8KV_ERR;
+    const enum fp8kv_kv_dtype q_dtype = abi_dtype(arith->q), out_dtype = abi_dtype(arith->out);
+    const size_t n = (size_t)c.num_seqs * c.num_q_heads * c.shape.head_size;
+    void *y = malloc(n * fp8kv_kv_dtype_size(out_dtype) + 1);
+    void *q = query_in(c.query, n, q_dtype);
+    int rc = y && q ? FP8KV_OK : fp8kv_fail("out of memory");
+    if (rc == 0) {
+        memset(y, SENTINEL, n * fp8kv_kv_dtype_size(out_dtype));
+        const struct fp8kv_kv_scales ks = tensor_scales(c.k_scale), vs = tensor_scales(c.v_scale);
+        const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
+        rc = run_attention(subject, cfg, &c.shape, q, c.num_q_heads, c.key_cache, c.value_cache,
+                           c.block_table, c.max_blocks, c.seq_lens, c.num_seqs, &ks, &vs,
+                           c.softmax_scale, q_dtype, out_dtype, y);
+    }
+    struct fp8kv_check chk;
+    if (rc == 0)
+        rc = fp8kv_suite_judge_attention(&c, p->name, subject->name, arith, y, &chk);
+    if (rc == 0) {
+        fp8kv_check_finish(&chk, fp8kv_now() - t0);
+        rc = fp8kv_results_add(out, &chk);
+    }
+    free(y);
+    free(q);
+    fp8kv_suite_case_free(&c);
+    return rc;
+}
+
+int fp8kv_check_attention_engine(const char *dir, const struct fp8kv_profile *p,
+                                 const struct fp8kv_subject *subject, struct fp8kv_results *out)
+{
+    struct fp8kv_attention_arith arith;
+    if (fp8kv_attention_arith_parse(subject->kv->arithmetic, &arith) != 0)
+        return fp8kv_fail("%s: %s", subject->name, fp8kv_last_error());
+    int rc = FP8KV_OK;
+    for (int i = 0; i < fp8kv_suite_case_count() && rc == 0; i++)
+        rc = check_engine_case(dir, p, subject, &arith, i, out);
     return rc;
 }

@@ -627,7 +627,8 @@ static const struct {
     {FP8KV_STATE_FAIL, "kv-store", "", WHEN_ALWAYS,
      "the cache bytes the subject stored differ from the oracle's (or it wrote a padding slot)"},
     {FP8KV_STATE_FAIL, "kv-attention", "", WHEN_ALWAYS,
-     "the attention output is further from the high-precision reference than its threshold"},
+     "attention outputs lie outside the bound of the arithmetic the subject declares (or, under "
+     "f32, their NMSE against the 128-bit reference is above its threshold)"},
     {FP8KV_STATE_FAIL, "kv-read-", "", WHEN_ALWAYS,
      "the values gathered and dequantized differ from the oracle's read model bit for bit"},
     {FP8KV_STATE_FAIL, "read-", "", WHEN_ALWAYS,

@@ -276,6 +276,13 @@ int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
 int fp8kv_check_attention_long(const char *dir, const struct fp8kv_profile *p,
                                const struct fp8kv_subject *subject, struct fp8kv_results *out);
 
+/* fp8kv_check_attention_engine: an attention subject on every case of the engine suite
+ * (fp8kv/kv_suite.h: generated, their digests checked) under profile p, judged at the
+ * arithmetic it declares: one check ("kv-attention-engine") per case. Returns 0, the subject's
+ * status, or FP8KV_ERR (vectors, digests, memory). */
+int fp8kv_check_attention_engine(const char *dir, const struct fp8kv_profile *p,
+                                 const struct fp8kv_subject *subject, struct fp8kv_results *out);
+
 /* fp8kv_check_quantization_nmse: the NMSE of store-then-read against the unquantized input
  * for Gaussian, Gaussian-with-outliers and uniform data (fixed seeds), one check each,
  * reported and not gated (gated = 0). */
