@@ -621,6 +621,31 @@ static int all_f32(const struct fp8kv_attention_arith *a)
            a->out == FP8KV_ATTN_F32;
 }
 
+/* name_nmse_failures: an NMSE above the threshold with every output within its bound (f32
+ * rounding is allowed more than the NMSE gate allows on average): the outputs whose squared
+ * error exceeds their share of the allowed total, each a mismatch. */
+static void name_nmse_failures(const struct fp8kv_kv_case *c, const float *y,
+                               struct fp8kv_check *chk)
+{
+    const double *ref = c->attention.data;
+    const size_t D = (size_t)c->shape.head_size, n = chk->cases;
+    double energy = 0.0;
+    for (size_t i = 0; i < n; i++)
+        energy += isfinite(ref[i]) ? ref[i] * ref[i] : 0.0;
+    const double budget = chk->threshold * energy / (double)n;
+    for (size_t i = 0; i < n; i++) {
+        const double e = (double)y[i] - ref[i];
+        if (isnan(y[i]) == isnan(ref[i]) && !(e * e > budget))
+            continue;
+        const size_t row = i / D;
+        fp8kv_check_failure(chk, -1,
+                            "out[%zu] seq %zu qhead %zu dim %zu => %08x (%.9g)  128-bit %.17g: its "
+                            "error is past its share of the NMSE threshold",
+                            i, row / (size_t)c->num_q_heads, row % (size_t)c->num_q_heads, i % D,
+                            fp8kv_f32_bits(y[i]), (double)y[i], ref[i]);
+    }
+}
+
 int fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                              const char *subject, const struct fp8kv_attention_arith *a,
                              const void *y, const char *detail_suffix, struct fp8kv_check *chk)
@@ -658,6 +683,8 @@ int fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_p
         chk->nmse = fp8kv_nmse(y, c->attention.data, chk->cases);
         chk->threshold = FP8KV_KV_ATTENTION_THRESHOLD;
         chk->nmse_reported = 0;
+        if (!(chk->nmse <= chk->threshold) && chk->failure_lines == 0)
+            name_nmse_failures(c, y, chk);
     }
     return FP8KV_OK;
 }
