@@ -228,13 +228,13 @@ static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
     (void)ctx;
     const struct fp8kv_kv_layout_v1 *c = a->cache;
     const int D = c->head_size, group = a->num_q_heads / c->num_heads;
-    float scores[4096];
+    static _Thread_local float scores[16384];
     for (int s = 0; s < a->num_seqs; s++)
         for (int qh = 0; qh < a->num_q_heads; qh++) {
             const float *q = a->query + ((size_t)s * a->num_q_heads + qh) * D;
             float *out = a->out + ((size_t)s * a->num_q_heads + qh) * D;
             const int n = a->seq_lens[s], h = qh / group;
-            if (n > 4096)
+            if (n > 16384)
                 return -1; /* this example's limit */
             float max = -INFINITY, sum = 0.0f;
             for (int t = 0; t < n; t++) {
