@@ -80,3 +80,13 @@ def test_every_planted_fault_fails(fault, arithmetic):
         if not judgement.conformant:
             return
     pytest.fail(f"{fault} under {arithmetic} passed every case (ratios {ratios})")
+
+
+def test_the_engine_suite_refuses_what_it_does_not_judge():
+    case = fp8kv.engine_case(PROFILES[0], 5)
+    with pytest.raises(fp8kv.Fp8kvError, match="attention outputs only"):
+        case.judge_store(np.zeros(4, np.uint8), np.zeros(4, np.uint8))
+    with pytest.raises(fp8kv.Fp8kvError, match="unknown engine-suite case"):
+        fp8kv.engine_case(PROFILES[0], 99)
+    with pytest.raises(fp8kv.Fp8kvError, match="elements"):
+        fp8kv.judge_attention(case, np.zeros(7, np.float32))

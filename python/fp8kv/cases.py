@@ -253,6 +253,12 @@ class EngineCase:
     def judge_attention(self, out, arithmetic="f32", subject="engine"):
         return judge_attention(self, out, arithmetic=arithmetic, subject=subject).check()
 
+    def judge_store(self, *args, **kwargs):
+        return judge_store(self, *args, **kwargs).check()
+
+    def judge_gather(self, *args, **kwargs):
+        return judge_gather(self, *args, **kwargs).check()
+
 
 def engine_case(profile, index, vectors=None):
     """Case index of the engine suite under profile (generated and checked: an EngineCase)."""

@@ -150,12 +150,19 @@ def _scale_cache(case, x, what):
     return bits_of(a, 4)
 
 
+def _golden_only(case, what):
+    if getattr(case, "suite", "golden") != "golden":
+        raise _native.Fp8kvError(f"{case!r}: the engine suite judges attention outputs only, "
+                                 f"not {what}")
+
+
 def judge_store(case, key_cache, value_cache, key_scale_cache=None, value_scale_cache=None,
                 subject="engine"):
     """Judges the caches a store wrote for case (filled with 0xA5 before it; any shape with the
     case's byte count; uint8, int8, float8 tensors or arrays) and, for a case with a scale per
     token and head (and only then), the scale caches it wrote (float32, num_blocks x block_size x
     num_heads, filled with 0xA5 bytes before it): a Judgement."""
+    _golden_only(case, "a store")
     return _judge(case, subject, key=_cache_bytes(case, key_cache, "key_cache"),
                   value=_cache_bytes(case, value_cache, "value_cache"),
                   key_scales=_scale_cache(case, key_scale_cache, "key_scale_cache"),
@@ -166,6 +173,7 @@ def judge_gather(case, out, dtype=None, subject="engine"):
     """Judges gather + dequant rows: the key rows then the value rows of every sequence
     (2 x sum(seq_lens) x heads x head_size elements), bit for bit. dtype ("f32", "f16",
     "bf16") is inferred from float32/float16/bfloat16 arrays; give it for raw bits."""
+    _golden_only(case, "a gather")
     if dtype is not None and dtype not in _GATHER_DTYPES:
         raise _native.Fp8kvError(f"gather: dtype={dtype!r}: give {_DTYPES_QUOTED}")
     sized = _sized(case, "gather", 2 * case.rows * case.width, "elements",
