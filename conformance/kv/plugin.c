@@ -18,7 +18,9 @@
 #include "fp8kv/gpu.h"
 #endif
 
-enum { ARENA_BYTES = 512u << 20 }; /* the arrays of one call (an engine-suite case: 2 x 64 MiB caches) */
+enum {
+    ARENA_BYTES = 512u << 20
+}; /* the arrays of one call (an engine-suite case: 2 x 64 MiB caches) */
 _Static_assert(sizeof(struct fp8kv_kv_call) <= FP8KV_HOST_PARAMS, "a call fits a request");
 _Static_assert(FP8KV_KV_CALL_ARRAYS <= FP8KV_HOST_ARRAYS, "a call's arrays fit a request");
 

@@ -225,30 +225,38 @@ static char *render_text(const struct fp8kv_kv_case *c, const struct fp8kv_profi
     return text;
 }
 
-static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
-                         const struct fp8kv_judge_kv_result *out)
+/* verdict_document: out's verdict document (report/json.h) with extra's keys (the case's own),
+ * as text; NULL when either is missing (out of memory). Takes extra. */
+static char *verdict_document(const struct fp8kv_judge_kv_result *out, json_t *extra)
 {
-    /* a verdict document (report/json.h) with the case's own keys */
     json_t *o = fp8kv_verdict_json("judge-kv", out->conformant ? "conformant" : "nonconformant",
                                    out->checks.items, out->checks.count);
-    json_t *extra = json_pack(
-        "{s:s, s:i, s:s, s:i, s:{s:s, s:s, s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:[I, I], "
-        "s:[I, I]}",
-        "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "profile",
-        p->name, "case", c->index, "shape", "layout", fp8kv_kv_layout_name(c->shape.layout),
-        "in_dtype", fp8kv_kv_dtype_name(c->in), "scale_granularity",
-        fp8kv_kv_scale_granularity_name(c->granularity), "num_blocks", c->shape.num_blocks,
-        "block_size", c->shape.block_size, "num_heads", c->shape.num_heads, "head_size",
-        c->shape.head_size, "bytes", (json_int_t)out->bytes, "mismatches",
-        (json_int_t)out->mismatches, "cache_mismatches", (json_int_t)out->cache_mismatches[0],
-        (json_int_t)out->cache_mismatches[1], "scale_cache_mismatches",
-        (json_int_t)out->scale_cache_mismatches[0], (json_int_t)out->scale_cache_mismatches[1]);
     char *text = NULL;
     if (o && extra && json_object_update(o, extra) == 0)
         text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
     json_decref(o);
     json_decref(extra);
     return text;
+}
+
+static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
+                         const struct fp8kv_judge_kv_result *out)
+{
+    return verdict_document(
+        out,
+        json_pack("{s:s, s:i, s:s, s:i, s:{s:s, s:s, s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:[I, I], "
+                  "s:[I, I]}",
+                  "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION,
+                  "profile", p->name, "case", c->index, "shape", "layout",
+                  fp8kv_kv_layout_name(c->shape.layout), "in_dtype", fp8kv_kv_dtype_name(c->in),
+                  "scale_granularity", fp8kv_kv_scale_granularity_name(c->granularity),
+                  "num_blocks", c->shape.num_blocks, "block_size", c->shape.block_size, "num_heads",
+                  c->shape.num_heads, "head_size", c->shape.head_size, "bytes",
+                  (json_int_t)out->bytes, "mismatches", (json_int_t)out->mismatches,
+                  "cache_mismatches", (json_int_t)out->cache_mismatches[0],
+                  (json_int_t)out->cache_mismatches[1], "scale_cache_mismatches",
+                  (json_int_t)out->scale_cache_mismatches[0],
+                  (json_int_t)out->scale_cache_mismatches[1]));
 }
 
 /* ---- the entry point --------------------------------------------------------------------- */
@@ -340,24 +348,18 @@ static char *render_suite_text(const struct fp8kv_suite_case *c, const struct fp
 static char *render_suite_json(const struct fp8kv_suite_case *c, const struct fp8kv_profile *p,
                                const struct fp8kv_judge_kv_result *out)
 {
-    json_t *o = fp8kv_verdict_json("judge-kv", out->conformant ? "conformant" : "nonconformant",
-                                   out->checks.items, out->checks.count);
-    json_t *extra = json_pack(
-        "{s:s, s:i, s:s, s:s, s:i, s:s, s:{s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:s, s:[I, I], "
-        "s:[I, I]}",
-        "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "profile",
-        p->name, "suite", "engine", "case", c->index, "name", c->name, "shape", "layout",
-        fp8kv_kv_layout_name(c->shape.layout), "num_blocks", c->shape.num_blocks, "block_size",
-        c->shape.block_size, "num_heads", c->shape.num_heads, "head_size", c->shape.head_size,
-        "bytes", (json_int_t)0, "mismatches", (json_int_t)out->mismatches, "inputs_digest",
-        c->digest, "cache_mismatches", (json_int_t)0, (json_int_t)0, "scale_cache_mismatches",
-        (json_int_t)0, (json_int_t)0);
-    char *text = NULL;
-    if (o && extra && json_object_update(o, extra) == 0)
-        text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
-    json_decref(o);
-    json_decref(extra);
-    return text;
+    return verdict_document(
+        out,
+        json_pack(
+            "{s:s, s:i, s:s, s:s, s:i, s:s, s:{s:s, s:i, s:i, s:i, s:i}, s:I, s:I, s:s, s:[I, I], "
+            "s:[I, I]}",
+            "schema", "fp8kv-judge-kv", "schema_version", FP8KV_JUDGE_KV_SCHEMA_VERSION, "profile",
+            p->name, "suite", "engine", "case", c->index, "name", c->name, "shape", "layout",
+            fp8kv_kv_layout_name(c->shape.layout), "num_blocks", c->shape.num_blocks, "block_size",
+            c->shape.block_size, "num_heads", c->shape.num_heads, "head_size", c->shape.head_size,
+            "bytes", (json_int_t)0, "mismatches", (json_int_t)out->mismatches, "inputs_digest",
+            c->digest, "cache_mismatches", (json_int_t)0, (json_int_t)0, "scale_cache_mismatches",
+            (json_int_t)0, (json_int_t)0));
 }
 
 int fp8kv_judge_kv_suite(const struct fp8kv_suite_case *c, const struct fp8kv_profile *p,
