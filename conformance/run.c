@@ -113,6 +113,11 @@ static int run_kv(const struct fp8kv_run_options *o, const struct fp8kv_profile 
     if (rc == 0 && (s->flags & FP8KV_SUBJECT_LONG_CONTEXT) &&
         fp8kv_subject_can(s, FP8KV_CAP_ATTENTION))
         rc = fp8kv_check_attention_long(o->vectors_dir, p, s, r);
+    /* the engine suite too (decode at engine shapes, seconds a profile): for the subjects whose
+     * long-context paths are judged, fp8kv's GPU kernels */
+    if (rc == 0 && (s->flags & FP8KV_SUBJECT_LONG_CONTEXT) &&
+        fp8kv_subject_can(s, FP8KV_CAP_ATTENTION))
+        rc = fp8kv_check_attention_engine(o->vectors_dir, p, s, r);
     if (rc == 0 && fp8kv_subject_can(s, FP8KV_CAP_STORE | FP8KV_CAP_GATHER))
         rc = fp8kv_check_quantization_nmse(p, s, r);
     return rc;

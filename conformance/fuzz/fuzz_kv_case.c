@@ -29,14 +29,21 @@ static struct {
     size_t n;
 } originals[BASE_CASES][FILES];
 
+/* load_originals: the base cases' files, and the profile's decode.npy written once into the
+ * fuzz directory (a case's folded attention reads it: the loader loads it with the case). */
 static void load_originals(void)
 {
     static int done;
     if (done++)
         return;
+    char from[1024];
+    size_t n = 0;
+    snprintf(from, sizeof from, "%s/vectors/%s/decode.npy", FP8KV_SOURCE_DIR, PROFILE);
+    char *decode = fuzz_read(from, &n);
+    fuzz_write(PROFILE "/decode.npy", decode, n);
+    free(decode);
     for (int c = 0; c < BASE_CASES; c++)
         for (size_t f = 0; f < FILES; f++) {
-            char from[1024];
             snprintf(from, sizeof from, "%s/vectors/%s/kv/case%d_%s.npy", FP8KV_SOURCE_DIR, PROFILE,
                      c, fp8kv_kv_case_files[f]);
             if (f < FP8KV_KV_CASE_FILES_ALWAYS || access(from, R_OK) == 0)
