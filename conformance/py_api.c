@@ -319,15 +319,16 @@ char *fp8kv_py_suite_case_json(const char *vectors, const char *profile, int ind
         char words[160];
         fp8kv_suite_case_words(c, words, sizeof words);
         json_t *o = json_pack(
-            "{s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:i, s:[I, I, "
+            "{s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:i, s:i, s:i, "
+            "s:[I, I, "
             "I]}",
             "profile", p->name, "suite", "engine", "index", c->index, "case_count", c->case_count,
             "name", c->name, "words", words, "num_blocks", c->shape.num_blocks, "block_size",
             c->shape.block_size, "num_heads", c->shape.num_heads, "head_size", c->shape.head_size,
             "layout", fp8kv_kv_layout_name(c->shape.layout), "num_seqs", c->num_seqs, "num_q_heads",
-            c->num_q_heads, "max_blocks_per_seq", c->max_blocks, "scale_bits",
-            (json_int_t)fp8kv_f32_bits(c->k_scale), (json_int_t)fp8kv_f32_bits(c->v_scale),
-            (json_int_t)fp8kv_f32_bits(c->softmax_scale));
+            c->num_q_heads, "max_blocks_per_seq", c->max_blocks, "rows", c->rows, "window",
+            c->window, "scale_bits", (json_int_t)fp8kv_f32_bits(c->k_scale),
+            (json_int_t)fp8kv_f32_bits(c->v_scale), (json_int_t)fp8kv_f32_bits(c->softmax_scale));
         text = o ? json_dumps(o, JSON_SORT_KEYS) : NULL;
         json_decref(o);
         if (!text)
@@ -347,11 +348,13 @@ void *fp8kv_py_suite_array(const char *vectors, const char *profile, int index, 
     const struct fp8kv_suite_case *c = suite_case(vectors, profile, index, &p);
     void *out = NULL;
     if (c) {
-        const size_t q = (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size;
+        const size_t q = (size_t)c->rows * c->num_q_heads * c->shape.head_size;
         const void *src = NULL;
         size_t n = 0;
         if (strcmp(name, "query") == 0)
             src = c->query, n = q * sizeof(float);
+        else if (strcmp(name, "query_lens") == 0)
+            src = c->query_lens, n = (size_t)c->num_seqs * sizeof(int32_t);
         else if (strcmp(name, "key_cache") == 0 || strcmp(name, "value_cache") == 0)
             src = name[0] == 'k' ? c->key_cache : c->value_cache, n = fp8kv_cache_bytes(&c->shape);
         else if (strcmp(name, "block_table") == 0)
@@ -359,8 +362,8 @@ void *fp8kv_py_suite_array(const char *vectors, const char *profile, int index, 
         else if (strcmp(name, "seq_lens") == 0)
             src = c->seq_lens, n = (size_t)c->num_seqs * sizeof(int32_t);
         else
-            fp8kv_fail("no array '%s' of an engine-suite case (query, key_cache, value_cache, "
-                       "block_table, seq_lens)",
+            fp8kv_fail("no array '%s' of an engine-suite case (query, query_lens, key_cache, "
+                       "value_cache, block_table, seq_lens)",
                        name);
         if (src && (out = malloc(n ? n : 1)) != NULL) {
             memcpy(out, src, n);

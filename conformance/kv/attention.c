@@ -389,13 +389,14 @@ static struct weights weigh(const struct fp8kv_attention_arith *a, struct work *
     return r;
 }
 
-/* one_head: the outputs of q head h of sequence seq (n tokens, rows in w) into ref at base. */
+/* one_head: the outputs of q head h of query row `row` over the n tokens of w into ref at
+ * base. */
 static void one_head(const struct fp8kv_attention_problem *pr,
-                     const struct fp8kv_attention_arith *a, struct work *w, int seq, int h,
+                     const struct fp8kv_attention_arith *a, struct work *w, int row, int h,
                      struct fp8kv_attention_ref *ref, size_t base)
 {
     const int n = w->n, D = w->d;
-    pr->query(pr->ctx, seq, h, w->q);
+    pr->query(pr->ctx, row, h, w->q);
     if (n == 0) { /* the ABI's rule: a sequence of no tokens gives zeros */
         for (int d = 0; d < D; d++) {
             ref->exact[base + d] = ref->lo[base + d] = ref->hi[base + d] = 0.0;
@@ -483,7 +484,16 @@ int fp8kv_attention_reference(const struct fp8kv_attention_problem *pr,
         return fp8kv_fail("attention reference: %d q heads over %d kv heads, head size %d",
                           pr->num_q_heads, pr->num_kv_heads, pr->head_size);
     const int D = pr->head_size, group = pr->num_q_heads / pr->num_kv_heads;
-    ref->count = (size_t)pr->num_seqs * (size_t)pr->num_q_heads * (size_t)D;
+    size_t rows = 0;
+    for (int i = 0; i < pr->num_seqs; i++) {
+        const int queries = pr->query_lens ? pr->query_lens[i] : 1;
+        if (pr->seq_lens[i] < 0 || queries < 1 ||
+            queries > pr->seq_lens[i] + (pr->seq_lens[i] == 0))
+            return fp8kv_fail("attention reference: sequence %d has %d tokens and %d queries", i,
+                              pr->seq_lens[i], queries);
+        rows += (size_t)queries;
+    }
+    ref->count = rows * (size_t)pr->num_q_heads * (size_t)D;
     const size_t bytes = (ref->count ? ref->count : 1) * sizeof(double);
     ref->exact = malloc(bytes);
     ref->lo = malloc(bytes);
@@ -493,12 +503,7 @@ int fp8kv_attention_reference(const struct fp8kv_attention_problem *pr,
         fp8kv_attention_ref_free(ref);
         return fp8kv_fail("out of memory (attention reference of %zu outputs)", ref->count);
     }
-    for (int i = 0; i < pr->num_seqs; i++)
-        if (pr->seq_lens[i] < 0) {
-            fp8kv_attention_ref_free(ref);
-            return fp8kv_fail("attention reference: sequence %d has length %d", i, pr->seq_lens[i]);
-        }
-    /* one task per sequence and kv head, longest first; the callbacks only read */
+    /* one task per sequence and kv head; the callbacks only read */
     const long tasks = (long)pr->num_seqs * pr->num_kv_heads;
     int failed = 0;
     uint64_t vacuous = 0;
@@ -517,8 +522,24 @@ int fp8kv_attention_reference(const struct fp8kv_attention_problem *pr,
             pr->row(pr->ctx, 1, i, t, g, w.key + (size_t)t * D);
             pr->row(pr->ctx, 0, i, t, g, w.value + (size_t)t * D);
         }
-        for (int h = g * group; h < (g + 1) * group; h++)
-            one_head(pr, a, &w, i, h, &part, ((size_t)i * pr->num_q_heads + h) * (size_t)D);
+        /* query j of a sequence of n tokens and q queries is token n - q + j: it sees the tokens
+         * up to itself (and, under a window W, the last W of them) */
+        const int queries = pr->query_lens ? pr->query_lens[i] : 1;
+        size_t first = 0;
+        for (int k = 0; k < i; k++)
+            first += pr->query_lens ? (size_t)pr->query_lens[k] : 1;
+        for (int j = 0; j < queries; j++) {
+            const int hi = n - queries + j + 1,
+                      lo = pr->window > 0 && hi > pr->window ? hi - pr->window : 0;
+            struct work view = w;
+            view.key += (size_t)lo * D;
+            view.value += (size_t)lo * D;
+            view.n = n == 0 ? 0 : hi - lo;
+            const size_t row = first + (size_t)j;
+            for (int h = g * group; h < (g + 1) * group; h++)
+                one_head(pr, a, &view, (int)row, h, &part,
+                         (row * (size_t)pr->num_q_heads + (size_t)h) * (size_t)D);
+        }
         vacuous += part.vacuous;
         work_free(&w);
     }

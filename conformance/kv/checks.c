@@ -592,6 +592,20 @@ static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
     struct fp8kv_suite_case c;
     if (fp8kv_suite_case_make(dir, p, index, &c) != 0)
         return FP8KV_ERR;
+    if (c.rows > c.num_seqs || c.window) { /* the ABI's attention: one query a sequence */
+        char words[160], detail[160];
+        fp8kv_suite_case_words(&c, words, sizeof words);
+        if (snprintf(detail, sizeof detail,
+                     "not run: the KV ABI's attention takes one query a sequence; engine/case%d %s",
+                     index, words) >= (int)sizeof detail)
+            detail[sizeof detail - 1] = '\0';
+        struct fp8kv_check chk;
+        fp8kv_check_init(&chk, "kv-case", subject->name, p->name, detail);
+        chk.gated = 0;
+        fp8kv_check_finish(&chk, 0.0);
+        fp8kv_suite_case_free(&c);
+        return fp8kv_results_add(out, &chk);
+    }
     const enum fp8kv_kv_dtype q_dtype = abi_dtype(arith->q), out_dtype = abi_dtype(arith->out);
     const size_t n = (size_t)c.num_seqs * c.num_q_heads * c.shape.head_size;
     void *y = malloc(n * fp8kv_kv_dtype_size(out_dtype) + 1);

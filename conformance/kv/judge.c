@@ -670,7 +670,9 @@ int fp8kv_kv_judge_attention(const struct fp8kv_kv_case *c, const struct fp8kv_p
                                                (double)c->softmax_scale,
                                                &cp,
                                                case_query,
-                                               case_row};
+                                               case_row,
+                                               NULL,
+                                               0};
     struct fp8kv_attention_ref ref;
     const int rc = fp8kv_attention_reference(&pr, a, &ref);
     free(cp.row0);

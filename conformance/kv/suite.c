@@ -29,22 +29,31 @@ struct spec {
     int high_blocks; /* block ids around and past HIGH_BLOCK_ID */
     float k_scale, v_scale;
     uint64_t seed;
+    int queries[8]; /* the queries of each sequence (0: 1, a decode step): its last tokens */
+    int window;     /* sliding-window attention over the last `window` tokens; 0: none */
 };
 
 /* clang-format off */
 static const struct spec specs[] = {
     {"d128-gqa4-bs16-8x8192", FP8KV_LAYOUT_NHD, 16, 8, 32, 128, 8,
-     {8192, 8191, 4097, 2048, 513, 257, 17, 1}, 0, 1, 0, 0.0372f, 0.0191f, 0x656e67696e6531ull},
+     {8192, 8191, 4097, 2048, 513, 257, 17, 1}, 0, 1, 0, 0.0372f, 0.0191f, 0x656e67696e6531ull, {0}, 0},
     {"d64-mha-bs32-batch64", FP8KV_LAYOUT_HND, 32, 4, 4, 64, 64, {0}, 1500, 1, 0, 0.05f,
-     0.0123f, 0x656e67696e6532ull},
+     0.0123f, 0x656e67696e6532ull, {0}, 0},
     {"d256-gqa8-bs64", FP8KV_LAYOUT_NHD, 64, 2, 16, 256, 4, {8200, 3000, 129, 2}, 0, 1, 0,
-     0.0123f, 0.07f, 0x656e67696e6533ull},
+     0.0123f, 0.07f, 0x656e67696e6533ull, {0}, 0},
     {"d128-gqa8-hnd-bs32-partition-edges", FP8KV_LAYOUT_HND, 32, 4, 32, 128, 6,
-     {512, 513, 1023, 1024, 1025, 2049}, 0, 1, 0, 0.1f, 0.0372f, 0x656e67696e6534ull},
+     {512, 513, 1023, 1024, 1025, 2049}, 0, 1, 0, 0.1f, 0.0372f, 0x656e67696e6534ull, {0}, 0},
     {"d128-mha-large-scores", FP8KV_LAYOUT_NHD, 16, 2, 2, 128, 4, {100, 1000, 37, 3000}, 0,
-     60, 0, 0.0372f, 0.05f, 0x656e67696e6535ull},
+     60, 0, 0.0372f, 0.05f, 0x656e67696e6535ull, {0}, 0},
     {"d64-gqa4-block-ids-past-65535", FP8KV_LAYOUT_NHD, 16, 1, 4, 64, 3, {700, 333, 64}, 0, 1,
-     1, 0.0191f, 0.1f, 0x656e67696e6536ull},
+     1, 0.0191f, 0.1f, 0x656e67696e6536ull, {0}, 0},
+    {"d128-gqa4-multi-token-decode-2..8", FP8KV_LAYOUT_NHD, 16, 8, 32, 128, 8,
+     {4096, 2049, 1025, 513, 257, 100, 17, 8}, 0, 1, 0, 0.0372f, 0.0191f, 0x656e67696e6537ull,
+     {8, 7, 6, 5, 4, 3, 2, 8}, 0},
+    {"d64-gqa2-prefill-and-chunked-prefill", FP8KV_LAYOUT_NHD, 16, 2, 4, 64, 4,
+     {512, 300, 64, 17}, 0, 1, 0, 0.05f, 0.0123f, 0x656e67696e6538ull, {512, 100, 64, 9}, 0},
+    {"d128-mha-sliding-window-256", FP8KV_LAYOUT_HND, 16, 2, 2, 128, 3, {1000, 300, 257}, 0, 1,
+     0, 0.0123f, 0.05f, 0x656e67696e6539ull, {4, 300, 1}, 256},
 };
 /* clang-format on */
 #define SPEC_COUNT ((int)(sizeof specs / sizeof specs[0]))
@@ -133,6 +142,7 @@ static double ln_approx(int n)
 void fp8kv_suite_case_free(struct fp8kv_suite_case *c)
 {
     free(c->seq_lens);
+    free(c->query_lens);
     free(c->block_table);
     free(c->query);
     free(c->key_cache);
@@ -153,10 +163,16 @@ static int make_tables(const struct spec *s, struct fp8kv_suite_case *c, uint64_
     c->seq_lens = malloc((size_t)s->num_seqs * sizeof *c->seq_lens);
     if (!c->seq_lens)
         return fp8kv_fail("out of memory");
+    c->query_lens = malloc((size_t)s->num_seqs * sizeof *c->query_lens);
+    if (!c->query_lens)
+        return fp8kv_fail("out of memory");
+    c->rows = 0;
     for (int i = 0; i < s->num_seqs; i++) {
         const int n =
             s->lens[0] ? s->lens[i] : 1 + (int)(fp8kv_splitmix64(state) % (uint64_t)s->max_len);
         c->seq_lens[i] = n;
+        c->query_lens[i] = i < 8 && s->queries[i] > 0 ? s->queries[i] : 1;
+        c->rows += c->query_lens[i];
         const int b = (n + s->block_size - 1) / s->block_size;
         c->max_blocks = b + 1 > c->max_blocks ? b + 1 : c->max_blocks;
         used += b;
@@ -235,29 +251,32 @@ static void aim(const struct fp8kv_suite_case *c, float *q, int seq, int tok, in
 static int make_queries(const struct spec *s, struct fp8kv_suite_case *c, uint64_t *state)
 {
     const int D = s->head_size, group = s->q_heads / s->kv_heads;
-    c->query = malloc((size_t)s->num_seqs * s->q_heads * D * sizeof *c->query);
+    c->query = malloc((size_t)c->rows * s->q_heads * D * sizeof *c->query);
     if (!c->query)
         return fp8kv_fail("out of memory");
-    for (int i = 0; i < s->num_seqs; i++)
-        for (int h = 0; h < s->q_heads; h++) {
-            float *q = c->query + ((size_t)i * s->q_heads + h) * D;
-            for (int d = 0; d < D; d++)
-                q[d] = (float)(normalish(state) * s->score_gain);
-            const int n = c->seq_lens[i], kvh = h / group;
-            const double lift = ln_approx(n + 1);
-            switch (h % 4) {
-            case 1: aim(c, q, i, n - 1, kvh, lift + 1.0); break;
-            case 2: aim(c, q, i, 0, kvh, lift + 0.5); break;
-            case 3: {
-                const int edge = n > 256 ? (n - 1) / 256 * 256 : n / 2;
-                aim(c, q, i, edge, kvh, lift + 1.5);
-                if (edge > 0)
-                    aim(c, q, i, edge - 1, kvh, lift);
-                break;
+    for (int i = 0, row = 0; i < s->num_seqs; i++)
+        for (int j = 0; j < c->query_lens[i]; j++, row++)
+            for (int h = 0; h < s->q_heads; h++) {
+                float *q = c->query + ((size_t)row * s->q_heads + h) * D;
+                for (int d = 0; d < D; d++)
+                    q[d] = (float)(normalish(state) * s->score_gain);
+                /* the tokens this query sees: [lo, hi) */
+                const int hi = c->seq_lens[i] - c->query_lens[i] + j + 1, kvh = h / group;
+                const int lo = s->window > 0 && hi > s->window ? hi - s->window : 0, n = hi - lo;
+                const double lift = ln_approx(n + 1);
+                switch (h % 4) {
+                case 1: aim(c, q, i, hi - 1, kvh, lift + 1.0); break;
+                case 2: aim(c, q, i, lo, kvh, lift + 0.5); break;
+                case 3: {
+                    const int edge = lo + (n > 256 ? (n - 1) / 256 * 256 : n / 2);
+                    aim(c, q, i, edge, kvh, lift + 1.5);
+                    if (edge > lo)
+                        aim(c, q, i, edge - 1, kvh, lift);
+                    break;
+                }
+                default: break;
+                }
             }
-            default: break;
-            }
-        }
     return FP8KV_OK;
 }
 
@@ -265,7 +284,7 @@ static int make_queries(const struct spec *s, struct fp8kv_suite_case *c, uint64
 static int inputs_digest(struct fp8kv_suite_case *c)
 {
     const size_t bytes = fp8kv_cache_bytes(&c->shape);
-    const size_t q = (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size;
+    const size_t q = (size_t)c->rows * c->num_q_heads * c->shape.head_size;
     const struct {
         const void *p;
         size_t n;
@@ -274,10 +293,15 @@ static int inputs_digest(struct fp8kv_suite_case *c)
                  {c->query, q * sizeof(float)},
                  {c->key_cache, bytes},
                  {c->value_cache, bytes}};
-    char all[5 * FP8KV_SHA256_HEX_LEN + 1] = "";
+    /* a decode case's digest is of its five arrays; a case of more queries adds its lengths */
+    char all[6 * FP8KV_SHA256_HEX_LEN + 1] = "";
     for (size_t i = 0; i < 5; i++)
         if (fp8kv_sha256_buffer(parts[i].p, parts[i].n, all + i * FP8KV_SHA256_HEX_LEN) != 0)
             return FP8KV_ERR;
+    if (c->rows > c->num_seqs &&
+        fp8kv_sha256_buffer(c->query_lens, (size_t)c->num_seqs * sizeof(int32_t),
+                            all + 5 * FP8KV_SHA256_HEX_LEN) != 0)
+        return FP8KV_ERR;
     return fp8kv_sha256_buffer(all, strlen(all), c->digest);
 }
 
@@ -335,6 +359,7 @@ static int shape_of(int index, struct fp8kv_suite_case *c, uint64_t *state)
     c->k_scale = s->k_scale;
     c->v_scale = s->v_scale;
     c->softmax_scale = (float)(1.0 / sqrt((double)s->head_size)); /* exact for 64, 256 */
+    c->window = s->window;
     *state = s->seed;
     const int rc = make_tables(s, c, state);
     if (rc != 0)
@@ -402,9 +427,15 @@ void fp8kv_suite_case_words(const struct fp8kv_suite_case *c, char *buf, size_t 
         lo = c->seq_lens[i] < lo ? c->seq_lens[i] : lo;
         hi = c->seq_lens[i] > hi ? c->seq_lens[i] : hi;
     }
-    snprintf(buf, size, "%s: %s, %d x %d heads (q %d), block %d, %d seqs of %d..%d tokens", c->name,
-             fp8kv_kv_layout_names[c->shape.layout], c->shape.num_heads, c->shape.head_size,
-             c->num_q_heads, c->shape.block_size, c->num_seqs, lo, hi);
+    char queries[64] = "";
+    if (c->rows > c->num_seqs)
+        snprintf(queries, sizeof queries, ", %d query rows", c->rows);
+    if (c->window)
+        snprintf(queries + strlen(queries), sizeof queries - strlen(queries), ", window %d",
+                 c->window);
+    snprintf(buf, size, "%s: %s, %d x %d heads (q %d), block %d, %d seqs of %d..%d tokens%s",
+             c->name, fp8kv_kv_layout_names[c->shape.layout], c->shape.num_heads,
+             c->shape.head_size, c->num_q_heads, c->shape.block_size, c->num_seqs, lo, hi, queries);
 }
 
 /* ---- the reference --------------------------------------------------------------------------- */
@@ -414,11 +445,11 @@ struct suite_problem {
     const struct fp8kv_attention_arith *a;
 };
 
-static void suite_query(void *ctx, int seq, int qh, double *q)
+static void suite_query(void *ctx, int row, int qh, double *q)
 {
     const struct suite_problem *sp = ctx;
     const int D = sp->c->shape.head_size;
-    const float *src = sp->c->query + ((size_t)seq * sp->c->num_q_heads + qh) * D;
+    const float *src = sp->c->query + ((size_t)row * sp->c->num_q_heads + qh) * D;
     for (int d = 0; d < D; d++)
         q[d] = fp8kv_attention_round(src[d], sp->a->q, 0);
 }
@@ -454,7 +485,9 @@ int fp8kv_suite_reference(const struct fp8kv_suite_case *c, const struct fp8kv_a
                                                (double)c->softmax_scale,
                                                &sp,
                                                suite_query,
-                                               suite_row};
+                                               suite_row,
+                                               c->query_lens,
+                                               c->window};
     if (fp8kv_attention_reference(&pr, a, ref) != 0)
         return FP8KV_ERR;
     if (fp8kv_sha256_buffer(ref->exact, ref->count * sizeof(double), digest) != 0) {

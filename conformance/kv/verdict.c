@@ -369,11 +369,11 @@ int fp8kv_judge_kv_suite(const struct fp8kv_suite_case *c, const struct fp8kv_pr
     if (in->key_cache || in->gather || in->key_scale_cache || !in->attention)
         return fp8kv_fail("the engine suite judges attention outputs only: give the attention "
                           "output alone");
-    const size_t want = (size_t)c->num_seqs * c->num_q_heads * c->shape.head_size;
+    const size_t want = (size_t)c->rows * c->num_q_heads * c->shape.head_size;
     if (in->attention_count != want)
-        return fp8kv_fail("%s: %zu elements, but engine-suite case %d needs %zu (num_seqs %d x q "
-                          "heads %d x head_size %d)",
-                          in->attention_name, in->attention_count, c->index, want, c->num_seqs,
+        return fp8kv_fail("%s: %zu elements, but engine-suite case %d needs %zu (query rows %d x "
+                          "q heads %d x head_size %d)",
+                          in->attention_name, in->attention_count, c->index, want, c->rows,
                           c->num_q_heads, c->shape.head_size);
     struct fp8kv_attention_arith a;
     struct fp8kv_check chk;

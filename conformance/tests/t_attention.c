@@ -612,7 +612,9 @@ static struct fp8kv_attention_problem problem_of(struct test_problem *tp)
                                             (double)c->softmax_scale,
                                             tp,
                                             problem_query,
-                                            problem_row};
+                                            problem_row,
+                                            NULL,
+                                            0};
 }
 
 /* A case's problem under one of the three arithmetics this file models, and its reference. */

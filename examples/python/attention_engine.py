@@ -19,6 +19,8 @@ P.V or before it (two passes), tf32 by truncation or rounding. fp8kv must pass e
   block_off_by_one each block-table entry read one block further
   q_fp8_noscale    q rounded to the cache's fp8 dtype with no scale before the dot (SGLang's)
   no_max_sub       exp(s) without subtracting the running maximum
+  causal_ignored   every query of a sequence sees all its tokens (multi-token decode, prefill)
+  window_ignored   a sliding window ignored: every earlier token seen
 """
 import math
 
@@ -31,7 +33,7 @@ DTYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16,
 FP8 = {"e4m3fn": ml_dtypes.float8_e4m3fn, "e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
        "e5m2": ml_dtypes.float8_e5m2, "e5m2fnuz": ml_dtypes.float8_e5m2fnuz}
 FAULTS = ("drop_last", "extra_token", "k_scale_ignored", "scales_swapped", "softmax_scale_1pct",
-          "block_off_by_one", "q_fp8_noscale", "no_max_sub")
+          "block_off_by_one", "q_fp8_noscale", "no_max_sub", "causal_ignored", "window_ignored")
 
 # the presets of fp8kv's declared arithmetics: (q, kv: "scaled" | "folded", kv dtype, dot, P,
 # out)
@@ -120,7 +122,6 @@ def paged_decode(case, arithmetic="f32", rng=None, faults=()):
     bs, D, H = case.block_size, case.head_size, case.num_heads
     group = case.num_q_heads // H
     sm = F32(case.softmax_scale * (1.01 if "softmax_scale_1pct" in faults else 1.0))
-    out = np.zeros((case.num_seqs, case.num_q_heads, D), DTYPES[out_t])
     layout = case.layout
 
     def codes_of(cache, is_key, slots, h):
@@ -146,9 +147,14 @@ def paged_decode(case, arithmetic="f32", rng=None, faults=()):
             return np.full(len(slots), s[h], F32)
         return s.reshape(-1, H)[slots, h].astype(F32)
 
+    qlens = getattr(case, "query_lens", None)  # several queries a sequence: its last tokens
+    qlens = np.ones(case.num_seqs, np.int64) if qlens is None else np.asarray(qlens)
+    window = 0 if "window_ignored" in faults else getattr(case, "window", 0)
+    out = np.zeros((int(qlens.sum()), case.num_q_heads, D), DTYPES[out_t])
+    first = np.concatenate([[0], np.cumsum(qlens)[:-1]])
     for i in range(case.num_seqs):
-        n = int(case.seq_lens[i]) - ("drop_last" in faults) + ("extra_token" in faults)
-        n = max(n, 0)
+        extra = ("extra_token" in faults) - ("drop_last" in faults)
+        n = max(int(case.seq_lens[i]) + max(extra, 0), 0)
         row = case.block_table[i].astype(np.int64)
         if "block_off_by_one" in faults:
             row = (row + 1) % case.num_blocks
@@ -164,13 +170,21 @@ def paged_decode(case, arithmetic="f32", rng=None, faults=()):
                 V = rounded(vc * vs[:, None], kv_t)
             else:  # folded: the fp8 values exactly; the scales on S and O
                 K, V = kc, vc
-            for h in range(g * group, (g + 1) * group):
-                q = case.query[i, h].astype(F32)
-                if "q_fp8_noscale" in faults:
-                    q = q.astype(fp8).astype(F32)
-                q = rounded(q, q_t)
-                o = _one_head(q, K, V, ks, vs, sm, kv_mode, dot, p_t, n, Draw(rng), faults)
-                out[i, h] = o.astype(DTYPES[out_t])
+            for j in range(int(qlens[i])):
+                # query j is token seq_len - qlens + j: it sees the tokens up to itself (the
+                # last `window` of them)
+                hi = max(int(case.seq_lens[i]) - int(qlens[i]) + j + 1 + extra, 0)
+                if "causal_ignored" in faults:
+                    hi = max(int(case.seq_lens[i]) + extra, 0)
+                lo = hi - window if window and hi > window else 0
+                for h in range(g * group, (g + 1) * group):
+                    q = case.query[first[i] + j, h].astype(F32)
+                    if "q_fp8_noscale" in faults:
+                        q = q.astype(fp8).astype(F32)
+                    q = rounded(q, q_t)
+                    o = _one_head(q, K[lo:hi], V[lo:hi], ks[lo:hi], vs[lo:hi], sm, kv_mode, dot,
+                                  p_t, hi - lo, Draw(rng), faults)
+                    out[first[i] + j, h] = o.astype(DTYPES[out_t])
     return out
 
 

@@ -3,7 +3,8 @@ correct draw of implementation choices passes, on the golden cases and on the en
 and every planted fault fails in every arithmetic (docs/DESIGN.md §5.3.1).
 
 The engine suite's largest cases take seconds each in numpy: by default the tests run its
-three smaller cases (FP8KV_ENGINE_CASES=all runs all of them, =0,2 a list)."""
+smaller cases, 3 to 8 — multi-token decode, prefill and chunked prefill and a sliding window
+among them (FP8KV_ENGINE_CASES=all runs all of them, =0,2 a list)."""
 import os
 
 import numpy as np
@@ -17,7 +18,7 @@ DRAWS = 3
 
 
 def _engine_indices():
-    chosen = os.environ.get("FP8KV_ENGINE_CASES", "3,4,5")
+    chosen = os.environ.get("FP8KV_ENGINE_CASES", "3,4,5,6,7,8")
     count = len(fp8kv.kv_cases(PROFILES[0], suite="engine"))
     return list(range(count)) if chosen == "all" else [int(i) for i in chosen.split(",")]
 

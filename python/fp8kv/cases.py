@@ -195,8 +195,9 @@ class EngineCase:
         self.name = info["name"]
         self.words = info["words"]
         for key in ("num_blocks", "block_size", "num_heads", "head_size", "layout", "num_seqs",
-                    "num_q_heads", "max_blocks_per_seq"):
+                    "num_q_heads", "max_blocks_per_seq", "window"):
             setattr(self, key, info[key])
+        self.query_rows = info["rows"]  # the queries of every sequence: sum(query_lens)
         self.k_scale, self.v_scale, self.softmax_scale = (
             float(np.uint32(b).view(np.float32)) for b in info["scale_bits"])
         self._arrays = {}
@@ -218,8 +219,16 @@ class EngineCase:
 
     @property
     def query(self):
+        """float32 [rows, num_q_heads, head_size]: a row per query, sequence 0's first."""
         return self._array("query", np.float32,
-                           (self.num_seqs, self.num_q_heads, self.head_size))
+                           (self.query_rows, self.num_q_heads, self.head_size))
+
+    @property
+    def query_lens(self):
+        """int32 [num_seqs]: the queries of each sequence, its last tokens (1: a decode step;
+        more: multi-token decode, or (chunked) prefill); each attends causally to the tokens
+        up to itself, the last `window` of them when window > 0."""
+        return self._array("query_lens", np.int32, (self.num_seqs,))
 
     @property
     def key_cache(self):

@@ -222,12 +222,13 @@ def judge_attention(case, out, arithmetic="f32", subject="engine"):
     arithmetic's output dtype: float32, float16 or bfloat16 (ml_dtypes or torch; raw bits as
     uint16 are taken for the 16-bit dtypes)."""
     _, out_dtype, _ = declared_arithmetic(arithmetic)
+    rows = getattr(case, "query_rows", case.num_seqs)  # an engine case may have several a seq
     want = _NAME_OF_DTYPE[out_dtype]
     size = 4 if out_dtype == F32 else 2
     names = (want,) if out_dtype == F32 else (want, "uint16", "int16")
     a, name = to_numpy(out, _sized(
-        case, "attention", case.num_seqs * case.num_q_heads * case.head_size, "elements",
-        f"num_seqs {case.num_seqs} x q heads {case.num_q_heads} x head_size {case.head_size}",
+        case, "attention", rows * case.num_q_heads * case.head_size, "elements",
+        f"query rows {rows} x q heads {case.num_q_heads} x head_size {case.head_size}",
         itemsize=size, names=names,
         refuse="{name} output: arithmetic " + arithmetic + " gives " + want + " outputs"))
     if getattr(case, "suite", "golden") == "engine":

@@ -75,21 +75,28 @@ void fp8kv_attention_arith_words(const struct fp8kv_attention_arith *a, char *bu
  * max + ulp/2 to Inf; RD of a positive past max: max; RU: Inf). NaN and Inf pass through. */
 double fp8kv_attention_round(double x, int t, int dir);
 
-/* One batch of decode steps, as the arithmetic sees it. seq_lens[i] tokens of sequence i;
- * q head h reads kv head h / (num_q_heads / num_kv_heads). query and row give the values the
- * arithmetic multiplies, exactly: q in its declared dtype; a key or value row of token t of a
- * sequence and kv head, its scale applied (scaled: the rounded K*s; folded: fp8 value x scale,
- * exact in double). */
+/* One batch of attention steps, as the arithmetic sees it. seq_lens[i] tokens of sequence i,
+ * whose last query_lens[i] are queries (NULL: one each, a decode step; more: a multi-token
+ * decode, or a prefill when they are all of its tokens): query j of sequence i is its token
+ * seq_lens[i] - query_lens[i] + j and attends causally to the tokens up to itself, the last
+ * `window` of them when window > 0. Query rows are numbered across sequences (sequence 0's
+ * first), outputs [rows, num_q_heads, head_size]. q head h reads kv head
+ * h / (num_q_heads / num_kv_heads). query and row give the values the arithmetic multiplies,
+ * exactly: q of a query row in its declared dtype; a key or value row of token t of a sequence
+ * and kv head, its scale applied (scaled: the rounded K*s; folded: fp8 value x scale, exact in
+ * double). */
 struct fp8kv_attention_problem {
     int num_seqs, num_q_heads, num_kv_heads, head_size;
     const int32_t *seq_lens;
     double softmax_scale;
     void *ctx;
-    void (*query)(void *ctx, int seq, int q_head, double *q);
+    void (*query)(void *ctx, int row, int q_head, double *q);
     void (*row)(void *ctx, int is_key, int seq, int t, int kv_head, double *row);
+    const int32_t *query_lens; /* NULL: one query per sequence */
+    int window;                /* 0: every earlier token */
 };
 
-/* The reference of a problem under an arithmetic: per output [num_seqs, num_q_heads, head_size]
+/* The reference of a problem under an arithmetic: per output [rows, num_q_heads, head_size]
  * the exact value (as computed: within ref_error of it), and the interval of the output dtype
  * a correct implementation's output lies in. */
 struct fp8kv_attention_ref {

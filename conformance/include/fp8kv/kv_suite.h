@@ -11,6 +11,12 @@
  * carry most of the weight — the first, the last, tokens at partition edges — so that a token
  * dropped, added or read from the wrong block moves the output far outside any bound.
  *
+ * Three cases have more than one query a sequence — 2 to 8 (multi-token decode, speculative
+ * verification), all of a sequence's tokens (causal prefill) or its last ones attending to the
+ * cached tokens and to each other (chunked prefill), and a sliding window of 256 — for the
+ * subjects that take them (the KV ABI's attention takes one query a sequence: there, they are
+ * "not run").
+ *
  * They are too large to commit: each is generated from its seed in the suite's table
  * (kv/suite.c) over the profile's verified decode.npy (codes are chosen by value; nothing of a
  * store is involved), and before any verdict the digest of its inputs, and of its reference
@@ -42,8 +48,12 @@ struct fp8kv_suite_case {
     int num_seqs, num_q_heads, max_blocks;
     float k_scale, v_scale, softmax_scale;
     int32_t *seq_lens;    /* [num_seqs] */
+    int32_t *query_lens;  /* [num_seqs]: its last query_lens[i] tokens are queries (1: decode;
+                             more: multi-token decode, or (chunked) prefill) */
+    int rows;             /* query rows: the sum of query_lens */
+    int window;           /* sliding-window attention over the last `window` tokens; 0: none */
     int32_t *block_table; /* [num_seqs, max_blocks] (unused entries: 0) */
-    float *query;         /* [num_seqs, num_q_heads, head_size] */
+    float *query;         /* [rows, num_q_heads, head_size], sequence 0's rows first */
     uint8_t *key_cache, *value_cache;
     float decode[256];                     /* the profile's decode.npy */
     char digest[FP8KV_SHA256_HEX_LEN + 1]; /* of the inputs */
