@@ -224,11 +224,8 @@ int fp8kv_py_arithmetic(const char *text, int *q, int *out, char *words, size_t 
     struct fp8kv_attention_arith a;
     if (fp8kv_attention_arith_parse(text, &a) != 0)
         return FP8KV_ERR;
-    const int as_kv[FP8KV_ATTN_TYPE_COUNT] = {[FP8KV_ATTN_F32] = FP8KV_KV_F32,
-                                              [FP8KV_ATTN_BF16] = FP8KV_KV_BF16,
-                                              [FP8KV_ATTN_F16] = FP8KV_KV_F16};
-    *q = as_kv[a.q];
-    *out = as_kv[a.out];
+    *q = fp8kv_attention_kv_dtype(a.q);
+    *out = fp8kv_attention_kv_dtype(a.out);
     fp8kv_attention_arith_words(&a, words, size);
     return FP8KV_OK;
 }

@@ -266,13 +266,11 @@ static int load_files(const char *cmd, const struct fp8kv_cli_args *a,
         in->gather_dtype = (enum fp8kv_kv_dtype)gather_dt;
         in->gather_name = a->value[OPT_GATHER];
     }
-    struct fp8kv_attention_arith arith;
+    struct fp8kv_attention_arith arith = {.out = FP8KV_ATTN_F32};
     if (rc == 0 && a->value[OPT_ATTENTION] &&
         fp8kv_attention_arith_parse(a->value[OPT_ARITHMETIC], &arith) != 0)
         rc = fp8kv_cli_usage_error(cmd, "--arithmetic: %s", fp8kv_last_error());
-    int attention_dt = arith.out == FP8KV_ATTN_BF16  ? FP8KV_KV_BF16
-                       : arith.out == FP8KV_ATTN_F16 ? FP8KV_KV_F16
-                                                     : FP8KV_KV_F32;
+    int attention_dt = fp8kv_attention_kv_dtype(arith.out);
     if (rc == 0 && a->value[OPT_ATTENTION] &&
         (rc = load_elements(cmd, a->value[OPT_ATTENTION], "attention", want->attention_count,
                             &attention_dt, &l->attention)) == 0) {

@@ -40,6 +40,11 @@ static struct type_info type_info(int t)
     }
 }
 
+enum fp8kv_kv_dtype fp8kv_attention_kv_dtype(int t)
+{
+    return t == FP8KV_ATTN_BF16 ? FP8KV_KV_BF16 : t == FP8KV_ATTN_F16 ? FP8KV_KV_F16 : FP8KV_KV_F32;
+}
+
 size_t fp8kv_attention_type_size(int t)
 {
     return t == FP8KV_ATTN_F32 ? 4 : 2;
@@ -565,26 +570,20 @@ void fp8kv_attention_ref_free(struct fp8kv_attention_ref *ref)
 /* value_of: output i of got (dtype t) as a double, and its bits. */
 static double value_of(const void *got, int t, size_t i, uint32_t *bits)
 {
-    if (t == FP8KV_ATTN_F32) {
-        float f;
-        memcpy(&f, (const char *)got + 4 * i, 4);
-        memcpy(bits, &f, 4);
-        return f;
+    const enum fp8kv_kv_dtype dt = fp8kv_attention_kv_dtype(t);
+    uint32_t w;
+    if (dt == FP8KV_KV_F32) {
+        memcpy(&w, (const char *)got + 4 * i, 4);
+        *bits = w;
+    } else {
+        uint16_t h;
+        memcpy(&h, (const char *)got + 2 * i, 2);
+        *bits = h;
+        w = fp8kv_widen_to_f32((enum fp8kv_dtype)dt, h);
     }
-    uint16_t h;
-    memcpy(&h, (const char *)got + 2 * i, 2);
-    *bits = h;
-    if (t == FP8KV_ATTN_BF16) {
-        const uint32_t w = (uint32_t)h << 16;
-        float f;
-        memcpy(&f, &w, 4);
-        return f;
-    }
-    const int e = h >> 10 & 0x1F, m = h & 0x3FF;
-    const double mag = e == 0    ? ldexp(m, -24)
-                       : e == 31 ? (m ? NAN : INFINITY)
-                                 : ldexp(1024 + m, e - 25);
-    return h >> 15 ? -mag : mag;
+    float f;
+    memcpy(&f, &w, 4);
+    return f;
 }
 
 void fp8kv_attention_judge(const struct fp8kv_attention_ref *ref,

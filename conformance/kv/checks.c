@@ -94,14 +94,6 @@ static int run_attention(const struct fp8kv_subject *subject, struct fp8kv_codec
     return fp8kv_kv_call_run(subject->kv, &call);
 }
 
-/* The dtype of the KV ABI an arithmetic's q or output type is (f32, bf16 or f16). */
-static enum fp8kv_kv_dtype abi_dtype(int type)
-{
-    return type == FP8KV_ATTN_BF16  ? FP8KV_KV_BF16
-           : type == FP8KV_ATTN_F16 ? FP8KV_KV_F16
-                                    : FP8KV_KV_F32;
-}
-
 /* query_in: the case's f32 query as a kernel declaring dtype q is given it (RNE), n elements. */
 static void *query_in(const float *query, size_t n, enum fp8kv_kv_dtype q)
 {
@@ -191,7 +183,8 @@ static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_pro
     struct fp8kv_attention_arith arith;
     if (fp8kv_attention_arith_parse(subject->kv->arithmetic, &arith) != 0)
         return fp8kv_fail("%s: %s", subject->name, fp8kv_last_error());
-    const enum fp8kv_kv_dtype q_dtype = abi_dtype(arith.q), out_dtype = abi_dtype(arith.out);
+    const enum fp8kv_kv_dtype q_dtype = fp8kv_attention_kv_dtype(arith.q),
+                              out_dtype = fp8kv_attention_kv_dtype(arith.out);
     const size_t D = (size_t)c->shape.head_size, n = (size_t)c->num_seqs * c->num_q_heads * D;
     void *y = malloc(n * fp8kv_kv_dtype_size(out_dtype) + 1);
     void *q = query_in(c->query.data, n, q_dtype);
@@ -606,7 +599,8 @@ static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
         fp8kv_suite_case_free(&c);
         return fp8kv_results_add(out, &chk);
     }
-    const enum fp8kv_kv_dtype q_dtype = abi_dtype(arith->q), out_dtype = abi_dtype(arith->out);
+    const enum fp8kv_kv_dtype q_dtype = fp8kv_attention_kv_dtype(arith->q),
+                              out_dtype = fp8kv_attention_kv_dtype(arith->out);
     const size_t n = (size_t)c.num_seqs * c.num_q_heads * c.shape.head_size;
     void *y = malloc(n * fp8kv_kv_dtype_size(out_dtype) + 1);
     void *q = query_in(c.query, n, q_dtype);

@@ -590,10 +590,7 @@ static void case_row(void *ctx, int is_key, int seq, int t, int g, double *row)
     const struct fp8kv_kv_case *c = cp->c;
     const int D = c->shape.head_size;
     if (cp->a->kv == FP8KV_ATTN_KV_SCALED) {
-        const int type = cp->a->kv_type;
-        const enum fp8kv_kv_dtype dt = type == FP8KV_ATTN_BF16  ? FP8KV_KV_BF16
-                                       : type == FP8KV_ATTN_F16 ? FP8KV_KV_F16
-                                                                : FP8KV_KV_F32;
+        const enum fp8kv_kv_dtype dt = fp8kv_attention_kv_dtype(cp->a->kv_type);
         const size_t at =
             ((is_key ? 0 : c->rows) + cp->row0[seq] + (size_t)t) * c->width + (size_t)g * (size_t)D;
         for (int d = 0; d < D; d++)

@@ -164,6 +164,29 @@ static void text_classes(FILE *f, const struct fp8kv_check *chk, uint64_t scale_
             (unsigned long long)(chk->mismatches - classed_bad - scale_mismatches));
 }
 
+/* text_attention: an attention check's line (golden case or engine suite) and its detail. */
+static void text_attention(FILE *f, const struct fp8kv_check *chk)
+{
+    fprintf(f,
+            "  attention: %s: %llu of %llu outputs outside the bound, worst error/bound %.3g, "
+            "nmse %.3g",
+            chk->passed ? "pass" : "FAIL", (unsigned long long)chk->mismatches,
+            (unsigned long long)chk->cases, chk->bound_ratio, chk->nmse);
+    if (chk->nmse_reported)
+        fprintf(f, " (reported)\n");
+    else
+        fprintf(f, " (threshold %g)\n", chk->threshold);
+    fprintf(f, "    %s\n", chk->detail);
+}
+
+static void text_failures(FILE *f, const struct fp8kv_check *chk)
+{
+    if (chk->failure_lines)
+        fprintf(f, "    first failures:\n");
+    for (int i = 0; i < chk->failure_lines; i++)
+        fprintf(f, "      %s\n", chk->failures[i]);
+}
+
 static void text_check(FILE *f, const struct fp8kv_kv_case *c, const struct fp8kv_check *chk,
                        const struct fp8kv_judge_kv_result *out)
 {
@@ -185,21 +208,9 @@ static void text_check(FILE *f, const struct fp8kv_kv_case *c, const struct fp8k
                 verdict, (unsigned long long)chk->mismatches, (unsigned long long)chk->cases,
                 chk->nmse);
     } else {
-        fprintf(f,
-                "  attention: %s: %llu of %llu outputs outside the bound, worst error/bound %.3g, "
-                "nmse %.3g",
-                verdict, (unsigned long long)chk->mismatches, (unsigned long long)chk->cases,
-                chk->bound_ratio, chk->nmse);
-        if (chk->nmse_reported)
-            fprintf(f, " (reported)\n");
-        else
-            fprintf(f, " (threshold %g)\n", chk->threshold);
-        fprintf(f, "    %s\n", chk->detail);
+        text_attention(f, chk);
     }
-    if (chk->failure_lines)
-        fprintf(f, "    first failures:\n");
-    for (int i = 0; i < chk->failure_lines; i++)
-        fprintf(f, "      %s\n", chk->failures[i]);
+    text_failures(f, chk);
 }
 
 static char *render_text(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
@@ -326,15 +337,8 @@ static char *render_suite_text(const struct fp8kv_suite_case *c, const struct fp
     fp8kv_suite_case_words(c, words, sizeof words);
     fprintf(f, "judge-kv %s engine/case%d %s\n", p->name, c->index, words);
     const struct fp8kv_check *chk = &out->checks.items[0];
-    fprintf(f,
-            "  attention: %s: %llu of %llu outputs outside the bound, worst error/bound %.3g, "
-            "nmse %.3g (reported)\n    %s\n",
-            chk->passed ? "pass" : "FAIL", (unsigned long long)chk->mismatches,
-            (unsigned long long)chk->cases, chk->bound_ratio, chk->nmse, chk->detail);
-    if (chk->failure_lines)
-        fprintf(f, "    first failures:\n");
-    for (int i = 0; i < chk->failure_lines; i++)
-        fprintf(f, "      %s\n", chk->failures[i]);
+    text_attention(f, chk);
+    text_failures(f, chk);
     fprintf(f, "judge-kv %s engine/case%d: outputs=%llu mismatches=%llu verdict=%s\n", p->name,
             c->index, (unsigned long long)chk->cases, (unsigned long long)chk->mismatches,
             out->conformant ? "conformant" : "nonconformant");

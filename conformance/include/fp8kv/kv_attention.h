@@ -127,6 +127,11 @@ void fp8kv_attention_judge(const struct fp8kv_attention_ref *ref,
                            const struct fp8kv_attention_arith *a, const void *got, int num_q_heads,
                            int head_size, struct fp8kv_check *chk);
 
+/* fp8kv_attention_kv_dtype: the KV element dtype of type t (f32, bf16 or f16: the dtypes of q,
+ * of scaled K and V, and of the output); f32 for the others (tf32 and e4m3 are never given or
+ * returned as arrays). */
+enum fp8kv_kv_dtype fp8kv_attention_kv_dtype(int t);
+
 /* fp8kv_attention_type_size: bytes of an output element of type t (4 for f32, 2 for bf16/f16). */
 size_t fp8kv_attention_type_size(int t);
 
