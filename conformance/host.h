@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { FP8KV_HOST_ARRAYS = 8, FP8KV_HOST_PARAMS = 1024, FP8KV_HOST_FACTS = 512 };
+enum { FP8KV_HOST_ARRAYS = 10, FP8KV_HOST_PARAMS = 1024, FP8KV_HOST_FACTS = 512 };
 
 /* What a worker found in the library: the part every ABI shares, then the ABI's own facts. */
 struct fp8kv_host_hello {

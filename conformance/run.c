@@ -117,7 +117,7 @@ static int run_kv(const struct fp8kv_run_options *o, const struct fp8kv_profile 
      * long-context paths are judged, fp8kv's GPU kernels */
     if (rc == 0 && (s->flags & FP8KV_SUBJECT_LONG_CONTEXT) &&
         fp8kv_subject_can(s, FP8KV_CAP_ATTENTION))
-        rc = fp8kv_check_attention_engine(o->vectors_dir, p, s, r);
+        rc = fp8kv_check_attention_engine(o->vectors_dir, p, s, -1, r);
     if (rc == 0 && fp8kv_subject_can(s, FP8KV_CAP_STORE | FP8KV_CAP_GATHER))
         rc = fp8kv_check_quantization_nmse(p, s, r);
     return rc;

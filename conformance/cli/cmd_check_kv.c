@@ -7,13 +7,14 @@
 #include "cli.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/kv_plugin_host.h"
+#include "fp8kv/kv_suite.h"
 #include "fp8kv/run.h"
 #include "fp8kv/verify.h"
 
 static const char check_kv_help[] =
     "usage: fp8kv check-kv (--plugin LIB.so | --subject NAME) [--profile P] [--device N]\n"
-    "                      [--suite golden|engine|all] [--timeout S] [--vectors DIR]\n"
-    "                      [--json FILE]\n"
+    "                      [--suite golden|engine|all] [--case N] [--timeout S]\n"
+    "                      [--vectors DIR] [--json FILE]\n"
     "\n"
     "Runs every golden KV case (vectors/<profile>/kv/) through KV kernels and judges them: the\n"
     "store byte for byte, the gather + dequant in f32, f16 and bf16 bit for bit, the attention\n"
@@ -21,8 +22,12 @@ static const char check_kv_help[] =
     "§5.3.1; under f32 also an NMSE of at most 1e-10 against the oracle), for each profile the\n"
     "kernels implement.\n"
     "  --suite S        golden (default): the golden KV cases; engine: the attention of the\n"
-    "                   engine suite's decode cases (`fp8kv suite`; generated, their digests\n"
-    "                   checked; seconds per case); all: both\n"
+    "                   engine suite's cases (`fp8kv suite`; generated, their digests\n"
+    "                   checked; seconds per case): decode, and where the kernels declare it\n"
+    "                   (attention_features), multi-token decode, prefill and a sliding\n"
+    "                   window, each also through the decode path (kv-attention-consistency);\n"
+    "                   all: both\n"
+    "  --case N         with the engine suite: only its case N\n"
     "  --plugin LIB.so  a shared library exporting fp8kv_kv_kernels_v1 (fp8kv/kv_plugin.h), run\n"
     "                   in a worker process; device-memory kernels need a GPU build\n"
     "  --subject NAME   fp8kv's own kernels through the same interface: cpu-reference, or\n"
@@ -43,13 +48,14 @@ enum {
     OPT_DEVICE,
     OPT_TIMEOUT,
     OPT_SUITE,
+    OPT_CASE,
     OPT_VECTORS,
     OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"plugin", 1},  {"subject", 1}, {"profile", 1}, {"device", 1},
-    {"timeout", 1}, {"suite", 1},   {"vectors", 1}, {"json", 1}};
+    {"timeout", 1}, {"suite", 1},   {"case", 1},    {"vectors", 1}, {"json", 1}};
 
 /* own_subject: fp8kv's KV subject called name, from the target that has it. */
 static int own_subject(const char *cmd, const char *name, int device, struct fp8kv_subject *out)
@@ -76,7 +82,7 @@ static int own_subject(const char *cmd, const char *name, int device, struct fp8
 
 /* judge: the golden cases of every profile s implements (or only `only`); 0, or an exit code. */
 static int judge(const char *cmd, const struct fp8kv_subject *s, const char *only, const char *dir,
-                 unsigned suites, struct fp8kv_results *r, int *profiles)
+                 unsigned suites, int engine_case, struct fp8kv_results *r, int *profiles)
 {
     for (int i = 0; i < fp8kv_profile_count; i++) {
         const struct fp8kv_profile *p = &fp8kv_profiles[i];
@@ -91,7 +97,7 @@ static int judge(const char *cmd, const struct fp8kv_subject *s, const char *onl
         const size_t from = r->count;
         int rc = suites & 1u ? fp8kv_check_kv(dir, p, s, r) : 0;
         if (rc == 0 && (suites & 2u) && fp8kv_subject_can(s, FP8KV_CAP_ATTENTION))
-            rc = fp8kv_check_attention_engine(dir, p, s, r);
+            rc = fp8kv_check_attention_engine(dir, p, s, engine_case, r);
         fp8kv_log_checks(stdout, r, from);
         if (rc != 0)
             return fp8kv_cli_subject_error(cmd, rc);
@@ -126,6 +132,16 @@ int fp8kv_cmd_check_kv(int argc, char **argv)
                           : 0;
     if (suite < 0)
         return FP8KV_EXIT_USAGE;
+    unsigned long long engine_case = 0;
+    if (a.value[OPT_CASE]) {
+        if (suite == 0)
+            return fp8kv_cli_usage_error(cmd, "--case selects an engine-suite case: give "
+                                              "--suite engine or all");
+        if (fp8kv_cli_parse_count(cmd, "case", a.value[OPT_CASE], 10, 0,
+                                  (unsigned long long)fp8kv_suite_case_count() - 1,
+                                  &engine_case) != 0)
+            return FP8KV_EXIT_USAGE;
+    }
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     if (fp8kv_vectors_trust(dir) != 0)
         return fp8kv_cli_input_error(cmd);
@@ -148,7 +164,7 @@ int fp8kv_cmd_check_kv(int argc, char **argv)
                suite == 0   ? 1u
                : suite == 1 ? 2u
                             : 3u,
-               &r, &profiles);
+               a.value[OPT_CASE] ? (int)engine_case : -1, &r, &profiles);
     if (rc == 0) {
         size_t failed = 0;
         for (size_t i = 0; i < r.count; i++)

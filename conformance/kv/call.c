@@ -27,15 +27,6 @@ static size_t count(int n)
     return n > 0 ? (size_t)n : 0;
 }
 
-/* The scale arrays a call has besides its fixed ones: two (key and value; a gather's one) per
- * head, or per token and head; none per tensor. */
-static int scale_arrays(const struct fp8kv_kv_call *c)
-{
-    if (c->layout.scale_granularity == FP8KV_KV_SCALE_TENSOR)
-        return 0;
-    return c->op == FP8KV_KV_OP_GATHER ? 1 : 2;
-}
-
 /* The bytes of one scale array of c: num_heads f32, or one f32 per slot and head. */
 static size_t scale_array_bytes(const struct fp8kv_kv_call *c)
 {
@@ -46,17 +37,36 @@ static size_t scale_array_bytes(const struct fp8kv_kv_call *c)
     return per * count(l->num_heads) * sizeof(float);
 }
 
-/* add_scale_pair: the key's and value's per-head scales (head) or scale caches (token) of a
- * store or an attention call into slot[*n ...]. */
-static void add_scale_pair(void **slot[], int *n, int head, int token, void **k_heads,
-                           void **v_heads, void **k_cache, void **v_cache)
+/* The arrays of a call, by role: the order of the names below (fp8kv_kv_call_array_name). */
+enum role {
+    KEY, VALUE, SLOT_MAPPING, KEY_CACHE, VALUE_CACHE, CACHE_DATA, BLOCK_TABLE, SEQ_LENS, OUT,
+    QUERY, QUERY_LENS, HEAD_SCALES, SCALE_CACHE, K_HEAD_SCALES, V_HEAD_SCALES, K_SCALE_CACHE,
+    V_SCALE_CACHE
+};
+static const char *const role_names[] = {
+    "key",   "value",      "slot_mapping", "key_cache",     "value_cache",   "cache_data",
+    "block_table", "seq_lens", "out",      "query",         "query_lens",    "head_scales",
+    "scale_cache", "k_head_scales", "v_head_scales", "k_scale_cache", "v_scale_cache"};
+_Static_assert(sizeof role_names / sizeof *role_names == V_SCALE_CACHE + 1, "a name a role");
+
+/* add: array pointer p (of role r) as c's next array. */
+static void add(struct fp8kv_kv_call *c, void **slot[], const void *p, enum role r)
 {
-    if (head) {
-        slot[(*n)++] = k_heads;
-        slot[(*n)++] = v_heads;
-    } else if (token) {
-        slot[(*n)++] = k_cache;
-        slot[(*n)++] = v_cache;
+    slot[c->arrays] = (void **)p;
+    c->role[c->arrays++] = (unsigned char)r;
+}
+
+/* add_scale_pair: the key's and value's per-head scales (head) or scale caches (token) of a
+ * store or an attention call. */
+static void add_scale_pair(struct fp8kv_kv_call *c, void **slot[], const void *k_heads,
+                           const void *v_heads, const void *k_cache, const void *v_cache)
+{
+    if (c->layout.scale_granularity == FP8KV_KV_SCALE_HEAD) {
+        add(c, slot, k_heads, K_HEAD_SCALES);
+        add(c, slot, v_heads, V_HEAD_SCALES);
+    } else if (c->layout.scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD) {
+        add(c, slot, k_cache, K_SCALE_CACHE);
+        add(c, slot, v_cache, V_SCALE_CACHE);
     }
 }
 
@@ -64,68 +74,66 @@ static void add_scale_pair(void **slot[], int *n, int head, int token, void **k_
 
 void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARRAYS])
 {
-    int n = 0;
-    const int head = c->layout.scale_granularity == FP8KV_KV_SCALE_HEAD;
-    const int token = c->layout.scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD;
+    c->arrays = 0;
     switch (c->op) {
     case FP8KV_KV_OP_STORE: {
         struct fp8kv_kv_store_args_v1 *a = &c->args.store;
         a->cache = &c->layout;
-        slot[n++] = (void **)&a->key;
-        slot[n++] = (void **)&a->value;
-        slot[n++] = (void **)&a->slot_mapping;
-        slot[n++] = (void **)&a->key_cache;
-        slot[n++] = (void **)&a->value_cache;
-        add_scale_pair(slot, &n, head, token, (void **)&a->k_head_scales,
-                       (void **)&a->v_head_scales, (void **)&a->k_scale_cache,
-                       (void **)&a->v_scale_cache);
+        add(c, slot, &a->key, KEY);
+        add(c, slot, &a->value, VALUE);
+        add(c, slot, &a->slot_mapping, SLOT_MAPPING);
+        add(c, slot, &a->key_cache, KEY_CACHE);
+        add(c, slot, &a->value_cache, VALUE_CACHE);
+        add_scale_pair(c, slot, &a->k_head_scales, &a->v_head_scales, &a->k_scale_cache,
+                       &a->v_scale_cache);
         break;
     }
     case FP8KV_KV_OP_GATHER: {
         struct fp8kv_kv_gather_args_v1 *a = &c->args.gather;
         a->cache = &c->layout;
-        slot[n++] = (void **)&a->cache_data;
-        slot[n++] = (void **)&a->block_table;
-        slot[n++] = (void **)&a->seq_lens;
-        slot[n++] = (void **)&a->out;
-        if (head)
-            slot[n++] = (void **)&a->head_scales;
-        else if (token)
-            slot[n++] = (void **)&a->scale_cache;
+        add(c, slot, &a->cache_data, CACHE_DATA);
+        add(c, slot, &a->block_table, BLOCK_TABLE);
+        add(c, slot, &a->seq_lens, SEQ_LENS);
+        add(c, slot, &a->out, OUT);
+        if (c->layout.scale_granularity == FP8KV_KV_SCALE_HEAD)
+            add(c, slot, &a->head_scales, HEAD_SCALES);
+        else if (c->layout.scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD)
+            add(c, slot, &a->scale_cache, SCALE_CACHE);
         break;
     }
     default: {
         struct fp8kv_kv_attention_args_v1 *a = &c->args.attention;
         a->cache = &c->layout;
-        slot[n++] = (void **)&a->query;
-        slot[n++] = (void **)&a->key_cache;
-        slot[n++] = (void **)&a->value_cache;
-        slot[n++] = (void **)&a->block_table;
-        slot[n++] = (void **)&a->seq_lens;
-        slot[n++] = (void **)&a->out;
-        add_scale_pair(slot, &n, head, token, (void **)&a->k_head_scales,
-                       (void **)&a->v_head_scales, (void **)&a->k_scale_cache,
-                       (void **)&a->v_scale_cache);
+        add(c, slot, &a->query, QUERY);
+        add(c, slot, &a->key_cache, KEY_CACHE);
+        add(c, slot, &a->value_cache, VALUE_CACHE);
+        add(c, slot, &a->block_table, BLOCK_TABLE);
+        add(c, slot, &a->seq_lens, SEQ_LENS);
+        add(c, slot, &a->out, OUT);
+        add_scale_pair(c, slot, &a->k_head_scales, &a->v_head_scales, &a->k_scale_cache,
+                       &a->v_scale_cache);
+        if (a->query_lens) /* several queries a sequence (KV ABI 3) */
+            add(c, slot, &a->query_lens, QUERY_LENS);
         break;
     }
     }
-    c->arrays = n;
 }
 
-/* sizes: the bytes and output flags of c's fixed arrays (n of them), in fp8kv_kv_call_arrays'
- * order, then of its scale arrays: outputs when a store writes the scale caches. */
-static void sizes(struct fp8kv_kv_call *c, const size_t *bytes, const int *output, int n)
+/* sizes: the bytes of each of c's arrays and whether the call writes it, by role. The fixed
+ * arrays' sizes are given (bytes[r] for role r); scale arrays are num_heads f32 per head or one
+ * f32 a slot and head, written by a store of scale caches. */
+static void sizes(struct fp8kv_kv_call *c, const size_t bytes[V_SCALE_CACHE + 1])
 {
     void **slot[FP8KV_KV_CALL_ARRAYS];
     fp8kv_kv_call_arrays(c, slot);
-    for (int i = 0; i < n; i++) {
-        c->bytes[i] = bytes[i];
-        c->output[i] = output[i];
-    }
-    for (int i = n; i < n + scale_arrays(c); i++) {
-        c->bytes[i] = scale_array_bytes(c);
-        c->output[i] =
-            c->op == FP8KV_KV_OP_STORE && c->layout.scale_granularity == FP8KV_KV_SCALE_TOKEN_HEAD;
+    for (int i = 0; i < c->arrays; i++) {
+        const int r = c->role[i], scale = r >= HEAD_SCALES;
+        c->bytes[i] = scale ? scale_array_bytes(c) : bytes[r];
+        c->output[i] = r == KEY_CACHE || r == VALUE_CACHE ? c->op == FP8KV_KV_OP_STORE
+                       : r == OUT                         ? 1
+                       : r == K_SCALE_CACHE || r == V_SCALE_CACHE
+                           ? c->op == FP8KV_KV_OP_STORE
+                           : 0;
     }
 }
 
@@ -138,9 +146,11 @@ void fp8kv_kv_call_store(struct fp8kv_kv_call *c, const struct fp8kv_kv_store_ar
     const size_t cache = cache_bytes(a->cache), tokens = count(a->num_tokens);
     const size_t input =
         tokens * count(a->cache->num_heads) * count(a->cache->head_size) * dtype_bytes(a->in_dtype);
-    const size_t bytes[] = {input, input, tokens * sizeof(int64_t), cache, cache};
-    const int output[] = {0, 0, 0, 1, 1};
-    sizes(c, bytes, output, 5);
+    size_t bytes[V_SCALE_CACHE + 1] = {0};
+    bytes[KEY] = bytes[VALUE] = input;
+    bytes[SLOT_MAPPING] = tokens * sizeof(int64_t);
+    bytes[KEY_CACHE] = bytes[VALUE_CACHE] = cache;
+    sizes(c, bytes);
 }
 
 void fp8kv_kv_call_gather(struct fp8kv_kv_call *c, const struct fp8kv_kv_gather_args_v1 *a)
@@ -153,12 +163,13 @@ void fp8kv_kv_call_gather(struct fp8kv_kv_call *c, const struct fp8kv_kv_gather_
     for (int i = 0; i < a->num_seqs; i++)
         rows += count(a->seq_lens[i]);
     const size_t seqs = count(a->num_seqs);
-    const size_t bytes[] = {
-        cache_bytes(a->cache), seqs * count(a->max_blocks_per_seq) * sizeof(int32_t),
-        seqs * sizeof(int32_t),
-        rows * count(a->cache->num_heads) * count(a->cache->head_size) * dtype_bytes(a->out_dtype)};
-    const int output[] = {0, 0, 0, 1};
-    sizes(c, bytes, output, 4);
+    size_t bytes[V_SCALE_CACHE + 1] = {0};
+    bytes[CACHE_DATA] = cache_bytes(a->cache);
+    bytes[BLOCK_TABLE] = seqs * count(a->max_blocks_per_seq) * sizeof(int32_t);
+    bytes[SEQ_LENS] = seqs * sizeof(int32_t);
+    bytes[OUT] =
+        rows * count(a->cache->num_heads) * count(a->cache->head_size) * dtype_bytes(a->out_dtype);
+    sizes(c, bytes);
 }
 
 void fp8kv_kv_call_attention(struct fp8kv_kv_call *c, const struct fp8kv_kv_attention_args_v1 *a)
@@ -168,15 +179,16 @@ void fp8kv_kv_call_attention(struct fp8kv_kv_call *c, const struct fp8kv_kv_atte
     c->layout = *a->cache;
     c->args.attention = *a;
     const size_t seqs = count(a->num_seqs), cache = cache_bytes(a->cache);
-    const size_t q = seqs * count(a->num_q_heads) * count(a->cache->head_size);
-    const size_t bytes[] = {q * dtype_bytes(a->query_dtype),
-                            cache,
-                            cache,
-                            seqs * count(a->max_blocks_per_seq) * sizeof(int32_t),
-                            seqs * sizeof(int32_t),
-                            q * dtype_bytes(a->out_dtype)};
-    const int output[] = {0, 0, 0, 0, 0, 1};
-    sizes(c, bytes, output, 6);
+    const size_t rows = a->query_lens ? count(a->num_query_rows) : seqs;
+    c->args.attention.num_query_rows = (int32_t)rows;
+    const size_t q = rows * count(a->num_q_heads) * count(a->cache->head_size);
+    size_t bytes[V_SCALE_CACHE + 1] = {0};
+    bytes[QUERY] = q * dtype_bytes(a->query_dtype);
+    bytes[KEY_CACHE] = bytes[VALUE_CACHE] = cache;
+    bytes[BLOCK_TABLE] = seqs * count(a->max_blocks_per_seq) * sizeof(int32_t);
+    bytes[SEQ_LENS] = bytes[QUERY_LENS] = seqs * sizeof(int32_t);
+    bytes[OUT] = q * dtype_bytes(a->out_dtype);
+    sizes(c, bytes);
 }
 
 const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c)
@@ -188,19 +200,8 @@ const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c)
 
 const char *fp8kv_kv_call_array_name(const struct fp8kv_kv_call *c, int i)
 {
-    static const char *const fixed[][6] = {
-        {"key", "value", "slot_mapping", "key_cache", "value_cache"},
-        {"cache_data", "block_table", "seq_lens", "out"},
-        {"query", "key_cache", "value_cache", "block_table", "seq_lens", "out"},
-    };
-    static const int nfixed[] = {5, 4, 6};
-    const int op = c->op == FP8KV_KV_OP_STORE || c->op == FP8KV_KV_OP_GATHER ? c->op : 2;
-    if (i >= 0 && i < nfixed[op])
-        return fixed[op][i];
-    const int head = c->layout.scale_granularity == FP8KV_KV_SCALE_HEAD, k = i == nfixed[op];
-    if (c->op == FP8KV_KV_OP_GATHER)
-        return head ? "head_scales" : "scale_cache";
-    return head ? (k ? "k_head_scales" : "v_head_scales") : (k ? "k_scale_cache" : "v_scale_cache");
+    return i >= 0 && i < c->arrays && c->role[i] <= V_SCALE_CACHE ? role_names[c->role[i]]
+                                                                    : "(unknown)";
 }
 
 /* ---- running them ------------------------------------------------------------------------ */

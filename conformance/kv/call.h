@@ -17,7 +17,7 @@
 #include "fp8kv/kv_plugin.h"
 
 enum fp8kv_kv_op { FP8KV_KV_OP_STORE, FP8KV_KV_OP_GATHER, FP8KV_KV_OP_ATTENTION };
-#define FP8KV_KV_CALL_ARRAYS 8
+#define FP8KV_KV_CALL_ARRAYS 9
 
 /* One call: plain data (its pointers are rebuilt by fp8kv_kv_call_arrays wherever it is run). */
 struct fp8kv_kv_call {
@@ -31,10 +31,13 @@ struct fp8kv_kv_call {
     int arrays;                         /* how many arrays the call has */
     size_t bytes[FP8KV_KV_CALL_ARRAYS]; /* each array's size */
     int output[FP8KV_KV_CALL_ARRAYS];   /* 1: written by the call (copied back) */
+    unsigned char role[FP8KV_KV_CALL_ARRAYS]; /* what each array is (kv/call.c's roles) */
 };
 
 /* fp8kv_kv_call_store / _gather / _attention: c = a call of those arguments (host pointers; the
- * sizes are computed from them: a gather's from its sequence lengths). */
+ * sizes are computed from them: a gather's from its sequence lengths; an attention's query and
+ * output from num_query_rows where query_lens is given, and num_query_rows is set to num_seqs
+ * where it is not). */
 void fp8kv_kv_call_store(struct fp8kv_kv_call *c, const struct fp8kv_kv_store_args_v1 *a);
 void fp8kv_kv_call_gather(struct fp8kv_kv_call *c, const struct fp8kv_kv_gather_args_v1 *a);
 void fp8kv_kv_call_attention(struct fp8kv_kv_call *c, const struct fp8kv_kv_attention_args_v1 *a);

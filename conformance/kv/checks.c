@@ -77,18 +77,25 @@ static int run_gather(const struct fp8kv_subject *subject, struct fp8kv_codec_cf
     return fp8kv_kv_call_run(subject->kv, &call);
 }
 
+/* run_attention: the subject's attention over the cache; queries NULL is a decode step (one
+ * query a sequence), else several queries a sequence and a window (KV ABI 3). */
 static int run_attention(const struct fp8kv_subject *subject, struct fp8kv_codec_cfg cfg,
                          const struct fp8kv_cache_shape *shape, const void *query, int q_heads,
                          const uint8_t *kc, const uint8_t *vc, const int32_t *table, int max_blocks,
-                         const int32_t *lens, int num_seqs, const struct fp8kv_kv_scales *k,
-                         const struct fp8kv_kv_scales *v, float softmax_scale,
-                         enum fp8kv_kv_dtype q_dtype, enum fp8kv_kv_dtype out_dtype, void *out)
+                         const int32_t *lens, int num_seqs, const struct fp8kv_kv_queries *queries,
+                         const struct fp8kv_kv_scales *k, const struct fp8kv_kv_scales *v,
+                         float softmax_scale, enum fp8kv_kv_dtype q_dtype,
+                         enum fp8kv_kv_dtype out_dtype, void *out)
 {
     const struct fp8kv_kv_layout_v1 layout = fp8kv_kv_abi_layout(shape, cfg, k->granularity);
+    const int rows = fp8kv_kv_query_rows(queries, num_seqs);
+    if (rows < 0)
+        return fp8kv_fail("attention: more than 2^31 query rows");
     const struct fp8kv_kv_attention_args_v1 a = {
-        &layout,  q_heads,  num_seqs,  max_blocks, query,         kc,  vc,
-        table,    lens,     k->tensor, v->tensor,  softmax_scale, out, k->heads,
-        v->heads, k->cache, v->cache,  q_dtype,    out_dtype};
+        &layout,   q_heads,   num_seqs,      max_blocks, query,    kc,
+        vc,        table,     lens,          k->tensor,  v->tensor, softmax_scale,
+        out,       k->heads,  v->heads,      k->cache,   v->cache, q_dtype,
+        out_dtype, queries ? queries->lens : NULL, rows, queries ? queries->window : 0};
     struct fp8kv_kv_call call;
     fp8kv_kv_call_attention(&call, &a);
     return fp8kv_kv_call_run(subject->kv, &call);
@@ -196,7 +203,7 @@ static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_pro
     memset(y, SENTINEL, n * fp8kv_kv_dtype_size(out_dtype));
     int rc = run_attention(subject, cfg, &c->shape, q, c->num_q_heads, c->key_cache.data,
                            c->value_cache.data, c->block_table.data, c->max_blocks,
-                           c->seq_lens.data, c->num_seqs, &c->k_scales, &c->v_scales,
+                           c->seq_lens.data, c->num_seqs, NULL, &c->k_scales, &c->v_scales,
                            c->softmax_scale, q_dtype, out_dtype, y);
     free(q);
     char plan[96] = "";
@@ -512,7 +519,7 @@ static int check_long_case(const struct fp8kv_profile *p, const struct fp8kv_sub
         memset(y, SENTINEL, lc.qn * sizeof *y);
         const struct fp8kv_kv_scales ks = tensor_scales(lc.k_scale), vs = tensor_scales(lc.v_scale);
         rc = run_attention(subject, cfg, &lc.shape, lc.q, q_heads, lc.kc, lc.vc, lc.bt,
-                           lc.max_blocks, long_lens, LONG_SEQS, &ks, &vs, lc.softmax_scale,
+                           lc.max_blocks, long_lens, LONG_SEQS, NULL, &ks, &vs, lc.softmax_scale,
                            FP8KV_KV_F32, FP8KV_KV_F32, y);
     }
     if (rc == 0) {
@@ -575,65 +582,161 @@ int fp8kv_check_attention_long(const char *dir, const struct fp8kv_profile *p,
 
 /* ---- the engine suite ------------------------------------------------------------------------ */
 
-/* One engine-suite case through the subject's attention, judged at its declared arithmetic. */
+/* The attention features an engine-suite case needs beyond a decode step. */
+static unsigned case_features(const struct fp8kv_suite_case *c)
+{
+    return (c->rows > c->num_seqs ? FP8KV_KV_ATTENTION_QUERIES : 0u) |
+           (c->window ? FP8KV_KV_ATTENTION_WINDOW : 0u);
+}
+
+/* engine_not_run: an information row for engine-suite case c that the subject cannot take
+ * (why: what it lacks). */
+static int engine_not_run(const struct fp8kv_suite_case *c, const struct fp8kv_profile *p,
+                          const struct fp8kv_subject *subject, const char *check, const char *why,
+                          struct fp8kv_results *out)
+{
+    char words[160], detail[160];
+    fp8kv_suite_case_words(c, words, sizeof words);
+    if (snprintf(detail, sizeof detail, "not run: %s %s; engine/case%d %s", subject->name, why,
+                 c->index, words) >= (int)sizeof detail)
+        detail[sizeof detail - 1] = '\0'; /* words, never parsed */
+    struct fp8kv_check chk;
+    fp8kv_check_init(&chk, check, subject->name, p->name, detail);
+    chk.gated = 0;
+    fp8kv_check_finish(&chk, 0.0);
+    return fp8kv_results_add(out, &chk);
+}
+
+/* engine_run: case c through the subject's attention, q in q_dtype, into y (out_dtype). As the
+ * case has them (queries), or (decode) each query row as a sequence of its own: the same
+ * block-table row, its length the row's last token + 1, one query; the window kept. */
+static int engine_run(const struct fp8kv_subject *subject, const struct fp8kv_profile *p,
+                      const struct fp8kv_suite_case *c, int decode, const void *q,
+                      enum fp8kv_kv_dtype q_dtype, enum fp8kv_kv_dtype out_dtype, void *y)
+{
+    const struct fp8kv_kv_scales ks = tensor_scales(c->k_scale), vs = tensor_scales(c->v_scale);
+    const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
+    if (!decode) {
+        const struct fp8kv_kv_queries queries = {c->query_lens, c->window};
+        return run_attention(subject, cfg, &c->shape, q, c->num_q_heads, c->key_cache,
+                             c->value_cache, c->block_table, c->max_blocks, c->seq_lens,
+                             c->num_seqs, case_features(c) ? &queries : NULL, &ks, &vs,
+                             c->softmax_scale, q_dtype, out_dtype, y);
+    }
+    int32_t *lens = malloc((size_t)c->rows * sizeof *lens);
+    int32_t *table = malloc((size_t)c->rows * (size_t)c->max_blocks * sizeof *table);
+    int rc = lens && table ? FP8KV_OK : fp8kv_fail("out of memory");
+    for (int i = 0, row = 0; rc == 0 && i < c->num_seqs; i++)
+        for (int j = 0; j < c->query_lens[i]; j++, row++) {
+            lens[row] = c->seq_lens[i] > 0 ? c->seq_lens[i] - c->query_lens[i] + j + 1 : 0;
+            memcpy(table + (size_t)row * c->max_blocks, c->block_table + (size_t)i * c->max_blocks,
+                   (size_t)c->max_blocks * sizeof *table);
+        }
+    const struct fp8kv_kv_queries window = {NULL, c->window};
+    if (rc == 0)
+        rc = run_attention(subject, cfg, &c->shape, q, c->num_q_heads, c->key_cache,
+                           c->value_cache, table, c->max_blocks, lens, c->rows,
+                           c->window ? &window : NULL, &ks, &vs, c->softmax_scale, q_dtype,
+                           out_dtype, y);
+    free(lens);
+    free(table);
+    return rc;
+}
+
+/* element: output i of y (elements of dtype t), widened exactly. */
+static double element(const void *y, enum fp8kv_kv_dtype t, size_t i)
+{
+    if (t == FP8KV_KV_F32)
+        return ((const float *)y)[i];
+    const uint16_t h = ((const uint16_t *)y)[i];
+    return t == FP8KV_KV_BF16 ? fp8kv_bf16_to_f32(h) : fp8kv_f16_to_f32(h);
+}
+
+/* largest_gap: the largest |a[i] - b[i]| of two outputs (n elements of dtype t), NaN pairs
+ * equal; Inf where one is NaN and the other is not. */
+static double largest_gap(const void *a, const void *b, size_t n, enum fp8kv_kv_dtype t)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double x = element(a, t, i), y = element(b, t, i);
+        const double d = isnan(x) && isnan(y) ? 0.0 : isnan(x) || isnan(y) ? INFINITY : fabs(x - y);
+        worst = x == y ? worst : d > worst ? d : worst;
+    }
+    return worst;
+}
+
+/* One engine-suite case through the subject's attention, judged at its declared arithmetic;
+ * a case of several queries a sequence is judged again through the decode path, each query
+ * row a sequence of its own ("kv-attention-consistency": prefill and decode of the same
+ * queries, both within the bound, sglang #25790's class). */
 static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
                              const struct fp8kv_subject *subject,
                              const struct fp8kv_attention_arith *arith, int index,
                              struct fp8kv_results *out)
 {
-    const double t0 = fp8kv_now();
+    double t0 = fp8kv_now();
     struct fp8kv_suite_case c;
     if (fp8kv_suite_case_make(dir, p, index, &c) != 0)
         return FP8KV_ERR;
-    if (c.rows > c.num_seqs || c.window) { /* the ABI's attention: one query a sequence */
-        char words[160], detail[160];
-        fp8kv_suite_case_words(&c, words, sizeof words);
-        if (snprintf(detail, sizeof detail,
-                     "not run: the KV ABI's attention takes one query a sequence; engine/case%d %s",
-                     index, words) >= (int)sizeof detail)
-            detail[sizeof detail - 1] = '\0';
-        struct fp8kv_check chk;
-        fp8kv_check_init(&chk, "kv-case", subject->name, p->name, detail);
-        chk.gated = 0;
-        fp8kv_check_finish(&chk, 0.0);
+    const unsigned lacks = case_features(&c) & ~subject->kv->attention_features;
+    if (lacks) {
+        const int rc = engine_not_run(&c, p, subject, "kv-attention-engine",
+                                      lacks & FP8KV_KV_ATTENTION_QUERIES
+                                          ? "takes one query a sequence (no query_lens)"
+                                          : "takes no sliding window",
+                                      out);
         fp8kv_suite_case_free(&c);
-        return fp8kv_results_add(out, &chk);
+        return rc;
     }
     const enum fp8kv_kv_dtype q_dtype = fp8kv_attention_kv_dtype(arith->q),
                               out_dtype = fp8kv_attention_kv_dtype(arith->out);
-    const size_t n = (size_t)c.num_seqs * c.num_q_heads * c.shape.head_size;
-    void *y = malloc(n * fp8kv_kv_dtype_size(out_dtype) + 1);
+    const size_t n = (size_t)c.rows * c.num_q_heads * c.shape.head_size,
+                 ybytes = n * fp8kv_kv_dtype_size(out_dtype);
+    void *y = malloc(ybytes + 1), *yd = malloc(ybytes + 1);
     void *q = query_in(c.query, n, q_dtype);
-    int rc = y && q ? FP8KV_OK : fp8kv_fail("out of memory");
-    if (rc == 0) {
-        memset(y, SENTINEL, n * fp8kv_kv_dtype_size(out_dtype));
-        const struct fp8kv_kv_scales ks = tensor_scales(c.k_scale), vs = tensor_scales(c.v_scale);
-        const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
-        rc = run_attention(subject, cfg, &c.shape, q, c.num_q_heads, c.key_cache, c.value_cache,
-                           c.block_table, c.max_blocks, c.seq_lens, c.num_seqs, &ks, &vs,
-                           c.softmax_scale, q_dtype, out_dtype, y);
-    }
-    struct fp8kv_check chk;
-    if (rc == 0)
-        rc = fp8kv_suite_judge_attention(&c, p->name, subject->name, arith, y, &chk);
-    if (rc == 0) {
-        fp8kv_check_finish(&chk, fp8kv_now() - t0);
-        rc = fp8kv_results_add(out, &chk);
+    int rc = y && yd && q ? FP8KV_OK : fp8kv_fail("out of memory");
+    const int passes = c.rows > c.num_seqs ? 2 : 1; /* prefill, then the same rows decoded */
+    for (int pass = 0; pass < passes && rc == 0; pass++) {
+        void *got = pass ? yd : y;
+        memset(got, SENTINEL, ybytes);
+        rc = engine_run(subject, p, &c, pass, q, q_dtype, out_dtype, got);
+        struct fp8kv_check chk;
+        if (rc == 0)
+            rc = fp8kv_suite_judge_attention(&c, p->name, subject->name, arith, got, &chk);
+        if (rc == 0 && pass) {
+            snprintf(chk.name, sizeof chk.name, "kv-attention-consistency");
+            char gap[64];
+            snprintf(gap, sizeof gap, "; decode vs prefill: largest gap %.3g",
+                     largest_gap(y, yd, n, out_dtype));
+            const size_t len = strlen(chk.detail);
+            snprintf(chk.detail + len, sizeof chk.detail - len, "%s", gap);
+        }
+        if (rc == 0) {
+            fp8kv_check_finish(&chk, fp8kv_now() - t0);
+            rc = fp8kv_results_add(out, &chk);
+        }
+        t0 = fp8kv_now();
     }
     free(y);
+    free(yd);
     free(q);
     fp8kv_suite_case_free(&c);
     return rc;
 }
 
 int fp8kv_check_attention_engine(const char *dir, const struct fp8kv_profile *p,
-                                 const struct fp8kv_subject *subject, struct fp8kv_results *out)
+                                 const struct fp8kv_subject *subject, int only_case,
+                                 struct fp8kv_results *out)
 {
+    if (only_case >= fp8kv_suite_case_count())
+        return fp8kv_fail("no engine-suite case %d (the suite has %d: 0..%d)", only_case,
+                          fp8kv_suite_case_count(), fp8kv_suite_case_count() - 1);
     struct fp8kv_attention_arith arith;
     if (fp8kv_attention_arith_parse(subject->kv->arithmetic, &arith) != 0)
         return fp8kv_fail("%s: %s", subject->name, fp8kv_last_error());
     int rc = FP8KV_OK;
     for (int i = 0; i < fp8kv_suite_case_count() && rc == 0; i++)
-        rc = check_engine_case(dir, p, subject, &arith, i, out);
+        if (only_case < 0 || i == only_case)
+            rc = check_engine_case(dir, p, subject, &arith, i, out);
     return rc;
 }

@@ -26,7 +26,7 @@ _Static_assert(FP8KV_KV_CALL_ARRAYS <= FP8KV_HOST_ARRAYS, "a call's arrays fit a
 
 /* The descriptor's facts a worker sends (struct fp8kv_host_hello's facts). */
 struct facts {
-    uint32_t memory, scale_granularities;
+    uint32_t memory, scale_granularities, attention_features;
     int32_t has_gather, has_attention;
     int32_t no_device; /* on device memory, but the worker has no GPU to open */
     char format[32], overflow[32], inf[32];
@@ -37,7 +37,7 @@ _Static_assert(sizeof(struct facts) <= FP8KV_HOST_FACTS, "the facts fit the hell
 struct fp8kv_kv_plugin {
     struct fp8kv_host *host;
     struct fp8kv_kv_plugin_info info;
-    uint32_t scale_granularities;
+    uint32_t scale_granularities, attention_features;
     char arithmetic[96];                /* checked: a text fp8kv_attention_arith_parse takes */
     struct fp8kv_kv_kernels_v1 forward; /* the harness-side kernels: calls to the worker */
 };
@@ -72,6 +72,7 @@ static int describe(const void *descriptor, void *out, char *error, size_t size,
     fp8kv_host_text(f->arithmetic, sizeof f->arithmetic, d->arithmetic, "");
     f->memory = d->memory;
     f->scale_granularities = d->scale_granularities;
+    f->attention_features = d->attention_features;
     f->has_gather = d->gather != NULL;
     f->has_attention = d->attention != NULL;
     if (d->memory == FP8KV_KV_MEMORY_DEVICE && open_device(arg, error, size) != 0) {
@@ -135,6 +136,10 @@ static int check(void *ctx, const char *path, const struct fp8kv_host_hello *hel
         return fp8kv_fail("plugin %s: unknown scale granularities 0x%x (bits: 1 tensor, 2 head, "
                           "4 token and head)",
                           path, f->scale_granularities);
+    if (f->attention_features & ~FP8KV_KV_ATTENTION_ALL)
+        return fp8kv_fail("plugin %s: unknown attention features 0x%x (bits: 1 query_lens, 2 "
+                          "window)",
+                          path, f->attention_features);
     pl->info.caps = FP8KV_CAP_STORE | (f->has_gather ? FP8KV_CAP_GATHER : 0u) |
                     (f->has_attention ? FP8KV_CAP_ATTENTION : 0u);
     struct fp8kv_attention_arith arith;
@@ -142,6 +147,7 @@ static int check(void *ctx, const char *path, const struct fp8kv_host_hello *hel
         return fp8kv_fail("plugin %s: %s", path, fp8kv_last_error());
     pl->info.memory = f->memory;
     pl->scale_granularities = f->scale_granularities;
+    pl->attention_features = f->attention_features;
     snprintf(pl->arithmetic, sizeof pl->arithmetic, "%s", f->arithmetic);
     return FP8KV_OK;
 }
@@ -244,7 +250,8 @@ int fp8kv_kv_plugin_open(const char *path, int device, double timeout_s,
                                      caps & FP8KV_CAP_GATHER ? forward_gather : NULL,
                                      caps & FP8KV_CAP_ATTENTION ? forward_attention : NULL,
                                      pl->scale_granularities,
-                                     pl->arithmetic[0] ? pl->arithmetic : NULL};
+                                     pl->arithmetic[0] ? pl->arithmetic : NULL,
+                                     pl->attention_features};
     *out = pl;
     return FP8KV_OK;
 }

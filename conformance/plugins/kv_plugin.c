@@ -22,6 +22,8 @@
  *                  sleeps forever
  *   head0_scale    per-head scales: stores and reads every head with head 0's scale
  *   recip_row      per-token scales: amax * (1 / 448) instead of amax / 448
+ *   causal_ignored every query row attends to all its sequence's tokens (no causal mask)
+ *   window_ignored the sliding window is ignored
  * The example's exported descriptor is renamed and wrapped: the fault is the only difference.
  */
 #include "fp8kv/kv_plugin.h"
@@ -57,6 +59,8 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_PROC_STDOUT 17
 #define KV_FAULT_MEMORY_HOG 18
 #define KV_FAULT_CONTROL_NAME 19
+#define KV_FAULT_CAUSAL_IGNORED 20
+#define KV_FAULT_WINDOW_IGNORED 21
 
 /* head0: n copies of heads[0] in same (the head0_scale fault); NULL when heads is */
 static const float *head0(const float *heads, int n, float *same)
@@ -197,9 +201,34 @@ static int faulty_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
     return gather(ctx, &b);
 }
 
+/* causal_ignored: each query row of a through the example as a decode step of its whole
+ * sequence (the last token's span for every row) */
+static int causal_ignored(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
+{
+    const size_t D = (size_t)a->cache->head_size, H = (size_t)a->num_q_heads;
+    size_t row = 0;
+    for (int s = 0; s < a->num_seqs; s++)
+        for (int j = 0; j < (a->query_lens ? a->query_lens[s] : 1); j++, row++) {
+            struct fp8kv_kv_attention_args_v1 b = *a;
+            b.num_seqs = b.num_query_rows = 1;
+            b.query_lens = NULL;
+            b.seq_lens = a->seq_lens + s;
+            b.block_table = a->block_table + (size_t)s * a->max_blocks_per_seq;
+            b.query = a->query + row * H * D;
+            b.out = a->out + row * H * D;
+            if (attention(ctx, &b) != 0)
+                return -1;
+        }
+    return 0;
+}
+
 static int faulty_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
     struct fp8kv_kv_attention_args_v1 b = *a;
+    if (KV_FAULT == KV_FAULT_CAUSAL_IGNORED)
+        return causal_ignored(ctx, a);
+    if (KV_FAULT == KV_FAULT_WINDOW_IGNORED)
+        b.window = 0;
     if (KV_FAULT == KV_FAULT_HEAD0_SCALE) {
         b.k_head_scales = head0(a->k_head_scales, a->cache->num_heads, same_k);
         b.v_head_scales = head0(a->v_head_scales, a->cache->num_heads, same_v);
@@ -220,7 +249,8 @@ static const struct fp8kv_kv_kernels_v1 faulty = {
     faulty_gather,
     faulty_attention,
     FP8KV_KV_SCALES_ALL,
-    "f32"};
+    "f32",
+    FP8KV_KV_ATTENTION_ALL};
 
 ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)
 {

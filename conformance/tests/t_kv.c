@@ -97,7 +97,7 @@ static struct fp8kv_subject subject_of(const struct kv_paths *paths,
     *kernels = (struct fp8kv_kv_kernels_v1){
         FP8KV_KV_ABI_VERSION, paths->name,   NULL,     NULL,      NULL,
         FP8KV_KV_MEMORY_HOST, (void *)paths, store_of, gather_of, attention_of,
-        FP8KV_KV_SCALES_ALL,  "f32"};
+        FP8KV_KV_SCALES_ALL,  "f32",         0};
     struct fp8kv_subject s = {.name = paths->name,
                               .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
                               .claim = FP8KV_CLAIM_ALL,
@@ -698,6 +698,47 @@ Test(kv, granularities_a_subject_lacks_are_reported_not_run)
     }
     cr_assert_gt(not_run, 0);
     cr_assert_geq(judged, MIN_CASES * CHECKS_PER_CASE);
+    fp8kv_results_free(&r);
+}
+
+/* A decode-only attention (no attention_features) gets the engine suite's multi-token decode,
+ * prefill and window cases as "not run" rows naming what it lacks, never a verdict; a window
+ * alone is asked for separately. */
+Test(kv, engine_cases_a_decode_only_subject_lacks_are_reported_not_run, .timeout = 120)
+{
+    struct fp8kv_kv_kernels_v1 kernels;
+    struct fp8kv_subject subject = subject_of(&cpu_paths, &kernels);
+    static const struct {
+        int index;
+        unsigned features;
+        const char *why;
+    } cases[] = {
+        {6, 0, "takes one query a sequence"},
+        {7, 0, "takes one query a sequence"},
+        {8, FP8KV_KV_ATTENTION_QUERIES, "takes no sliding window"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kernels.attention_features = cases[i].features;
+        struct fp8kv_results r = {0};
+        cr_assert_eq(fp8kv_check_attention_engine(VECTORS, &fp8kv_profiles[0], &subject,
+                                                  cases[i].index, &r),
+                     0, "%s", fp8kv_last_error());
+        cr_assert_eq(r.count, 1);
+        const struct fp8kv_check *c = &r.items[0];
+        cr_assert(strstr(c->detail, "not run: cpu-reference ") && strstr(c->detail, cases[i].why),
+                  "%s", c->detail);
+        cr_assert_eq(fp8kv_check_outcome(c), FP8KV_OUTCOME_INFO);
+        fp8kv_results_free(&r);
+    }
+    /* the CPU target's own subject declares them: prefill judged, and its decode consistency */
+    struct fp8kv_results r = {0};
+    cr_assert_eq(fp8kv_check_attention_engine(VECTORS, &fp8kv_profiles[0], cpu_reference(), 7, &r), 0,
+                 "%s", fp8kv_last_error());
+    cr_assert_eq(r.count, 2);
+    cr_assert_str_eq(r.items[1].name, "kv-attention-consistency");
+    for (size_t k = 0; k < r.count; k++)
+        cr_assert_eq(fp8kv_check_outcome(&r.items[k]), FP8KV_OUTCOME_PASS, "%s: %s",
+                     r.items[k].name, r.items[k].detail);
     fp8kv_results_free(&r);
 }
 

@@ -120,7 +120,7 @@ Test(kv_plugin, unusable_plugins_and_arguments)
 {
     static char out[1 << 14];
     cr_assert_eq(plugin("abi2", out, sizeof out), 2, "%s", out);
-    cr_assert(strstr(out, "KV ABI version 3"), "%s", out);
+    cr_assert(strstr(out, "KV ABI version 4, this fp8kv reads version 3"), "%s", out);
     cr_assert_eq(plugin("no_store", out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "store is NULL"), "%s", out);
     /* host code that says its buffers are device memory: without a GPU build or device it is
@@ -243,4 +243,34 @@ Test(kv_plugin, bug20261201_worker_that_closed_its_socket_was_waited_for)
     static char out[1 << 16];
     cr_assert_eq(plugin("close_socket", out, sizeof out), 4, "%s", out);
     cr_assert(strstr(out, "closed its connection to fp8kv without an answer (killed)"), "%s", out);
+}
+
+/* The engine suite's multi-token decode, prefill and sliding-window cases (KV ABI 3): the
+ * example takes query_lens and the window and passes them, each also through its decode path;
+ * a kernel with no causal mask fails the prefill but not the decode of the same rows; one that
+ * ignores the window fails both. */
+static void engine_case(const char *fault, int index, int want_exit, const char *want_engine,
+                        const char *want_consistency)
+{
+    static char out[1 << 16];
+    char cmd[1024]; /* the example computes a case in seconds: no 3 s timeout */
+    snprintf(cmd, sizeof cmd,
+             "timeout 200 %s check-kv --vectors %s --plugin %s/fp8kv_kv_plugin_%s.so --suite "
+             "engine --case %d --profile e4m3fn_satfinite 2>&1",
+             FP8KV_EXE, VECTORS, FP8KV_PLUGIN_DIR, fault, index);
+    cr_assert_eq(test_run(cmd, out, sizeof out), want_exit, "%s case %d: %s", fault, index, out);
+    char line[96];
+    snprintf(line, sizeof line, "%s kv-attention-engine engine_kv", want_engine);
+    cr_assert(strstr(out, line), "%s case %d: no '%s' in\n%s", fault, index, line, out);
+    snprintf(line, sizeof line, "%s kv-attention-consistency engine_kv", want_consistency);
+    cr_assert(strstr(out, line), "%s case %d: no '%s' in\n%s", fault, index, line, out);
+}
+
+Test(kv_plugin, prefill_multi_token_decode_and_windows_through_the_abi, .timeout = 240)
+{
+    engine_case("none", 6, 0, "PASS  ", "PASS  ");
+    engine_case("none", 7, 0, "PASS  ", "PASS  ");
+    engine_case("none", 8, 0, "PASS  ", "PASS  ");
+    engine_case("causal_ignored", 7, 1, "FAIL  ", "PASS  ");
+    engine_case("window_ignored", 8, 1, "FAIL  ", "FAIL  ");
 }

@@ -223,53 +223,65 @@ static int gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
     return 0;
 }
 
+/* attend: the output of one query row and q head over tokens [first, end) of sequence s */
+static void attend(const struct fp8kv_kv_attention_args_v1 *a, int s, int first, int end,
+                   const float *q, int h, float *scores, float *out)
+{
+    const struct fp8kv_kv_layout_v1 *c = a->cache;
+    const int D = c->head_size;
+    float max = -INFINITY, sum = 0.0f;
+    for (int t = first; t < end; t++) {
+        const int64_t slot = slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
+        const float ks = scale_at(c, a->k_scale, a->k_head_scales, a->k_scale_cache, slot, h);
+        float dot = 0.0f;
+        for (int d = 0; d < D; d++)
+            dot += q[d] * (from_e4m3fn(a->key_cache[offset(c, 1, slot, h, d)]) * ks);
+        scores[t - first] = a->softmax_scale * dot;
+        max = scores[t - first] > max ? scores[t - first] : max;
+    }
+    for (int t = first; t < end; t++)
+        sum += (scores[t - first] = expf(scores[t - first] - max));
+    for (int d = 0; d < D; d++) {
+        float acc = 0.0f;
+        for (int t = first; t < end; t++) {
+            const int64_t slot =
+                slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
+            const float vs = scale_at(c, a->v_scale, a->v_head_scales, a->v_scale_cache, slot, h);
+            acc += scores[t - first] / sum *
+                   (from_e4m3fn(a->value_cache[offset(c, 0, slot, h, d)]) * vs);
+        }
+        out[d] = acc;
+    }
+}
+
+/* decode, multi-token decode, prefill and chunked prefill: each sequence's last query_lens[s]
+ * tokens are its queries (one without query_lens), each over its span (fp8kv_kv_query_span) */
 static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
     (void)ctx;
-    const struct fp8kv_kv_layout_v1 *c = a->cache;
-    const int D = c->head_size, group = a->num_q_heads / c->num_heads;
+    const int D = a->cache->head_size, group = a->num_q_heads / a->cache->num_heads;
     static _Thread_local float scores[16384];
-    for (int s = 0; s < a->num_seqs; s++)
-        for (int qh = 0; qh < a->num_q_heads; qh++) {
-            const float *q = a->query + ((size_t)s * a->num_q_heads + qh) * D;
-            float *out = a->out + ((size_t)s * a->num_q_heads + qh) * D;
-            const int n = a->seq_lens[s], h = qh / group;
-            if (n > 16384)
-                return -1; /* this example's limit */
-            float max = -INFINITY, sum = 0.0f;
-            for (int t = 0; t < n; t++) {
-                const int64_t slot =
-                    slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
-                const float ks =
-                    scale_at(c, a->k_scale, a->k_head_scales, a->k_scale_cache, slot, h);
-                float dot = 0.0f;
-                for (int d = 0; d < D; d++)
-                    dot += q[d] * (from_e4m3fn(a->key_cache[offset(c, 1, slot, h, d)]) * ks);
-                scores[t] = a->softmax_scale * dot;
-                max = scores[t] > max ? scores[t] : max;
-            }
-            for (int t = 0; t < n; t++)
-                sum += (scores[t] = expf(scores[t] - max));
-            for (int d = 0; d < D; d++) {
-                float acc = 0.0f;
-                for (int t = 0; t < n; t++) {
-                    const int64_t slot =
-                        slot_of(a->block_table, a->max_blocks_per_seq, s, t, c->block_size);
-                    const float vs =
-                        scale_at(c, a->v_scale, a->v_head_scales, a->v_scale_cache, slot, h);
-                    acc += scores[t] / sum *
-                           (from_e4m3fn(a->value_cache[offset(c, 0, slot, h, d)]) * vs);
-                }
-                out[d] = acc;
+    size_t row = 0;
+    for (int s = 0; s < a->num_seqs; s++) {
+        if (a->seq_lens[s] > 16384)
+            return -1; /* this example's limit */
+        const int queries = a->query_lens ? a->query_lens[s] : 1;
+        for (int j = 0; j < queries; j++, row++) {
+            int32_t first, end;
+            fp8kv_kv_query_span(a->seq_lens[s], queries, j, a->window, &first, &end);
+            for (int qh = 0; qh < a->num_q_heads; qh++) {
+                const size_t at = (row * a->num_q_heads + qh) * D;
+                attend(a, s, first, end, a->query + at, qh / group, scores, a->out + at);
             }
         }
+    }
     return 0;
 }
 
 static const fp8kv_kv_kernels_v1_t kernels = {
     FP8KV_KV_ABI_VERSION, "engine_kv", "e4m3fn", "satfinite", "clamp",
     FP8KV_KV_MEMORY_HOST, NULL,        store,    gather,      attention,
-    FP8KV_KV_SCALES_ALL,  "f32"};
+    FP8KV_KV_SCALES_ALL,  "f32",        FP8KV_KV_ATTENTION_ALL};
 
 ENGINE_EXPORT const fp8kv_kv_kernels_v1_t *fp8kv_kv_kernels_v1(void)
 {

@@ -245,15 +245,16 @@ int fp8kv_cpu_gather_dequant(struct fp8kv_codec_cfg cfg, const struct fp8kv_cach
 
 /* ---- attention ------------------------------------------------------------------------------- */
 
-/* attend_one: the output of one sequence and one q head: q [hs], kv head h, n tokens.
- * scores[n] is scratch. */
+/* attend_one: the output of one query row and one q head: q [hs], kv head h, the tokens
+ * [first, end) of sequence seq. scores[end - first] is scratch. */
 static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
                        const float *q, int h, const uint8_t *key_cache, const uint8_t *value_cache,
-                       const int32_t *block_table, int max_blocks_per_seq, int seq, int n,
-                       const struct fp8kv_kv_scales *k_scale, const struct fp8kv_kv_scales *v_scale,
-                       float softmax_scale, float *scores, float *out)
+                       const int32_t *block_table, int max_blocks_per_seq, int seq, int first,
+                       int end, const struct fp8kv_kv_scales *k_scale,
+                       const struct fp8kv_kv_scales *v_scale, float softmax_scale, float *scores,
+                       float *out)
 {
-    const int hs = shape->head_size;
+    const int hs = shape->head_size, n = end - first;
     for (int d = 0; d < hs; d++)
         out[d] = 0.0f;
     if (n <= 0)
@@ -263,7 +264,7 @@ static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
      * sum below and makes the output NaN, as the exact softmax would) */
     float max = -INFINITY;
     for (int t = 0; t < n; t++) {
-        const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, t);
+        const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, first + t);
         const float ks = fp8kv_kv_scale_at(k_scale, shape, slot, h);
         float dot = 0.0f;
         for (int d = 0; d < hs; d++)
@@ -280,20 +281,32 @@ static void attend_one(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shap
         sum += scores[t];
     }
     for (int t = 0; t < n; t++) {
-        const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, t);
+        const int64_t slot = slot_of(shape, block_table, max_blocks_per_seq, seq, first + t);
         const float p = scores[t] / sum, vs = fp8kv_kv_scale_at(v_scale, shape, slot, h);
         for (int d = 0; d < hs; d++)
             out[d] += p * dequant(cfg, value_cache[fp8kv_value_offset(shape, slot, h, d)], vs);
     }
 }
 
-int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
-                              const float *query, int num_q_heads, const uint8_t *key_cache,
-                              const uint8_t *value_cache, const int32_t *block_table,
-                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                              const struct fp8kv_kv_scales *k_scale,
-                              const struct fp8kv_kv_scales *v_scale, float softmax_scale,
-                              float *out)
+int fp8kv_kv_query_rows(const struct fp8kv_kv_queries *queries, int num_seqs)
+{
+    if (!queries || !queries->lens)
+        return num_seqs;
+    long rows = 0;
+    for (int i = 0; i < num_seqs; i++)
+        rows += queries->lens[i];
+    return rows > INT32_MAX ? -1 : (int)rows;
+}
+
+int fp8kv_cpu_paged_attention_queries(struct fp8kv_codec_cfg cfg,
+                                      const struct fp8kv_cache_shape *shape, const float *query,
+                                      int num_q_heads, const uint8_t *key_cache,
+                                      const uint8_t *value_cache, const int32_t *block_table,
+                                      int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                                      const struct fp8kv_kv_queries *queries,
+                                      const struct fp8kv_kv_scales *k_scale,
+                                      const struct fp8kv_kv_scales *v_scale, float softmax_scale,
+                                      float *out)
 {
     int rc = fp8kv_cache_shape_check(shape, "paged_attention");
     if (rc == 0)
@@ -305,25 +318,51 @@ int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
     if (num_q_heads < 1 || num_q_heads % shape->num_heads != 0)
         return fp8kv_fail("paged_attention: %d q heads is not a multiple of %d kv heads",
                           num_q_heads, shape->num_heads);
-    const int hs = shape->head_size;
-    const int group = num_q_heads / shape->num_heads; /* q heads per kv head */
+    const int32_t *lens = queries ? queries->lens : NULL;
+    const int window = queries ? queries->window : 0;
     int longest = 0;
-    for (int i = 0; i < num_seqs; i++)
+    for (int i = 0; i < num_seqs; i++) {
+        const int q = lens ? lens[i] : 1;
+        if (q < 1 || q > (seq_lens[i] > 1 ? seq_lens[i] : 1))
+            return fp8kv_fail("paged_attention: sequence %d has %d tokens and %d queries", i,
+                              seq_lens[i], q);
         if (seq_lens[i] > longest)
             longest = seq_lens[i];
+    }
+    const int hs = shape->head_size;
+    const int group = num_q_heads / shape->num_heads; /* q heads per kv head */
     /* one score per token of the longest sequence; a VLA would be unbounded on the stack */
     float *scores = malloc((size_t)(longest > 0 ? longest : 1) * sizeof *scores);
     if (scores == NULL)
         return fp8kv_fail("paged_attention: out of memory for %d scores", longest);
+    size_t row = 0;
     for (int i = 0; i < num_seqs; i++)
-        for (int qh = 0; qh < num_q_heads; qh++) {
-            const size_t at = ((size_t)i * (size_t)num_q_heads + (size_t)qh) * (size_t)hs;
-            attend_one(cfg, shape, query + at, qh / group, key_cache, value_cache, block_table,
-                       max_blocks_per_seq, i, seq_lens[i], k_scale, v_scale, softmax_scale, scores,
-                       out + at);
+        for (int j = 0; j < (lens ? lens[i] : 1); j++, row++) {
+            int32_t first, end;
+            fp8kv_kv_query_span(seq_lens[i], lens ? lens[i] : 1, j, window, &first, &end);
+            for (int qh = 0; qh < num_q_heads; qh++) {
+                const size_t at = (row * (size_t)num_q_heads + (size_t)qh) * (size_t)hs;
+                attend_one(cfg, shape, query + at, qh / group, key_cache, value_cache,
+                           block_table, max_blocks_per_seq, i, first, end, k_scale, v_scale,
+                           softmax_scale, scores, out + at);
+            }
         }
     free(scores);
     return FP8KV_OK;
+}
+
+int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape,
+                              const float *query, int num_q_heads, const uint8_t *key_cache,
+                              const uint8_t *value_cache, const int32_t *block_table,
+                              int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+                              const struct fp8kv_kv_scales *k_scale,
+                              const struct fp8kv_kv_scales *v_scale, float softmax_scale,
+                              float *out)
+{
+    return fp8kv_cpu_paged_attention_queries(cfg, shape, query, num_q_heads, key_cache,
+                                             value_cache, block_table, max_blocks_per_seq,
+                                             seq_lens, num_seqs, NULL, k_scale, v_scale,
+                                             softmax_scale, out);
 }
 
 /* ---- the KV-kernel ABI ----------------------------------------------------------------------- */

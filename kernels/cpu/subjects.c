@@ -97,10 +97,11 @@ static int attention_cpu(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
         fp8kv_kv_abi_scales(a->cache, a->k_scale, a->k_head_scales, a->k_scale_cache, NULL);
     const struct fp8kv_kv_scales vs =
         fp8kv_kv_abi_scales(a->cache, a->v_scale, a->v_head_scales, a->v_scale_cache, NULL);
-    return fp8kv_cpu_paged_attention(fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape,
-                                     a->query, a->num_q_heads, a->key_cache, a->value_cache,
-                                     a->block_table, a->max_blocks_per_seq, a->seq_lens,
-                                     a->num_seqs, &ks, &vs, a->softmax_scale, a->out);
+    const struct fp8kv_kv_queries queries = {a->query_lens, a->window};
+    return fp8kv_cpu_paged_attention_queries(
+        fp8kv_kv_abi_cfg(a->cache, *(const int *)ctx), &shape, a->query, a->num_q_heads,
+        a->key_cache, a->value_cache, a->block_table, a->max_blocks_per_seq, a->seq_lens,
+        a->num_seqs, &queries, &ks, &vs, a->softmax_scale, a->out);
 }
 
 static const int models[] = {FP8KV_CODEC_F32_DIV, FP8KV_CODEC_F32_MUL_RECIP, FP8KV_CODEC_F16_DIV};
@@ -108,7 +109,8 @@ static const int models[] = {FP8KV_CODEC_F32_DIV, FP8KV_CODEC_F32_MUL_RECIP, FP8
 #define CPU_KV(m)                                                                                  \
     {                                                                                              \
         FP8KV_KV_ABI_VERSION, "cpu-reference", NULL, NULL, NULL, FP8KV_KV_MEMORY_HOST,             \
-            (void *)&models[m], store_cpu, gather_cpu, attention_cpu, FP8KV_KV_SCALES_ALL, "f32"   \
+            (void *)&models[m], store_cpu, gather_cpu, attention_cpu, FP8KV_KV_SCALES_ALL, "f32",  \
+            FP8KV_KV_ATTENTION_QUERIES | FP8KV_KV_ATTENTION_WINDOW                                 \
     }
 static const struct fp8kv_kv_kernels_v1 cpu_kv[MODEL_COUNT] = {CPU_KV(0), CPU_KV(1), CPU_KV(2)};
 

@@ -277,11 +277,15 @@ int fp8kv_check_attention_long(const char *dir, const struct fp8kv_profile *p,
                                const struct fp8kv_subject *subject, struct fp8kv_results *out);
 
 /* fp8kv_check_attention_engine: an attention subject on every case of the engine suite
- * (fp8kv/kv_suite.h: generated, their digests checked) under profile p, judged at the
- * arithmetic it declares: one check ("kv-attention-engine") per case. Returns 0, the subject's
- * status, or FP8KV_ERR (vectors, digests, memory). */
+ * (fp8kv/kv_suite.h: generated, their digests checked), or on case only_case (>= 0), under
+ * profile p, judged at the arithmetic it declares: one check ("kv-attention-engine") per case,
+ * and for a case of several queries a sequence a second ("kv-attention-consistency": the same
+ * query rows through the decode path, each a sequence of its own). A case needing what the
+ * subject's attention_features lack is a "not run" row. Returns 0, the subject's status, or
+ * FP8KV_ERR (vectors, digests, memory, a case index out of range). */
 int fp8kv_check_attention_engine(const char *dir, const struct fp8kv_profile *p,
-                                 const struct fp8kv_subject *subject, struct fp8kv_results *out);
+                                 const struct fp8kv_subject *subject, int only_case,
+                                 struct fp8kv_results *out);
 
 /* fp8kv_check_quantization_nmse: the NMSE of store-then-read against the unquantized input
  * for Gaussian, Gaussian-with-outliers and uniform data (fixed seeds), one check each,

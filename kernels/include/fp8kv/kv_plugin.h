@@ -1,4 +1,4 @@
-/* fp8kv/kv_plugin.h — the KV-kernel ABI, version 2: how a paged fp8 KV cache's kernels are
+/* fp8kv/kv_plugin.h — the KV-kernel ABI, version 3: how a paged fp8 KV cache's kernels are
  * judged, an engine's (a plugin) and fp8kv's own alike.
  *
  * An engine builds its store (reshape_and_cache), and optionally its gather + dequant and its
@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define FP8KV_KV_ABI_VERSION 2
+#define FP8KV_KV_ABI_VERSION 3
 #define FP8KV_KV_SPLIT_X 16
 
 enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1, FP8KV_KV_ABI_HND = 2 };
@@ -109,12 +109,19 @@ struct fp8kv_kv_gather_args_v1 {
     const float *scale_cache; /* per token and head: the cache's scales; else NULL */
 };
 
-/* one paged-attention decode step: query [num_seqs, num_q_heads, head_size] (elements of
- * query_dtype; num_q_heads a multiple of num_heads: q head h reads kv head
- * h / (num_q_heads / num_heads)); for each sequence and q head, out = softmax(softmax_scale *
- * q.k) . v over its seq_lens[i] tokens, k and v dequantized with k_scale and v_scale;
- * out [num_seqs, num_q_heads, head_size] (elements of out_dtype; a sequence of length 0 gives
- * zeros). query_dtype and out_dtype are those of the arithmetic the kernels declare. */
+/* paged attention over the cache: a decode step (one query a sequence), or several queries a
+ * sequence (multi-token decode, prefill, chunked prefill) where query_lens is given.
+ * Sequence i has seq_lens[i] tokens in the cache, its queries included; its queries are its
+ * last query_lens[i] tokens (NULL: one, its last): query j is token
+ * p = seq_lens[i] - query_lens[i] + j and attends causally to the tokens up to itself, the
+ * last `window` of them (p - window < t <= p) when window > 0. Query rows are numbered across
+ * sequences, sequence 0's first: query and out are [num_query_rows, num_q_heads, head_size]
+ * (elements of query_dtype and out_dtype, those of the arithmetic the kernels declare;
+ * num_q_heads a multiple of num_heads: q head h reads kv head h / (num_q_heads / num_heads)).
+ * For each row and q head, out = softmax(softmax_scale * q.k) . v over its tokens, k and v
+ * dequantized with their scales; a sequence of length 0 has one query row, whose output is
+ * zeros. The harness passes query_lens and window only to kernels whose attention_features
+ * say they take them (NULL and 0 otherwise). */
 struct fp8kv_kv_attention_args_v1 {
     const struct fp8kv_kv_layout_v1 *cache;
     int32_t num_q_heads, num_seqs, max_blocks_per_seq;
@@ -126,7 +133,26 @@ struct fp8kv_kv_attention_args_v1 {
     const float *k_head_scales, *v_head_scales; /* per KV head: [num_heads]; else NULL */
     const float *k_scale_cache, *v_scale_cache; /* per token and head; else NULL */
     int32_t query_dtype, out_dtype;             /* enum fp8kv_kv_abi_dtype */
+    const int32_t *query_lens; /* [num_seqs], 1 <= query_lens[i] <= max(seq_lens[i], 1); NULL */
+    int32_t num_query_rows;    /* the sum of query_lens; num_seqs where query_lens is NULL */
+    int32_t window;            /* > 0: sliding-window attention over that many tokens; 0: none */
 };
+
+/* fp8kv_kv_query_span: the tokens [*first, *end) that query j (0-based) of a sequence of
+ * seq_len tokens and query_len queries attends to under window (0: none): the rule above, the
+ * one home of it. A sequence of length 0 gives the empty span. */
+static inline void fp8kv_kv_query_span(int32_t seq_len, int32_t query_len, int32_t j,
+                                       int32_t window, int32_t *first, int32_t *end)
+{
+    const int32_t e = seq_len > 0 ? seq_len - query_len + j + 1 : 0;
+    *end = e;
+    *first = window > 0 && e > window ? e - window : 0;
+}
+
+/* What an attention entry point takes besides a decode step (bits of attention_features). */
+#define FP8KV_KV_ATTENTION_QUERIES 1u /* query_lens: several queries a sequence, causal */
+#define FP8KV_KV_ATTENTION_WINDOW 2u  /* window: sliding-window attention */
+#define FP8KV_KV_ATTENTION_ALL (FP8KV_KV_ATTENTION_QUERIES | FP8KV_KV_ATTENTION_WINDOW)
 
 struct fp8kv_kv_kernels_v1 {
     uint32_t abi_version; /* FP8KV_KV_ABI_VERSION */
@@ -145,6 +171,9 @@ struct fp8kv_kv_kernels_v1 {
      * (`fp8kv judge-kv --help` says them); NULL is "f32". Its outputs are judged within the
      * bound of that arithmetic (docs/DESIGN.md §5.3.1); q and out come in its dtypes. */
     const char *arithmetic;
+    /* FP8KV_KV_ATTENTION_* bits: what the attention takes besides one query a sequence over
+     * all its tokens; check-kv reports the cases that need the others as not run. */
+    uint32_t attention_features;
 };
 
 /* the descriptor's type under a name no function hides: in C++ the function
