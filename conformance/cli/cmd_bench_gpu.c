@@ -7,6 +7,9 @@
  *     one (the CUDA-core kernel, where the tensor-core one is picked), against the read-only
  *     streaming bandwidth and against torch's own decode attention (scaled_dot_product_attention
  *     on a bf16 cache, scripts/bench-torch-attention.py, run when torch imports);
+ *   - causal prefill over an fp8 cache (1 sequence of 8k tokens, 4 of 2k, 16 of 512), against
+ *     torch's causal scaled_dot_product_attention on a contiguous bf16 K and V (the same script,
+ *     --prefill), in TFLOP/s of the causal attention's products;
  *   - the exhaustive 2^32 f32 device sweep of every device codec.
  * The figures are printed; nothing but a sweep's mismatches changes the exit code.
  * Each figure also goes out as one `bench: key=value ...` line, for scripts. `only` picks some
@@ -35,10 +38,11 @@ enum {
     FIG_GATHER = 4,
     FIG_ATTENTION = 8,
     FIG_SWEEP = 16,
-    FIG_BLOCK = 32
+    FIG_BLOCK = 32,
+    FIG_PREFILL = 64
 };
-static const char *const figure_names[] = {"copy",      "store", "gather",
-                                           "attention", "sweep", "block"};
+static const char *const figure_names[] = {"copy",  "store", "gather", "attention",
+                                           "sweep", "block", "prefill"};
 #define FIGURE_COUNT ((int)(sizeof figure_names / sizeof figure_names[0]))
 
 /* parse_only: the mask of the figures a comma list names (NULL: all of them); -1 after a usage
@@ -57,7 +61,7 @@ static int parse_only(const char *only)
         if (found < 0) {
             fp8kv_cli_usage_error("bench",
                                   "--only: no figure '%.*s' (a comma list of copy, store, "
-                                  "gather, attention, sweep, block)",
+                                  "gather, attention, sweep, block, prefill)",
                                   (int)n, p);
             return -1;
         }
@@ -109,12 +113,16 @@ struct attention_shape {
 static const struct attention_shape attention_shapes[] = {
     {8, 32768}, {8, 4096}, {8, 1024}, {64, 4096}, {64, 1024}};
 static const struct attention_shape quick_shapes[] = {{2, 2048}};
+static const struct attention_shape prefill_shapes[] = {{1, 8192}, {4, 2048}, {16, 512}};
+static const struct attention_shape quick_prefill_shapes[] = {{2, 512}};
 enum { KV_HEADS = 8, Q_HEADS = 32, HEAD = 128, BLOCK = 16, MAX_SHAPES = 8 };
 
-/* torch_sdpa: torch's decode attention at each shape (scripts/bench-torch-attention.py through
- * $FP8KV_PYTHON, else python3): ms[i], or 0 where it did not run (the reason printed). */
-static void torch_sdpa(const struct attention_shape *shapes, int n, double *ms)
+/* torch_sdpa: torch's decode (prefill 0) or causal prefill attention at each shape
+ * (scripts/bench-torch-attention.py through $FP8KV_PYTHON, else python3): ms[i], or 0 where it
+ * did not run (the reason printed). */
+static void torch_sdpa(const struct attention_shape *shapes, int n, int prefill, double *ms)
 {
+    const char *what = prefill ? "torch causal prefill attention" : "torch decode attention";
     for (int i = 0; i < n; i++)
         ms[i] = 0.0;
     const char *script = getenv("FP8KV_TORCH_ATTENTION_SCRIPT");
@@ -122,8 +130,7 @@ static void torch_sdpa(const struct attention_shape *shapes, int n, double *ms)
     const char *python = getenv("FP8KV_PYTHON");
     python = python && *python ? python : "python3";
     if (!*script || access(script, R_OK) != 0) {
-        printf("torch decode attention: not run (no script at '%s'; set "
-               "FP8KV_TORCH_ATTENTION_SCRIPT)\n",
+        printf("%s: not run (no script at '%s'; set FP8KV_TORCH_ATTENTION_SCRIPT)\n", what,
                script);
         return;
     }
@@ -133,12 +140,13 @@ static void torch_sdpa(const struct attention_shape *shapes, int n, double *ms)
         snprintf(list + used, sizeof list - used, "%s%dx%d", i ? "," : "", shapes[i].seqs,
                  shapes[i].len);
     }
-    snprintf(cmd, sizeof cmd, "'%s' '%s' --shapes %s --kv-heads %d --q-heads %d --head %d 2>&1",
-             python, script, list, KV_HEADS, Q_HEADS, HEAD);
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s' --shapes %s --kv-heads %d --q-heads %d --head %d%s 2>&1", python, script,
+             list, KV_HEADS, Q_HEADS, HEAD, prefill ? " --prefill" : "");
     fflush(stdout);
     FILE *f = popen(cmd, "r");
     if (!f) {
-        printf("torch decode attention: not run (cannot start %s)\n", python);
+        printf("%s: not run (cannot start %s)\n", what, python);
         return;
     }
     char line[512];
@@ -146,7 +154,10 @@ static void torch_sdpa(const struct attention_shape *shapes, int n, double *ms)
     while (fgets(line, sizeof line, f)) {
         int seqs = 0, len = 0;
         double t = 0.0;
-        if (sscanf(line, "bench: torch_sdpa shape=%dx%d ms=%lf", &seqs, &len, &t) == 3) {
+        if (sscanf(line,
+                   prefill ? "bench: torch_sdpa_prefill shape=%dx%d ms=%lf"
+                           : "bench: torch_sdpa shape=%dx%d ms=%lf",
+                   &seqs, &len, &t) == 3) {
             for (int i = 0; i < n; i++)
                 if (shapes[i].seqs == seqs && shapes[i].len == len)
                     ms[i] = t;
@@ -156,9 +167,8 @@ static void torch_sdpa(const struct attention_shape *shapes, int n, double *ms)
     }
     const int status = pclose(f);
     if (!got)
-        printf("torch decode attention: not run (%s exited %d: torch with CUDA is not "
-               "there)\n",
-               python, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        printf("%s: not run (%s exited %d: torch with CUDA is not there)\n", what, python,
+               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 /* One attention figure: cache fp8 or bf16, kernel as asked; printed with its share of the
@@ -168,8 +178,8 @@ static int attention_figure(const struct attention_shape *sh, int fp8, int kerne
                             struct fp8kv_gpu_timing *t)
 {
     double sum = 0.0;
-    if (fp8kv_gpu_bench_attention(fp8, kernel, sh->seqs, sh->len, KV_HEADS, Q_HEADS, HEAD, BLOCK,
-                                  iterations, t, &sum) != 0)
+    if (fp8kv_gpu_bench_attention(fp8, kernel, sh->seqs, sh->len, 1, KV_HEADS, Q_HEADS, HEAD,
+                                  BLOCK, iterations, t, &sum) != 0)
         return -1;
     print_timing(key, t);
     printf("  = %.0f%% of the read-only bandwidth; output sum %.6g", 100.0 * t->gbps / read_gbps,
@@ -213,7 +223,7 @@ static int bench_attention(int quick, int iterations)
         return -1;
     print_spread(&spread);
     double torch_ms[MAX_SHAPES];
-    torch_sdpa(shapes, n, torch_ms);
+    torch_sdpa(shapes, n, 0, torch_ms);
     for (int i = 0; i < n; i++) {
         const struct attention_shape *sh = &shapes[i];
         char key[64];
@@ -237,6 +247,38 @@ static int bench_attention(int quick, int iterations)
         }
         printf("  fp8 cache: %.2fx the speed of the bf16 cache\n", t16.ms / t8.ms);
         printf("bench: attention_%dx%d_speedup=%.3f\n", sh->seqs, sh->len, t16.ms / t8.ms);
+    }
+    return 0;
+}
+
+/* bench_prefill: causal prefill over an fp8 cache at each prefill shape, in TFLOP/s of the
+ * causal products (2 x 2 x q heads x head x len (len + 1) / 2 a sequence), against torch's
+ * causal attention over bf16 K and V; torch's figures first. */
+static int bench_prefill(int quick, int iterations)
+{
+    const struct attention_shape *shapes = quick ? quick_prefill_shapes : prefill_shapes;
+    const int n = quick ? 1 : (int)(sizeof prefill_shapes / sizeof prefill_shapes[0]);
+    double torch_ms[MAX_SHAPES];
+    torch_sdpa(shapes, n, 1, torch_ms);
+    for (int i = 0; i < n; i++) {
+        const struct attention_shape *sh = &shapes[i];
+        struct fp8kv_gpu_timing t;
+        double sum = 0.0;
+        if (fp8kv_gpu_bench_attention(1, FP8KV_GPU_ATTENTION_PLANNED, sh->seqs, sh->len, sh->len,
+                                      KV_HEADS, Q_HEADS, HEAD, BLOCK, iterations, &t, &sum) != 0)
+            return -1;
+        char key[64];
+        snprintf(key, sizeof key, "prefill_fp8_%dx%d", sh->seqs, sh->len);
+        const double flops = 4.0 * sh->seqs * Q_HEADS * HEAD * (double)sh->len * (sh->len + 1) / 2;
+        printf("%s\n  %.3f ms median (min %.3f, %d runs), %.1f TFLOP/s; output sum %.6g", t.what,
+               t.ms, t.min_ms, t.iterations, flops / (t.ms * 1e-3) / 1e12, sum);
+        if (torch_ms[i] > 0.0)
+            printf("; %.2fx torch's bf16 time (%.1f TFLOP/s)", t.ms / torch_ms[i],
+                   flops / (torch_ms[i] * 1e-3) / 1e12);
+        printf("\nbench: %s_ms=%.4f %s_tflops=%.2f", key, t.ms, key, flops / (t.ms * 1e-3) / 1e12);
+        if (torch_ms[i] > 0.0)
+            printf(" %s_vs_torch=%.3f", key, t.ms / torch_ms[i]);
+        printf("\n");
     }
     return 0;
 }
@@ -358,6 +400,8 @@ attention:;
         return gpu_failed("attention");
 
 blocks:;
+    if ((figures & FIG_PREFILL) && bench_prefill(quick, iterations) != 0)
+        return gpu_failed("prefill");
     if ((figures & FIG_BLOCK) && bench_blocks(quick, iterations) != 0)
         return gpu_failed("block encode");
 

@@ -244,6 +244,7 @@ attn_params params_of(const attention_plan &pl, const struct fp8kv_cache_shape &
     p.block_table = d_block_table;
     p.max_blocks = max_blocks_per_seq;
     p.seq_lens = d_seq_lens;
+    p.row_seq = p.row_first = nullptr;
     p.q_scale = softmax_scale * 1.4426950408889634f * k_scale; /* log2(e) */
     p.v_scale = v_scale;
     p.bs_shift = shift_of(shape.block_size);
@@ -295,7 +296,8 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
                      const void *d_value_cache, const int32_t *d_block_table,
                      int max_blocks_per_seq, const int32_t *d_seq_lens, int num_seqs,
                      int max_seq_len, float k_scale, float v_scale, float softmax_scale,
-                     int partition, int kernel, float *d_out, buffer &scratch)
+                     int partition, int kernel, float *d_out, buffer &scratch,
+                     const query_rows &rows)
 {
     attention_plan pl;
     int rc = plan_attention(cfg, shape, cache_bf16, num_q_heads, num_seqs, max_seq_len, partition,
@@ -305,6 +307,8 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
     attn_params p =
         params_of(pl, shape, d_query, num_q_heads, d_key_cache, d_value_cache, d_block_table,
                   max_blocks_per_seq, d_seq_lens, k_scale, v_scale, softmax_scale);
+    p.row_seq = rows.seq;
+    p.row_first = rows.first;
     /* one partition per sequence: pass 1 writes the output, no combining pass (fp8 64 x 4k 3%
      * faster, 64 x 1k 7%: docs/performance.md, §Attention: partitions) */
     const bool one_pass = pl.max_partitions == 1;

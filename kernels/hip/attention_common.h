@@ -38,7 +38,11 @@ struct attn_params {
     const uint8_t *key_cache, *value_cache; /* bytes; elements of the cache type */
     const int32_t *block_table;
     int max_blocks;
-    const int32_t *seq_lens;
+    const int32_t *seq_lens; /* per query row: its sequence's tokens up to and including it */
+    /* several queries a sequence (query_rows in common.h): per query row, its sequence's
+     * block-table row and its first token (a sliding window); NULL: row i is sequence i from
+     * token 0 (a decode step) */
+    const int32_t *row_seq, *row_first;
     float q_scale; /* softmax_scale * log2(e) * k_scale, applied to the query */
     float v_scale; /* applied to the partition's output */
     int bs_shift;  /* log2(block_size) when a power of two, else -1 */
@@ -240,14 +244,22 @@ __device__ __forceinline__ int block_pos(const attn_params &p, int t)
     return p.bs_shift >= 0 ? t & (p.shape.block_size - 1) : t % p.shape.block_size;
 }
 
-/* Copies the nblocks block-table entries of sequence seq from first_block on into blocks
- * (shared memory), so that a token's slot costs no global round trip; NT threads. */
+/* The first token query row `row` attends to: 0 but under a sliding window. A row's
+ * partitions cover its tokens [first_token, seq_lens[row]). */
+__device__ __forceinline__ int first_token(const int32_t *row_first, int row)
+{
+    return row_first ? row_first[row] : 0;
+}
+
+/* Copies the nblocks block-table entries of query row seq's sequence from first_block on into
+ * blocks (shared memory), so that a token's slot costs no global round trip; NT threads. */
 template <int NT>
 __device__ __forceinline__ void load_block_table(const attn_params &p, int seq, int first_block,
                                                  int nblocks, int32_t *blocks)
 {
+    const size_t row = (size_t)(p.row_seq ? p.row_seq[seq] : seq);
     for (int i = threadIdx.x; i < nblocks; i += NT)
-        blocks[i] = p.block_table[(size_t)seq * p.max_blocks + first_block + i];
+        blocks[i] = p.block_table[row * p.max_blocks + first_block + i];
 }
 
 /* ---- combining the partitions --------------------------------------------------------------- */

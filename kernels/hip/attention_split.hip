@@ -254,7 +254,7 @@ __global__ void __launch_bounds__(THREADS, 2) attention_partial(attn_params p)
     allow_combine_launch();
     const block_work work = block_work_of(p, GB);
     const int seq = work.seq, part = work.part, kvh = work.kvh, q0 = work.q0;
-    const int n = p.seq_lens[seq], t0 = part * p.partition;
+    const int n = p.seq_lens[seq], t0 = first_token(p.row_first, seq) + part * p.partition;
     if (t0 >= n) {
         skip_partition<GB, THREADS>(p, seq, q0, part);
         return;
@@ -347,12 +347,13 @@ constexpr int COMBINE_LOADS = 8;
  * computes M and L itself along with its dimensions' sums (no barrier), and the usual few
  * partitions cost one round trip. */
 __global__ void __launch_bounds__(THREADS)
-    attention_combine(const int32_t *seq_lens, int num_q_heads, int head_size, int partition,
-                      int max_partitions, const float *part_out, const float *part_max,
-                      const float *part_sum, float *out)
+    attention_combine(const int32_t *seq_lens, const int32_t *row_first, int num_q_heads,
+                      int head_size, int partition, int max_partitions, const float *part_out,
+                      const float *part_max, const float *part_sum, float *out)
 {
     const int qh = blockIdx.x, seq = blockIdx.y, D = head_size;
-    const int n = seq_lens[seq], np = (n + partition - 1) / partition;
+    const int n = seq_lens[seq] - first_token(row_first, seq);
+    const int np = (n + partition - 1) / partition;
     const size_t row = ((size_t)seq * num_q_heads + qh) * max_partitions;
     wait_for_pass1(); /* launched early (see launch_combine) */
     for (int d = threadIdx.x; d < D; d += THREADS) {
@@ -439,16 +440,17 @@ int launch_combine(const attn_params &p, int num_seqs, float *d_out)
         early.val.programmaticStreamSerializationAllowed = 1;
         config.attrs = &early;
         config.numAttrs = 1;
-        FP8KV_GPU_CHECK(cudaLaunchKernelEx(&config, attention_combine, p.seq_lens, p.num_q_heads,
+        FP8KV_GPU_CHECK(cudaLaunchKernelEx(&config, attention_combine, p.seq_lens, p.row_first,
+                                           p.num_q_heads,
                                            p.shape.head_size, p.partition, p.max_partitions,
                                            (const float *)p.part_out, (const float *)p.part_max,
                                            (const float *)p.part_sum, d_out));
         return FP8KV_OK;
     }
 #endif
-    attention_combine<<<grid, THREADS>>>(p.seq_lens, p.num_q_heads, p.shape.head_size, p.partition,
-                                         p.max_partitions, p.part_out, p.part_max, p.part_sum,
-                                         d_out);
+    attention_combine<<<grid, THREADS>>>(p.seq_lens, p.row_first, p.num_q_heads,
+                                         p.shape.head_size, p.partition, p.max_partitions,
+                                         p.part_out, p.part_max, p.part_sum, d_out);
     FP8KV_GPU_CHECK_LAUNCH();
     return FP8KV_OK;
 }

@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(FAST_THREADS, STAGED_MIN_BLOCKS) attention_sta
     typedef staged_rows<C> R;
     const block_work work = block_work_of(p, GB);
     const int seq = work.seq, part = work.part, kvh = work.kvh, q0 = work.q0;
-    const int n = p.seq_lens[seq], t0 = part * p.partition;
+    const int n = p.seq_lens[seq], t0 = first_token(p.row_first, seq) + part * p.partition;
     if (t0 >= n) {
         skip_partition<GB, FAST_THREADS>(p, seq, q0, part);
         return;

@@ -461,16 +461,18 @@ __global__ void abs_sum(const float *x, size_t n, double *out)
 } // namespace
 
 extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs, int seq_len,
-                                         int num_kv_heads, int num_q_heads, int head_size,
+                                         int queries, int num_kv_heads, int num_q_heads, int head_size,
                                          int block_size, int iterations, struct fp8kv_gpu_timing *t,
                                          double *out_checksum)
 {
     int rc = bench_setup("fp8kv_gpu_bench_attention", iterations, t);
     if (rc != 0)
         return rc;
-    if (num_seqs < 1 || seq_len < 1 || block_size < 1 || seq_len % block_size != 0)
-        return FP8KV_FAIL("bench attention: %d sequences of %d tokens in blocks of %d", num_seqs,
-                          seq_len, block_size);
+    if (num_seqs < 1 || seq_len < 1 || block_size < 1 || seq_len % block_size != 0 ||
+        queries < 1 || queries > seq_len)
+        return FP8KV_FAIL("bench attention: %d sequences of %d tokens (%d queries each) in blocks "
+                          "of %d",
+                          num_seqs, seq_len, queries, block_size);
     const int per_seq = seq_len / block_size;
     const struct fp8kv_cache_shape shape = {num_seqs * per_seq, block_size, num_kv_heads, head_size,
                                             FP8KV_LAYOUT_NHD};
@@ -478,9 +480,25 @@ extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs
         return rc;
     const size_t elems = fp8kv_cache_bytes(&shape), esize = cache_fp8 ? 1 : 2;
     const std::vector<int32_t> table = shuffled_blocks(shape.num_blocks, 0xB10C);
-    const std::vector<int32_t> lens((size_t)num_seqs, seq_len);
-    const size_t qn = (size_t)num_seqs * num_q_heads * head_size;
-    buffer kc8, vc8, kc16, vc16, d_table, d_lens, d_q, d_out, scratch, d_sum;
+    /* one launch row a query: sequence i's query j attends to its tokens 0 .. seq_len -
+     * queries + j (query_rows in common.h) */
+    const int rows = num_seqs * queries;
+    std::vector<int32_t> lens, row_seq, row_first((size_t)rows, 0);
+    for (int i = 0; i < num_seqs; i++)
+        for (int j = 0; j < queries; j++) {
+            lens.push_back(seq_len - queries + j + 1);
+            row_seq.push_back(i);
+        }
+    const size_t qn = (size_t)rows * num_q_heads * head_size;
+    buffer kc8, vc8, kc16, vc16, d_table, d_lens, d_q, d_out, scratch, d_sum, d_seq, d_first;
+    query_rows by_row;
+    if (queries > 1) {
+        if ((rc = d_seq.upload(row_seq.data(), row_seq.size() * sizeof(int32_t))) != 0 ||
+            (rc = d_first.upload(row_first.data(), row_first.size() * sizeof(int32_t))) != 0)
+            return rc;
+        by_row.seq = d_seq.as<int32_t>();
+        by_row.first = d_first.as<int32_t>();
+    }
     if ((rc = kc8.alloc(elems)) != 0 || (rc = vc8.alloc(elems)) != 0 ||
         (!cache_fp8 && ((rc = kc16.alloc(elems * 2)) != 0 || (rc = vc16.alloc(elems * 2)) != 0)) ||
         (rc = d_table.upload(table.data(), table.size() * sizeof(int32_t))) != 0 ||
@@ -500,21 +518,25 @@ extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs
     const void *kc = cache_fp8 ? kc8.ptr : kc16.ptr, *vc = cache_fp8 ? vc8.ptr : vc16.ptr;
     t->bytes = 2.0 * (double)elems * (double)esize + (double)qn * 8 + (double)table.size() * 4;
     char plan[64];
-    if ((rc = attention_plan_name(cfg, shape, !cache_fp8, num_q_heads, num_seqs, seq_len, kernel,
-                                  plan, sizeof plan)) != 0)
+    if ((rc = attention_plan_name(cfg, shape, !cache_fp8, num_q_heads, rows, seq_len, kernel, plan,
+                                  sizeof plan)) != 0)
         return rc;
+    char kind[48] = "decode";
+    if (queries > 1)
+        snprintf(kind, sizeof kind, queries == seq_len ? "causal prefill" : "%d-token decode",
+                 queries);
     snprintf(t->what, sizeof t->what,
-             "paged attention decode: %d seqs x %d tokens, %d kv / %d q heads x %d, %s cache "
+             "paged attention %s: %d seqs x %d tokens, %d kv / %d q heads x %d, %s cache "
              "(%.0f MiB K+V), %s",
-             num_seqs, seq_len, num_kv_heads, num_q_heads, head_size, cache_fp8 ? "fp8" : "bf16",
-             2.0 * (double)elems * (double)esize / 1048576.0, plan);
+             kind, num_seqs, seq_len, num_kv_heads, num_q_heads, head_size,
+             cache_fp8 ? "fp8" : "bf16", 2.0 * (double)elems * (double)esize / 1048576.0, plan);
     rc = time_median(
         iterations,
         [&]() {
             return launch_attention(cfg, shape, !cache_fp8, d_q.as<float>(), num_q_heads, kc, vc,
-                                    d_table.as<int32_t>(), per_seq, d_lens.as<int32_t>(), num_seqs,
+                                    d_table.as<int32_t>(), per_seq, d_lens.as<int32_t>(), rows,
                                     seq_len, scale, scale, softmax_scale, 0, kernel,
-                                    d_out.as<float>(), scratch);
+                                    d_out.as<float>(), scratch, by_row);
         },
         t);
     if (rc != 0 || !out_checksum)

@@ -230,12 +230,21 @@ enum {
 int attention_plan_name(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                         int cache_bf16, int num_q_heads, int num_seqs, int max_seq_len, int kernel,
                         char *name, size_t size);
+/* Several queries a sequence (multi-token decode, prefill, a sliding window) as launch_attention
+ * takes them: query row i (the rows of d_query and d_out) is a query of sequence seq[i] (its
+ * block-table row) over its tokens first[i] .. d_seq_lens[i] - 1; device arrays of num_seqs
+ * (query rows) entries. Both NULL: row i is sequence i over its first d_seq_lens[i] tokens (a
+ * decode step). max_seq_len is then the most tokens one row attends to. */
+struct query_rows {
+    const int32_t *seq = nullptr, *first = nullptr;
+};
 int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape &shape,
                      int cache_bf16, const float *d_query, int num_q_heads, const void *d_key_cache,
                      const void *d_value_cache, const int32_t *d_block_table,
                      int max_blocks_per_seq, const int32_t *d_seq_lens, int num_seqs,
                      int max_seq_len, float k_scale, float v_scale, float softmax_scale,
-                     int partition, int kernel, float *d_out, buffer &scratch);
+                     int partition, int kernel, float *d_out, buffer &scratch,
+                     const query_rows &rows = query_rows());
 
 /* launch_block_encode: the encode kernel of block.hip over nblocks blocks of device memory x
  * into device scales and elements (no synchronization). */

@@ -82,6 +82,45 @@ extern "C" int fp8kv_gpu_kv_gather(void *ctx, const struct fp8kv_kv_gather_args_
     return FP8KV_OK;
 }
 
+namespace
+{
+
+/* The query rows of a call with query_lens or a window (KV ABI 3): each row's sequence, first
+ * token and end (fp8kv_kv_query_span), uploaded; *longest the most tokens a row attends to. */
+int upload_query_rows(const struct fp8kv_kv_attention_args_v1 *a, const std::vector<int32_t> &lens,
+                      buffer &d_seq, buffer &d_first, buffer &d_end, int *longest)
+{
+    std::vector<int32_t> qlens((size_t)a->num_seqs, 1), seq, first, end;
+    if (a->query_lens && a->num_seqs > 0)
+        FP8KV_GPU_CHECK(hipMemcpy(qlens.data(), a->query_lens,
+                                  (size_t)a->num_seqs * sizeof(int32_t), hipMemcpyDeviceToHost));
+    *longest = 0;
+    for (int i = 0; i < a->num_seqs; i++) {
+        if (qlens[i] < 1 || qlens[i] > std::max(lens[i], 1))
+            return FP8KV_FAIL("attention: sequence %d has %d tokens and %d queries", i, lens[i],
+                              qlens[i]);
+        for (int j = 0; j < qlens[i]; j++) {
+            int32_t lo, hi;
+            fp8kv_kv_query_span(lens[i], qlens[i], j, a->window, &lo, &hi);
+            seq.push_back(i);
+            first.push_back(lo);
+            end.push_back(hi);
+            *longest = std::max(*longest, hi - lo);
+        }
+    }
+    if ((int64_t)seq.size() != a->num_query_rows)
+        return FP8KV_FAIL("attention: num_query_rows is %d, the query lengths sum to %zu",
+                          a->num_query_rows, seq.size());
+    int rc;
+    if (!seq.empty() && ((rc = d_seq.upload(seq.data(), seq.size() * sizeof(int32_t))) != 0 ||
+                         (rc = d_first.upload(first.data(), seq.size() * sizeof(int32_t))) != 0 ||
+                         (rc = d_end.upload(end.data(), seq.size() * sizeof(int32_t))) != 0))
+        return rc;
+    return FP8KV_OK;
+}
+
+} // namespace
+
 extern "C" int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
     (void)ctx;
@@ -90,13 +129,23 @@ extern "C" int fp8kv_gpu_kv_attention(void *ctx, const struct fp8kv_kv_attention
     int longest = 0, rc = begin(a->cache, "attention", &shape);
     if (rc == 0)
         rc = read_lengths(a->seq_lens, a->num_seqs, lens, &longest);
-    buffer scratch;
+    /* several queries a sequence or a window: each query row a launch row of its own */
+    const bool by_rows = a->query_lens || a->window > 0;
+    buffer d_seq, d_first, d_end, scratch;
+    if (rc == 0 && by_rows)
+        rc = upload_query_rows(a, lens, d_seq, d_first, d_end, &longest);
+    query_rows rows;
+    if (by_rows) {
+        rows.seq = d_seq.as<int32_t>();
+        rows.first = d_first.as<int32_t>();
+    }
     if (rc == 0)
         rc = launch_attention(fp8kv_kv_abi_cfg(a->cache, FP8KV_CODEC_F32_DIV), shape, 0, a->query,
                               a->num_q_heads, a->key_cache, a->value_cache, a->block_table,
-                              a->max_blocks_per_seq, a->seq_lens, a->num_seqs, longest, a->k_scale,
+                              a->max_blocks_per_seq, by_rows ? d_end.as<int32_t>() : a->seq_lens,
+                              by_rows ? a->num_query_rows : a->num_seqs, longest, a->k_scale,
                               a->v_scale, a->softmax_scale, 0, FP8KV_ATTENTION_AUTO, a->out,
-                              scratch);
+                              scratch, rows);
     if (rc == 0)
         FP8KV_GPU_CHECK(hipDeviceSynchronize());
     return rc;

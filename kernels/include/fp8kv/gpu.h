@@ -274,12 +274,14 @@ enum fp8kv_gpu_attention_kernel {
     FP8KV_GPU_ATTENTION_SPLIT = 3   /* "split-k": the general kernel */
 };
 
-/* Paged attention decode over num_seqs sequences of seq_len tokens, with an fp8 (cache_fp8 = 1)
- * or a bf16 cache (cache_fp8 = 0) of the same shape: the same kernel template, half the KV
- * bytes with fp8, pass-1 kernel `kernel` (enum fp8kv_gpu_attention_kernel; an error where it
- * does not take the shape). out_checksum (may be NULL) receives the sum of |output| (a sanity
- * figure: finite, and close between the two caches, which hold the same values). */
-int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs, int seq_len,
+/* Paged attention over num_seqs sequences of seq_len tokens, with an fp8 (cache_fp8 = 1) or a
+ * bf16 cache (cache_fp8 = 0) of the same shape: the same kernel template, half the KV bytes
+ * with fp8, pass-1 kernel `kernel` (enum fp8kv_gpu_attention_kernel; an error where it does
+ * not take the shape). queries: each sequence's last `queries` tokens are queries, causal (1: a
+ * decode step; seq_len: a causal prefill). out_checksum (may be NULL) receives the sum of
+ * |output| (a sanity figure: finite, and close between the two caches, which hold the same
+ * values). */
+int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs, int seq_len, int queries,
                               int num_kv_heads, int num_q_heads, int head_size, int block_size,
                               int iterations, struct fp8kv_gpu_timing *t, double *out_checksum);
 
