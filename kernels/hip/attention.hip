@@ -313,16 +313,16 @@ int launch_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape 
      * faster, 64 x 1k 7%: docs/performance.md, §Attention: partitions) */
     const bool one_pass = pl.max_partitions == 1;
     const size_t D = (size_t)shape.head_size;
-    const size_t rows = (size_t)num_seqs * num_q_heads * pl.max_partitions;
+    const size_t parts = (size_t)num_seqs * num_q_heads * pl.max_partitions;
     if (one_pass)
         p.out = d_out;
     else {
-        if (scratch.bytes < rows * (D + 2) * sizeof(float) &&
-            (rc = scratch.alloc(rows * (D + 2) * sizeof(float))) != 0)
+        if (scratch.bytes < parts * (D + 2) * sizeof(float) &&
+            (rc = scratch.alloc(parts * (D + 2) * sizeof(float))) != 0)
             return rc;
         p.part_out = scratch.as<float>();
-        p.part_max = p.part_out + rows * D;
-        p.part_sum = p.part_max + rows;
+        p.part_max = p.part_out + parts * D;
+        p.part_sum = p.part_max + parts;
     }
     /* the heads of one (sequence, partition) are neighbours in launch order: they run together
      * and read the cache rows of the same tokens (in NHD, one contiguous run per token) at the
