@@ -104,6 +104,10 @@ const char *const fp8kv_nan_check_notes[FP8KV_NAN_CHECK_COUNT] = {
     [FP8KV_NAN_CHECK_CLASS] = "any NaN code for a NaN", [FP8KV_NAN_CHECK_STRICT] = "the byte"};
 const char *const fp8kv_kv_layout_names[FP8KV_KV_LAYOUT_COUNT] = {
     [FP8KV_LAYOUT_NHD] = "nhd", [FP8KV_LAYOUT_SPLIT_X] = "split_x", [FP8KV_LAYOUT_HND] = "hnd"};
+const char *const fp8kv_kv_packing_names[FP8KV_KV_PACKING_COUNT] = {
+    [FP8KV_PACKING_SEPARATE] = "separate",
+    [FP8KV_PACKING_KV_FIRST] = "kv_first",
+    [FP8KV_PACKING_BLOCK_FIRST] = "block_first"};
 const char *const fp8kv_scale_granularity_names[FP8KV_SCALE_GRANULARITY_COUNT] = {
     [FP8KV_SCALE_TENSOR] = "tensor",
     [FP8KV_SCALE_HEAD] = "head",

@@ -39,12 +39,12 @@ static size_t scale_array_bytes(const struct fp8kv_kv_call *c)
 
 /* The arrays of a call, by role: the order of the names below (fp8kv_kv_call_array_name). */
 enum role {
-    KEY, VALUE, SLOT_MAPPING, KEY_CACHE, VALUE_CACHE, CACHE_DATA, BLOCK_TABLE, SEQ_LENS, OUT,
+    KEY, VALUE, SLOT_MAPPING, KEY_CACHE, VALUE_CACHE, KV_CACHE, CACHE_DATA, BLOCK_TABLE, SEQ_LENS, OUT,
     QUERY, QUERY_LENS, HEAD_SCALES, SCALE_CACHE, K_HEAD_SCALES, V_HEAD_SCALES, K_SCALE_CACHE,
     V_SCALE_CACHE
 };
 static const char *const role_names[] = {
-    "key",   "value",      "slot_mapping", "key_cache",     "value_cache",   "cache_data",
+    "key",   "value",      "slot_mapping", "key_cache",     "value_cache",   "kv_cache", "cache_data",
     "block_table", "seq_lens", "out",      "query",         "query_lens",    "head_scales",
     "scale_cache", "k_head_scales", "v_head_scales", "k_scale_cache", "v_scale_cache"};
 _Static_assert(sizeof role_names / sizeof *role_names == V_SCALE_CACHE + 1, "a name a role");
@@ -54,6 +54,19 @@ static void add(struct fp8kv_kv_call *c, void **slot[], const void *p, enum role
 {
     slot[c->arrays] = (void **)p;
     c->role[c->arrays++] = (unsigned char)r;
+}
+
+/* add_caches: the key and value caches of a store or an attention call: two arrays, or where
+ * they are packed one (kv_cache, at the key cache's pointer; invoke derives the value's). */
+static void add_caches(struct fp8kv_kv_call *c, void **slot[], const void *key_cache,
+                       const void *value_cache)
+{
+    if (c->layout.packing != FP8KV_KV_SEPARATE) {
+        add(c, slot, key_cache, KV_CACHE);
+        return;
+    }
+    add(c, slot, key_cache, KEY_CACHE);
+    add(c, slot, value_cache, VALUE_CACHE);
 }
 
 /* add_scale_pair: the key's and value's per-head scales (head) or scale caches (token) of a
@@ -82,8 +95,7 @@ void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARR
         add(c, slot, &a->key, KEY);
         add(c, slot, &a->value, VALUE);
         add(c, slot, &a->slot_mapping, SLOT_MAPPING);
-        add(c, slot, &a->key_cache, KEY_CACHE);
-        add(c, slot, &a->value_cache, VALUE_CACHE);
+        add_caches(c, slot, &a->key_cache, &a->value_cache);
         add_scale_pair(c, slot, &a->k_head_scales, &a->v_head_scales, &a->k_scale_cache,
                        &a->v_scale_cache);
         break;
@@ -105,8 +117,7 @@ void fp8kv_kv_call_arrays(struct fp8kv_kv_call *c, void **slot[FP8KV_KV_CALL_ARR
         struct fp8kv_kv_attention_args_v1 *a = &c->args.attention;
         a->cache = &c->layout;
         add(c, slot, &a->query, QUERY);
-        add(c, slot, &a->key_cache, KEY_CACHE);
-        add(c, slot, &a->value_cache, VALUE_CACHE);
+        add_caches(c, slot, &a->key_cache, &a->value_cache);
         add(c, slot, &a->block_table, BLOCK_TABLE);
         add(c, slot, &a->seq_lens, SEQ_LENS);
         add(c, slot, &a->out, OUT);
@@ -129,7 +140,8 @@ static void sizes(struct fp8kv_kv_call *c, const size_t bytes[V_SCALE_CACHE + 1]
     for (int i = 0; i < c->arrays; i++) {
         const int r = c->role[i], scale = r >= HEAD_SCALES;
         c->bytes[i] = scale ? scale_array_bytes(c) : bytes[r];
-        c->output[i] = r == KEY_CACHE || r == VALUE_CACHE ? c->op == FP8KV_KV_OP_STORE
+        c->output[i] = r == KEY_CACHE || r == VALUE_CACHE || r == KV_CACHE
+                           ? c->op == FP8KV_KV_OP_STORE
                        : r == OUT                         ? 1
                        : r == K_SCALE_CACHE || r == V_SCALE_CACHE
                            ? c->op == FP8KV_KV_OP_STORE
@@ -150,6 +162,7 @@ void fp8kv_kv_call_store(struct fp8kv_kv_call *c, const struct fp8kv_kv_store_ar
     bytes[KEY] = bytes[VALUE] = input;
     bytes[SLOT_MAPPING] = tokens * sizeof(int64_t);
     bytes[KEY_CACHE] = bytes[VALUE_CACHE] = cache;
+    bytes[KV_CACHE] = 2 * cache;
     sizes(c, bytes);
 }
 
@@ -164,7 +177,8 @@ void fp8kv_kv_call_gather(struct fp8kv_kv_call *c, const struct fp8kv_kv_gather_
         rows += count(a->seq_lens[i]);
     const size_t seqs = count(a->num_seqs);
     size_t bytes[V_SCALE_CACHE + 1] = {0};
-    bytes[CACHE_DATA] = cache_bytes(a->cache);
+    /* packed: the whole tensor, cache_data at its start (invoke derives the value cache's) */
+    bytes[CACHE_DATA] = cache_bytes(a->cache) * (a->cache->packing != FP8KV_KV_SEPARATE ? 2 : 1);
     bytes[BLOCK_TABLE] = seqs * count(a->max_blocks_per_seq) * sizeof(int32_t);
     bytes[SEQ_LENS] = seqs * sizeof(int32_t);
     bytes[OUT] =
@@ -185,6 +199,7 @@ void fp8kv_kv_call_attention(struct fp8kv_kv_call *c, const struct fp8kv_kv_atte
     size_t bytes[V_SCALE_CACHE + 1] = {0};
     bytes[QUERY] = q * dtype_bytes(a->query_dtype);
     bytes[KEY_CACHE] = bytes[VALUE_CACHE] = cache;
+    bytes[KV_CACHE] = 2 * cache;
     bytes[BLOCK_TABLE] = seqs * count(a->max_blocks_per_seq) * sizeof(int32_t);
     bytes[SEQ_LENS] = bytes[QUERY_LENS] = seqs * sizeof(int32_t);
     bytes[OUT] = q * dtype_bytes(a->out_dtype);
@@ -222,8 +237,25 @@ static int subject_failed(const struct fp8kv_kv_kernels_v1 *k, const char *entry
                              own ? after : "");
 }
 
+/* derive_packed: where the caches are packed, the value cache (a gather's value cache) from
+ * the one tensor's start, in place, just before the kernels are called. */
+static void derive_packed(struct fp8kv_kv_call *c)
+{
+    const struct fp8kv_cache_shape shape = fp8kv_kv_abi_shape(&c->layout);
+    const size_t start = fp8kv_kv_packed_value_start(&shape);
+    if (c->layout.packing == FP8KV_KV_SEPARATE)
+        return;
+    if (c->op == FP8KV_KV_OP_STORE)
+        c->args.store.value_cache = c->args.store.key_cache + start;
+    else if (c->op == FP8KV_KV_OP_ATTENTION)
+        c->args.attention.value_cache = c->args.attention.key_cache + start;
+    else if (!c->args.gather.is_key)
+        c->args.gather.cache_data += start;
+}
+
 static int invoke(const struct fp8kv_kv_kernels_v1 *k, struct fp8kv_kv_call *c)
 {
+    derive_packed(c);
     switch (c->op) {
     case FP8KV_KV_OP_STORE: return k->store(k->ctx, &c->args.store);
     case FP8KV_KV_OP_GATHER: return k->gather(k->ctx, &c->args.gather);

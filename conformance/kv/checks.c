@@ -314,7 +314,7 @@ int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p,
 {
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     const struct fp8kv_cache_shape shape = {QUANT_TOKENS / QUANT_BLOCK, QUANT_BLOCK, QUANT_HEADS,
-                                            QUANT_HEAD_SIZE, FP8KV_LAYOUT_NHD};
+                                            QUANT_HEAD_SIZE, FP8KV_LAYOUT_NHD, FP8KV_PACKING_SEPARATE};
     float *x = malloc(QUANT_N * sizeof *x), *y = malloc(QUANT_N * sizeof *y);
     double *ref = malloc(QUANT_N * sizeof *ref);
     uint8_t *kc = malloc(QUANT_N), *vc = malloc(QUANT_N);
@@ -421,7 +421,8 @@ static int long_case_make(const struct fp8kv_profile *p, enum fp8kv_kv_layout la
         lc->max_blocks = b > lc->max_blocks ? b : lc->max_blocks;
         used += b;
     }
-    lc->shape = (struct fp8kv_cache_shape){used + 7, LONG_BLOCK, LONG_KV_HEADS, LONG_HEAD, layout};
+    lc->shape = (struct fp8kv_cache_shape){used + 7,          LONG_BLOCK, LONG_KV_HEADS,
+                                           LONG_HEAD,         layout,     FP8KV_PACKING_SEPARATE};
     lc->q_heads = q_heads;
     lc->cache = fp8kv_cache_bytes(&lc->shape);
     lc->qn = (size_t)LONG_SEQS * q_heads * LONG_HEAD;
@@ -595,7 +596,7 @@ static int engine_not_run(const struct fp8kv_suite_case *c, const struct fp8kv_p
                           const struct fp8kv_subject *subject, const char *check, const char *why,
                           struct fp8kv_results *out)
 {
-    char words[160], detail[160];
+    char words[192], detail[256];
     fp8kv_suite_case_words(c, words, sizeof words);
     if (snprintf(detail, sizeof detail, "not run: %s %s; engine/case%d %s", subject->name, why,
                  c->index, words) >= (int)sizeof detail)
@@ -607,21 +608,49 @@ static int engine_not_run(const struct fp8kv_suite_case *c, const struct fp8kv_p
     return fp8kv_results_add(out, &chk);
 }
 
-/* engine_run: case c through the subject's attention, q in q_dtype, into y (out_dtype). As the
- * case has them (queries), or (decode) each query row as a sequence of its own: the same
- * block-table row, its length the row's last token + 1, one query; the window kept. */
+/* The caches of an engine-suite run: the case's own (separate), or one tensor of the case's
+ * packing where the subject takes it. */
+struct engine_caches {
+    struct fp8kv_cache_shape shape;
+    const uint8_t *key, *value;
+    uint8_t *packed; /* owned, or NULL */
+};
+
+/* engine_caches_of: c's caches as the subject is to be handed them; 0, or FP8KV_ERR. */
+static int engine_caches_of(const struct fp8kv_subject *subject, const struct fp8kv_suite_case *c,
+                            struct engine_caches *out)
+{
+    *out = (struct engine_caches){c->shape, c->key_cache, c->value_cache, NULL};
+    if (c->packing == FP8KV_PACKING_SEPARATE ||
+        !(subject->kv->packings & FP8KV_KV_PACKINGS(c->packing)))
+        return FP8KV_OK;
+    out->shape.packing = c->packing;
+    out->packed = malloc(2 * fp8kv_cache_bytes(&c->shape) + 1);
+    if (!out->packed)
+        return fp8kv_fail("out of memory for a packed cache");
+    fp8kv_kv_pack(&out->shape, c->key_cache, c->value_cache, out->packed);
+    out->key = out->packed;
+    out->value = out->packed + fp8kv_kv_packed_value_start(&out->shape);
+    return FP8KV_OK;
+}
+
+/* engine_run: case c through the subject's attention, q in q_dtype, into y (out_dtype), over
+ * caches kc. As the case has them (queries), or (decode) each query row as a sequence of its
+ * own: the same block-table row, its length the row's last token + 1, one query; the window
+ * kept. */
 static int engine_run(const struct fp8kv_subject *subject, const struct fp8kv_profile *p,
-                      const struct fp8kv_suite_case *c, int decode, const void *q,
-                      enum fp8kv_kv_dtype q_dtype, enum fp8kv_kv_dtype out_dtype, void *y)
+                      const struct fp8kv_suite_case *c, const struct engine_caches *kc, int decode,
+                      const void *q, enum fp8kv_kv_dtype q_dtype, enum fp8kv_kv_dtype out_dtype,
+                      void *y)
 {
     const struct fp8kv_kv_scales ks = tensor_scales(c->k_scale), vs = tensor_scales(c->v_scale);
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
     if (!decode) {
         const struct fp8kv_kv_queries queries = {c->query_lens, c->window};
-        return run_attention(subject, cfg, &c->shape, q, c->num_q_heads, c->key_cache,
-                             c->value_cache, c->block_table, c->max_blocks, c->seq_lens,
-                             c->num_seqs, case_features(c) ? &queries : NULL, &ks, &vs,
-                             c->softmax_scale, q_dtype, out_dtype, y);
+        return run_attention(subject, cfg, &kc->shape, q, c->num_q_heads, kc->key, kc->value,
+                             c->block_table, c->max_blocks, c->seq_lens, c->num_seqs,
+                             case_features(c) ? &queries : NULL, &ks, &vs, c->softmax_scale,
+                             q_dtype, out_dtype, y);
     }
     int32_t *lens = malloc((size_t)c->rows * sizeof *lens);
     int32_t *table = malloc((size_t)c->rows * (size_t)c->max_blocks * sizeof *table);
@@ -634,8 +663,8 @@ static int engine_run(const struct fp8kv_subject *subject, const struct fp8kv_pr
         }
     const struct fp8kv_kv_queries window = {NULL, c->window};
     if (rc == 0)
-        rc = run_attention(subject, cfg, &c->shape, q, c->num_q_heads, c->key_cache,
-                           c->value_cache, table, c->max_blocks, lens, c->rows,
+        rc = run_attention(subject, cfg, &kc->shape, q, c->num_q_heads, kc->key, kc->value, table,
+                           c->max_blocks, lens, c->rows,
                            c->window ? &window : NULL, &ks, &vs, c->softmax_scale, q_dtype,
                            out_dtype, y);
     free(lens);
@@ -694,15 +723,21 @@ static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
                  ybytes = n * fp8kv_kv_dtype_size(out_dtype);
     void *y = malloc(ybytes + 1), *yd = malloc(ybytes + 1);
     void *q = query_in(c.query, n, q_dtype);
-    int rc = y && yd && q ? FP8KV_OK : fp8kv_fail("out of memory");
+    struct engine_caches kc = {0};
+    int rc = y && yd && q ? engine_caches_of(subject, &c, &kc) : fp8kv_fail("out of memory");
     const int passes = c.rows > c.num_seqs ? 2 : 1; /* prefill, then the same rows decoded */
     for (int pass = 0; pass < passes && rc == 0; pass++) {
         void *got = pass ? yd : y;
         memset(got, SENTINEL, ybytes);
-        rc = engine_run(subject, p, &c, pass, q, q_dtype, out_dtype, got);
+        rc = engine_run(subject, p, &c, &kc, pass, q, q_dtype, out_dtype, got);
         struct fp8kv_check chk;
         if (rc == 0)
             rc = fp8kv_suite_judge_attention(&c, p->name, subject->name, arith, got, &chk);
+        if (rc == 0 && c.packing != kc.shape.packing) { /* the case's packing, not taken */
+            const size_t len = strlen(chk.detail);
+            snprintf(chk.detail + len, sizeof chk.detail - len, " (caches separate: %s takes no %s)",
+                     subject->name, fp8kv_kv_packing_names[c.packing]);
+        }
         if (rc == 0 && pass) {
             snprintf(chk.name, sizeof chk.name, "kv-attention-consistency");
             char gap[64];
@@ -717,6 +752,7 @@ static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
         }
         t0 = fp8kv_now();
     }
+    free(kc.packed);
     free(y);
     free(yd);
     free(q);

@@ -26,7 +26,7 @@ _Static_assert(FP8KV_KV_CALL_ARRAYS <= FP8KV_HOST_ARRAYS, "a call's arrays fit a
 
 /* The descriptor's facts a worker sends (struct fp8kv_host_hello's facts). */
 struct facts {
-    uint32_t memory, scale_granularities, attention_features;
+    uint32_t memory, scale_granularities, attention_features, packings;
     int32_t has_gather, has_attention;
     int32_t no_device; /* on device memory, but the worker has no GPU to open */
     char format[32], overflow[32], inf[32];
@@ -37,7 +37,7 @@ _Static_assert(sizeof(struct facts) <= FP8KV_HOST_FACTS, "the facts fit the hell
 struct fp8kv_kv_plugin {
     struct fp8kv_host *host;
     struct fp8kv_kv_plugin_info info;
-    uint32_t scale_granularities, attention_features;
+    uint32_t scale_granularities, attention_features, packings;
     char arithmetic[96];                /* checked: a text fp8kv_attention_arith_parse takes */
     struct fp8kv_kv_kernels_v1 forward; /* the harness-side kernels: calls to the worker */
 };
@@ -73,6 +73,7 @@ static int describe(const void *descriptor, void *out, char *error, size_t size,
     f->memory = d->memory;
     f->scale_granularities = d->scale_granularities;
     f->attention_features = d->attention_features;
+    f->packings = d->packings;
     f->has_gather = d->gather != NULL;
     f->has_attention = d->attention != NULL;
     if (d->memory == FP8KV_KV_MEMORY_DEVICE && open_device(arg, error, size) != 0) {
@@ -140,6 +141,10 @@ static int check(void *ctx, const char *path, const struct fp8kv_host_hello *hel
         return fp8kv_fail("plugin %s: unknown attention features 0x%x (bits: 1 query_lens, 2 "
                           "window)",
                           path, f->attention_features);
+    if (f->packings & ~FP8KV_KV_PACKINGS_ALL)
+        return fp8kv_fail("plugin %s: unknown packings 0x%x (bits: 1 separate, 2 kv_first, 4 "
+                          "block_first)",
+                          path, f->packings);
     pl->info.caps = FP8KV_CAP_STORE | (f->has_gather ? FP8KV_CAP_GATHER : 0u) |
                     (f->has_attention ? FP8KV_CAP_ATTENTION : 0u);
     struct fp8kv_attention_arith arith;
@@ -148,6 +153,7 @@ static int check(void *ctx, const char *path, const struct fp8kv_host_hello *hel
     pl->info.memory = f->memory;
     pl->scale_granularities = f->scale_granularities;
     pl->attention_features = f->attention_features;
+    pl->packings = f->packings;
     snprintf(pl->arithmetic, sizeof pl->arithmetic, "%s", f->arithmetic);
     return FP8KV_OK;
 }
@@ -251,7 +257,8 @@ int fp8kv_kv_plugin_open(const char *path, int device, double timeout_s,
                                      caps & FP8KV_CAP_ATTENTION ? forward_attention : NULL,
                                      pl->scale_granularities,
                                      pl->arithmetic[0] ? pl->arithmetic : NULL,
-                                     pl->attention_features};
+                                     pl->attention_features,
+                                     pl->packings};
     *out = pl;
     return FP8KV_OK;
 }

@@ -31,29 +31,42 @@ struct spec {
     uint64_t seed;
     int queries[8]; /* the queries of each sequence (0: 1, a decode step): its last tokens */
     int window;     /* sliding-window attention over the last `window` tokens; 0: none */
+    enum fp8kv_kv_packing packing; /* the caches as one tensor, as the engines of that layout
+                                      allocate them (FlashInfer's [num_blocks, 2, ...], vLLM's
+                                      [2, num_blocks, ...]); separate: two */
 };
 
 /* clang-format off */
 static const struct spec specs[] = {
     {"d128-gqa4-bs16-8x8192", FP8KV_LAYOUT_NHD, 16, 8, 32, 128, 8,
-     {8192, 8191, 4097, 2048, 513, 257, 17, 1}, 0, 1, 0, 0.0372f, 0.0191f, 0x656e67696e6531ull, {0}, 0},
+     {8192, 8191, 4097, 2048, 513, 257, 17, 1}, 0, 1, 0, 0.0372f, 0.0191f, 0x656e67696e6531ull,
+     {0}, 0,
+     FP8KV_PACKING_BLOCK_FIRST},
     {"d64-mha-bs32-batch64", FP8KV_LAYOUT_HND, 32, 4, 4, 64, 64, {0}, 1500, 1, 0, 0.05f,
-     0.0123f, 0x656e67696e6532ull, {0}, 0},
+     0.0123f, 0x656e67696e6532ull, {0}, 0,
+     FP8KV_PACKING_SEPARATE},
     {"d256-gqa8-bs64", FP8KV_LAYOUT_NHD, 64, 2, 16, 256, 4, {8200, 3000, 129, 2}, 0, 1, 0,
-     0.0123f, 0.07f, 0x656e67696e6533ull, {0}, 0},
+     0.0123f, 0.07f, 0x656e67696e6533ull, {0}, 0,
+     FP8KV_PACKING_SEPARATE},
     {"d128-gqa8-hnd-bs32-partition-edges", FP8KV_LAYOUT_HND, 32, 4, 32, 128, 6,
-     {512, 513, 1023, 1024, 1025, 2049}, 0, 1, 0, 0.1f, 0.0372f, 0x656e67696e6534ull, {0}, 0},
+     {512, 513, 1023, 1024, 1025, 2049}, 0, 1, 0, 0.1f, 0.0372f, 0x656e67696e6534ull, {0}, 0,
+     FP8KV_PACKING_BLOCK_FIRST},
     {"d128-mha-large-scores", FP8KV_LAYOUT_NHD, 16, 2, 2, 128, 4, {100, 1000, 37, 3000}, 0,
-     60, 0, 0.0372f, 0.05f, 0x656e67696e6535ull, {0}, 0},
+     60, 0, 0.0372f, 0.05f, 0x656e67696e6535ull, {0}, 0,
+     FP8KV_PACKING_SEPARATE},
     {"d64-gqa4-block-ids-past-65535", FP8KV_LAYOUT_NHD, 16, 1, 4, 64, 3, {700, 333, 64}, 0, 1,
-     1, 0.0191f, 0.1f, 0x656e67696e6536ull, {0}, 0},
+     1, 0.0191f, 0.1f, 0x656e67696e6536ull, {0}, 0,
+     FP8KV_PACKING_SEPARATE},
     {"d128-gqa4-multi-token-decode-2..8", FP8KV_LAYOUT_NHD, 16, 8, 32, 128, 8,
      {4096, 2049, 1025, 513, 257, 100, 17, 8}, 0, 1, 0, 0.0372f, 0.0191f, 0x656e67696e6537ull,
-     {8, 7, 6, 5, 4, 3, 2, 8}, 0},
+     {8, 7, 6, 5, 4, 3, 2, 8}, 0,
+     FP8KV_PACKING_KV_FIRST},
     {"d64-gqa2-prefill-and-chunked-prefill", FP8KV_LAYOUT_NHD, 16, 2, 4, 64, 4,
-     {512, 300, 64, 17}, 0, 1, 0, 0.05f, 0.0123f, 0x656e67696e6538ull, {512, 100, 64, 9}, 0},
+     {512, 300, 64, 17}, 0, 1, 0, 0.05f, 0.0123f, 0x656e67696e6538ull, {512, 100, 64, 9}, 0,
+     FP8KV_PACKING_KV_FIRST},
     {"d128-mha-sliding-window-256", FP8KV_LAYOUT_HND, 16, 2, 2, 128, 3, {1000, 300, 257}, 0, 1,
-     0, 0.0123f, 0.05f, 0x656e67696e6539ull, {4, 300, 1}, 256},
+     0, 0.0123f, 0.05f, 0x656e67696e6539ull, {4, 300, 1}, 256,
+     FP8KV_PACKING_SEPARATE},
 };
 /* clang-format on */
 #define SPEC_COUNT ((int)(sizeof specs / sizeof specs[0]))
@@ -180,7 +193,7 @@ static int make_tables(const struct spec *s, struct fp8kv_suite_case *c, uint64_
     const int first = s->high_blocks ? HIGH_BLOCK_ID - used / 2 : 0;
     const int count = used + 7; /* 7 blocks no sequence owns */
     c->shape = (struct fp8kv_cache_shape){first + count, s->block_size, s->kv_heads, s->head_size,
-                                          s->layout};
+                                          s->layout,     FP8KV_PACKING_SEPARATE};
     c->block_table = calloc((size_t)s->num_seqs * c->max_blocks, sizeof *c->block_table);
     int32_t *ids = malloc((size_t)count * sizeof *ids);
     if (!c->block_table || !ids) {
@@ -360,6 +373,7 @@ static int shape_of(int index, struct fp8kv_suite_case *c, uint64_t *state)
     c->v_scale = s->v_scale;
     c->softmax_scale = (float)(1.0 / sqrt((double)s->head_size)); /* exact for 64, 256 */
     c->window = s->window;
+    c->packing = s->packing;
     *state = s->seed;
     const int rc = make_tables(s, c, state);
     if (rc != 0)
@@ -433,9 +447,13 @@ void fp8kv_suite_case_words(const struct fp8kv_suite_case *c, char *buf, size_t 
     if (c->window)
         snprintf(queries + strlen(queries), sizeof queries - strlen(queries), ", window %d",
                  c->window);
-    snprintf(buf, size, "%s: %s, %d x %d heads (q %d), block %d, %d seqs of %d..%d tokens%s",
-             c->name, fp8kv_kv_layout_names[c->shape.layout], c->shape.num_heads,
-             c->shape.head_size, c->num_q_heads, c->shape.block_size, c->num_seqs, lo, hi, queries);
+    char packed[32] = "";
+    if (c->packing != FP8KV_PACKING_SEPARATE)
+        snprintf(packed, sizeof packed, " packed %s", fp8kv_kv_packing_names[c->packing]);
+    snprintf(buf, size, "%s: %s%s, %d x %d heads (q %d), block %d, %d seqs of %d..%d tokens%s",
+             c->name, fp8kv_kv_layout_names[c->shape.layout], packed, c->shape.num_heads,
+             c->shape.head_size, c->num_q_heads, c->shape.block_size, c->num_seqs, lo, hi,
+             queries);
 }
 
 /* ---- the reference --------------------------------------------------------------------------- */
@@ -501,7 +519,7 @@ int fp8kv_suite_judge_attention(const struct fp8kv_suite_case *c, const char *pr
                                 const char *subject, const struct fp8kv_attention_arith *a,
                                 const void *y, struct fp8kv_check *chk)
 {
-    char words[128], detail[256], digest[FP8KV_SHA256_HEX_LEN + 1];
+    char words[192], detail[256], digest[FP8KV_SHA256_HEX_LEN + 1];
     fp8kv_suite_case_words(c, words, sizeof words);
     const int rounding = rounding_of(a);
     const struct committed *k = committed_of(profile, c->index);

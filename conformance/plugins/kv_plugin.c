@@ -24,6 +24,7 @@
  *   recip_row      per-token scales: amax * (1 / 448) instead of amax / 448
  *   causal_ignored every query row attends to all its sequence's tokens (no causal mask)
  *   window_ignored the sliding window is ignored
+ *   packing_ignored takes packed caches but reads them as separate ones (blocks one block apart)
  * The example's exported descriptor is renamed and wrapped: the fault is the only difference.
  */
 #include "fp8kv/kv_plugin.h"
@@ -61,6 +62,7 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_CONTROL_NAME 19
 #define KV_FAULT_CAUSAL_IGNORED 20
 #define KV_FAULT_WINDOW_IGNORED 21
+#define KV_FAULT_PACKING_IGNORED 22
 
 /* head0: n copies of heads[0] in same (the head0_scale fault); NULL when heads is */
 static const float *head0(const float *heads, int n, float *same)
@@ -229,6 +231,10 @@ static int faulty_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *
         return causal_ignored(ctx, a);
     if (KV_FAULT == KV_FAULT_WINDOW_IGNORED)
         b.window = 0;
+    struct fp8kv_kv_layout_v1 separate = *a->cache;
+    separate.packing = FP8KV_KV_SEPARATE;
+    if (KV_FAULT == KV_FAULT_PACKING_IGNORED)
+        b.cache = &separate;
     if (KV_FAULT == KV_FAULT_HEAD0_SCALE) {
         b.k_head_scales = head0(a->k_head_scales, a->cache->num_heads, same_k);
         b.v_head_scales = head0(a->v_head_scales, a->cache->num_heads, same_v);
@@ -250,7 +256,8 @@ static const struct fp8kv_kv_kernels_v1 faulty = {
     faulty_attention,
     FP8KV_KV_SCALES_ALL,
     "f32",
-    FP8KV_KV_ATTENTION_ALL};
+    FP8KV_KV_ATTENTION_ALL,
+    FP8KV_KV_PACKINGS_ALL};
 
 ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)
 {

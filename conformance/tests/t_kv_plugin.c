@@ -274,3 +274,20 @@ Test(kv_plugin, prefill_multi_token_decode_and_windows_through_the_abi, .timeout
     engine_case("causal_ignored", 7, 1, "FAIL  ", "PASS  ");
     engine_case("window_ignored", 8, 1, "FAIL  ", "FAIL  ");
 }
+
+/* Engine-suite case 3 hands the caches packed [num_blocks, 2, ...] (FlashInfer's
+ * paged_kv_cache) to kernels that take that packing: the example reads it; a kernel that takes
+ * it but steps through it as two separate caches reads the wrong blocks. */
+Test(kv_plugin, packed_caches_through_the_abi, .timeout = 120)
+{
+    static char out[1 << 16];
+    char cmd[1024];
+    for (int faulty = 0; faulty <= 1; faulty++) {
+        snprintf(cmd, sizeof cmd,
+                 "timeout 100 %s check-kv --vectors %s --plugin %s/fp8kv_kv_plugin_%s.so --suite "
+                 "engine --case 3 --profile e4m3fn_satfinite --json - 2>/dev/null",
+                 FP8KV_EXE, VECTORS, FP8KV_PLUGIN_DIR, faulty ? "packing_ignored" : "none");
+        cr_assert_eq(test_run(cmd, out, sizeof out), faulty, "%s", out);
+        cr_assert(strstr(out, "hnd packed block_first"), "%s", out);
+    }
+}

@@ -7,7 +7,8 @@
  *              table, times the scale in f32, rounded to f32, f16 or bf16 (nearest even);
  *   attention  one decode step: f32 scores, a max-subtracted softmax, grouped-query heads.
  *
- * NHD, HND and split-x (x = 16) layouts; f32, f16 and bf16 inputs; scales per tensor, per KV
+ * NHD, HND and split-x (x = 16) layouts, the key and value caches separate or packed into one
+ * tensor ([2, num_blocks, ...] or [num_blocks, 2, ...]); f32, f16 and bf16 inputs; scales per tensor, per KV
  * head, or per token and head (the store computes each row's scale as amax / 448 over the
  * row's finite elements, 1 for a zero row, and keeps it in a scale cache [num_blocks,
  * block_size, num_heads] the reads take it from). `fp8kv check-kv --plugin libengine_kv.so`
@@ -110,10 +111,13 @@ static uint16_t to_f16(float f)
 /* ---- the layout --------------------------------------------------------------------------------
  */
 
+/* the offset of (slot, h, d) from its cache's pointer; packed [num_blocks, 2, ...], a block
+ * is followed by the other cache's block, so blocks are two blocks apart */
 static size_t offset(const struct fp8kv_kv_layout_v1 *c, int is_key, int64_t slot, int h, int d)
 {
     const size_t bs = (size_t)c->block_size, H = (size_t)c->num_heads, D = (size_t)c->head_size;
-    const size_t block = (size_t)slot / bs, pos = (size_t)slot % bs;
+    const size_t pos = (size_t)slot % bs;
+    const size_t block = (size_t)slot / bs * (c->packing == FP8KV_KV_PACKED_BLOCK_FIRST ? 2 : 1);
     if (c->layout == FP8KV_KV_ABI_NHD)
         return ((block * bs + pos) * H + (size_t)h) * D + (size_t)d;
     if (c->layout == FP8KV_KV_ABI_HND) /* [block][h][pos][d], key and value */
@@ -281,7 +285,7 @@ static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 static const fp8kv_kv_kernels_v1_t kernels = {
     FP8KV_KV_ABI_VERSION, "engine_kv", "e4m3fn", "satfinite", "clamp",
     FP8KV_KV_MEMORY_HOST, NULL,        store,    gather,      attention,
-    FP8KV_KV_SCALES_ALL,  "f32",        FP8KV_KV_ATTENTION_ALL};
+    FP8KV_KV_SCALES_ALL,  "f32",        FP8KV_KV_ATTENTION_ALL, FP8KV_KV_PACKINGS_ALL};
 
 ENGINE_EXPORT const fp8kv_kv_kernels_v1_t *fp8kv_kv_kernels_v1(void)
 {

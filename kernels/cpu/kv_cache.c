@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- layouts --------------------------------------------------------------------------------- */
 
@@ -20,7 +21,59 @@ size_t fp8kv_cache_bytes(const struct fp8kv_cache_shape *shape)
            (size_t)shape->head_size;
 }
 
-size_t fp8kv_key_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim)
+size_t fp8kv_cache_block_bytes(const struct fp8kv_cache_shape *shape)
+{
+    return (size_t)shape->block_size * (size_t)shape->num_heads * (size_t)shape->head_size;
+}
+
+size_t fp8kv_kv_packed_value_start(const struct fp8kv_cache_shape *shape)
+{
+    return shape->packing == FP8KV_PACKING_KV_FIRST      ? fp8kv_cache_bytes(shape)
+           : shape->packing == FP8KV_PACKING_BLOCK_FIRST ? fp8kv_cache_block_bytes(shape)
+                                                         : 0;
+}
+
+/* pack_block: where block b of the key (is_key) or value cache is in a packed tensor */
+static size_t pack_block(const struct fp8kv_cache_shape *shape, size_t b, int is_key)
+{
+    const size_t block = fp8kv_cache_block_bytes(shape);
+    if (shape->packing == FP8KV_PACKING_BLOCK_FIRST)
+        return (2 * b + (is_key ? 0 : 1)) * block;
+    return (is_key ? 0 : fp8kv_cache_bytes(shape)) + b * block;
+}
+
+void fp8kv_kv_pack(const struct fp8kv_cache_shape *shape, const uint8_t *key_cache,
+                   const uint8_t *value_cache, uint8_t *packed)
+{
+    const size_t block = fp8kv_cache_block_bytes(shape);
+    for (size_t b = 0; b < (size_t)shape->num_blocks; b++) {
+        memcpy(packed + pack_block(shape, b, 1), key_cache + b * block, block);
+        memcpy(packed + pack_block(shape, b, 0), value_cache + b * block, block);
+    }
+}
+
+void fp8kv_kv_unpack(const struct fp8kv_cache_shape *shape, const uint8_t *packed,
+                     uint8_t *key_cache, uint8_t *value_cache)
+{
+    const size_t block = fp8kv_cache_block_bytes(shape);
+    for (size_t b = 0; b < (size_t)shape->num_blocks; b++) {
+        memcpy(key_cache + b * block, packed + pack_block(shape, b, 1), block);
+        memcpy(value_cache + b * block, packed + pack_block(shape, b, 0), block);
+    }
+}
+
+/* packed_skip: the bytes block_first packing adds before the block of slot (the other
+ * cache's blocks in between); 0 otherwise */
+static size_t packed_skip(const struct fp8kv_cache_shape *shape, int64_t slot)
+{
+    return shape->packing == FP8KV_PACKING_BLOCK_FIRST
+               ? (size_t)slot / (size_t)shape->block_size * fp8kv_cache_block_bytes(shape)
+               : 0;
+}
+
+/* key_offset_unpacked: the offset of (slot, head, dim) in a key cache of its own */
+static size_t key_offset_unpacked(const struct fp8kv_cache_shape *shape, int64_t slot, int head,
+                                  int dim)
 {
     const size_t bs = (size_t)shape->block_size, heads = (size_t)shape->num_heads,
                  hs = (size_t)shape->head_size;
@@ -38,7 +91,9 @@ size_t fp8kv_key_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
 }
 
-size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim)
+/* value_offset_unpacked: the offset of (slot, head, dim) in a value cache of its own */
+static size_t value_offset_unpacked(const struct fp8kv_cache_shape *shape, int64_t slot, int head,
+                                    int dim)
 {
     const size_t bs = (size_t)shape->block_size, heads = (size_t)shape->num_heads,
                  hs = (size_t)shape->head_size;
@@ -48,8 +103,18 @@ size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, i
         return ((block * heads + (size_t)head) * hs + (size_t)dim) * bs + pos;
     }
     if (shape->layout == FP8KV_LAYOUT_HND) /* the key's layout: [block][head][pos][dim] */
-        return fp8kv_key_offset(shape, slot, head, dim);
+        return key_offset_unpacked(shape, slot, head, dim);
     return ((size_t)slot * heads + (size_t)head) * hs + (size_t)dim;
+}
+
+size_t fp8kv_key_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim)
+{
+    return packed_skip(shape, slot) + key_offset_unpacked(shape, slot, head, dim);
+}
+
+size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim)
+{
+    return packed_skip(shape, slot) + value_offset_unpacked(shape, slot, head, dim);
 }
 
 /* ---- scales --------------------------------------------------------------------------------- */
@@ -153,6 +218,9 @@ int fp8kv_cache_shape_check(const struct fp8kv_cache_shape *shape, const char *w
     if (shape->layout != FP8KV_LAYOUT_NHD && shape->layout != FP8KV_LAYOUT_SPLIT_X &&
         shape->layout != FP8KV_LAYOUT_HND)
         return fp8kv_fail("%s: unknown cache layout %d", what, (int)shape->layout);
+    if ((int)shape->packing < 0 || (int)shape->packing >= FP8KV_KV_PACKING_COUNT)
+        return fp8kv_fail("%s: unknown cache packing %d (0 separate, 1 kv_first, 2 block_first)",
+                          what, (int)shape->packing);
     if (shape->layout == FP8KV_LAYOUT_SPLIT_X && shape->head_size % FP8KV_SPLIT_X != 0)
         return fp8kv_fail("%s: split-x layout needs head_size %% %d == 0, not %d", what,
                           FP8KV_SPLIT_X, shape->head_size);
@@ -386,6 +454,11 @@ _Static_assert(FP8KV_KV_SCALE_TENSOR == (int)FP8KV_SCALE_TENSOR &&
                "the ABI's scale granularities are spec.h's");
 _Static_assert(FP8KV_KV_SCALES_ALL == (1u << FP8KV_SCALE_GRANULARITY_COUNT) - 1u,
                "FP8KV_KV_SCALES_ALL is every granularity");
+_Static_assert(FP8KV_KV_SEPARATE == (int)FP8KV_PACKING_SEPARATE &&
+                   FP8KV_KV_PACKED_KV_FIRST == (int)FP8KV_PACKING_KV_FIRST &&
+                   FP8KV_KV_PACKED_BLOCK_FIRST == (int)FP8KV_PACKING_BLOCK_FIRST &&
+                   FP8KV_KV_PACKINGS_ALL == (1u << FP8KV_KV_PACKING_COUNT) - 1u,
+               "the ABI's packings are spec.h's");
 
 struct fp8kv_kv_layout_v1 fp8kv_kv_abi_layout(const struct fp8kv_cache_shape *shape,
                                               struct fp8kv_codec_cfg cfg,
@@ -394,7 +467,7 @@ struct fp8kv_kv_layout_v1 fp8kv_kv_abi_layout(const struct fp8kv_cache_shape *sh
     return (struct fp8kv_kv_layout_v1){
         shape->num_blocks, shape->block_size,      shape->num_heads,
         shape->head_size,  (int32_t)shape->layout, cfg.format,
-        cfg.saturate,      cfg.inf_to_nan,         (int32_t)granularity};
+        cfg.saturate,      cfg.inf_to_nan,         (int32_t)granularity, (int32_t)shape->packing};
 }
 
 struct fp8kv_kv_scales fp8kv_kv_abi_scales(const struct fp8kv_kv_layout_v1 *layout, float tensor,
@@ -407,7 +480,8 @@ struct fp8kv_kv_scales fp8kv_kv_abi_scales(const struct fp8kv_kv_layout_v1 *layo
 struct fp8kv_cache_shape fp8kv_kv_abi_shape(const struct fp8kv_kv_layout_v1 *l)
 {
     return (struct fp8kv_cache_shape){l->num_blocks, l->block_size, l->num_heads, l->head_size,
-                                      (enum fp8kv_kv_layout)l->layout};
+                                      (enum fp8kv_kv_layout)l->layout,
+                                      (enum fp8kv_kv_packing)l->packing};
 }
 
 struct fp8kv_codec_cfg fp8kv_kv_abi_cfg(const struct fp8kv_kv_layout_v1 *l, int model)

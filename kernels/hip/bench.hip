@@ -474,8 +474,8 @@ extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs
                           "of %d",
                           num_seqs, seq_len, queries, block_size);
     const int per_seq = seq_len / block_size;
-    const struct fp8kv_cache_shape shape = {num_seqs * per_seq, block_size, num_kv_heads, head_size,
-                                            FP8KV_LAYOUT_NHD};
+    const struct fp8kv_cache_shape shape = {num_seqs * per_seq, block_size,    num_kv_heads,
+                                            head_size,          FP8KV_LAYOUT_NHD, FP8KV_PACKING_SEPARATE};
     if ((rc = check_shape(&shape, "bench attention")) != 0)
         return rc;
     const size_t elems = fp8kv_cache_bytes(&shape), esize = cache_fp8 ? 1 : 2;

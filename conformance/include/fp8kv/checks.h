@@ -86,7 +86,7 @@ struct fp8kv_check {
     char name[96];    /* what was checked, e.g. "sweep-f32", "edges", "kv-store" */
     char subject[64]; /* the codec, decoder or kernel under test */
     char profile[48]; /* profile name, or "" */
-    char detail[160]; /* the vector set, nan check, layout, dtype ... in words */
+    char detail[256]; /* the vector set, nan check, layout, dtype ... in words */
     char rule[16];    /* a block row (fp8kv_run_blocks): its scale rule, else "" */
     char model[16];   /* a block row: its arithmetic model, else "" */
     uint64_t cases, mismatches;

@@ -52,6 +52,9 @@ struct fp8kv_suite_case {
                              more: multi-token decode, or (chunked) prefill) */
     int rows;             /* query rows: the sum of query_lens */
     int window;           /* sliding-window attention over the last `window` tokens; 0: none */
+    enum fp8kv_kv_packing packing; /* how the kernels are handed the caches where they take it:
+                                      one tensor (kv_first, block_first) or two (separate); the
+                                      caches below are separate, shape.packing separate */
     int32_t *block_table; /* [num_seqs, max_blocks] (unused entries: 0) */
     float *query;         /* [rows, num_q_heads, head_size], sequence 0's rows first */
     uint8_t *key_cache, *value_cache;

@@ -119,6 +119,18 @@ enum fp8kv_class {
 enum fp8kv_kv_layout { FP8KV_LAYOUT_NHD = 0, FP8KV_LAYOUT_SPLIT_X = 1, FP8KV_LAYOUT_HND = 2 };
 #define FP8KV_KV_LAYOUT_COUNT 3
 
+/* How the key and value caches sit in memory: two tensors (separate); one tensor
+ * [2, num_blocks, ...], the key cache then the value cache (kv_first: vLLM's kv_cache); one
+ * tensor [num_blocks, 2, ...], each block's keys then its values (block_first: FlashInfer's
+ * paged_kv_cache). The ABI's enum fp8kv_kv_abi_packing restates them (asserted equal in
+ * kernels/cpu/kv_cache.c). */
+enum fp8kv_kv_packing {
+    FP8KV_PACKING_SEPARATE = 0,
+    FP8KV_PACKING_KV_FIRST = 1,
+    FP8KV_PACKING_BLOCK_FIRST = 2
+};
+#define FP8KV_KV_PACKING_COUNT 3
+
 /* Where a cache's scales are: one per tensor; one per KV head; one per token and head,
  * computed by the store from the row it writes and kept in a scale cache beside the fp8 cache
  * (fp8kv/kv_cache.h). The numbers are caseN_meta.npy's and the ABI's
@@ -146,6 +158,8 @@ extern const char *const fp8kv_read_model_names[FP8KV_READ_MODEL_COUNT];
 extern const char *const fp8kv_class_names[FP8KV_CLASS_COUNT];
 extern const char *const fp8kv_kv_layout_names[FP8KV_KV_LAYOUT_COUNT]; /* "nhd", "split_x", "hnd" */
 extern const char *const fp8kv_scale_granularity_names[FP8KV_SCALE_GRANULARITY_COUNT];
+/* "separate", "kv_first", "block_first" */
+extern const char *const fp8kv_kv_packing_names[FP8KV_KV_PACKING_COUNT];
 
 /* What each scale model and NaN check computes, in a few words for a help text: "x / s",
  * "x * RN32(1 / s)", ...; "any NaN code for a NaN", "the byte". */

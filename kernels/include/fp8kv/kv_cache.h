@@ -39,6 +39,7 @@ enum fp8kv_kv_dtype {
 struct fp8kv_cache_shape {
     int num_blocks, block_size, num_heads, head_size; /* head_size % 16 == 0 for SPLIT_X */
     enum fp8kv_kv_layout layout;
+    enum fp8kv_kv_packing packing; /* where the value cache is, relative to the key cache */
 };
 
 /* fp8kv_kv_dtype_size: bytes of one element of dtype: 4 for f32, 2 for f16 and bf16. */
@@ -84,7 +85,22 @@ float fp8kv_kv_scale_at(const struct fp8kv_kv_scales *scales, const struct fp8kv
 float fp8kv_kv_row_scale(struct fp8kv_codec_cfg cfg, enum fp8kv_kv_dtype in, const void *src,
                          size_t first, int n);
 
-/* fp8kv_key_offset / fp8kv_value_offset: the byte offset of element (slot, head, dim). */
+/* fp8kv_cache_block_bytes: bytes of one block of one cache: block_size * heads * head. */
+size_t fp8kv_cache_block_bytes(const struct fp8kv_cache_shape *shape);
+
+/* fp8kv_kv_packed_value_start: where the value cache starts in a packed tensor, from the key
+ * cache's start: one cache's bytes (kv_first), one block's (block_first); 0 when separate. */
+size_t fp8kv_kv_packed_value_start(const struct fp8kv_cache_shape *shape);
+
+/* fp8kv_kv_pack: the key and value caches (separate, of shape's layout) as one tensor of
+ * shape's packing, 2 * fp8kv_cache_bytes bytes at packed; fp8kv_kv_unpack the other way. */
+void fp8kv_kv_pack(const struct fp8kv_cache_shape *shape, const uint8_t *key_cache,
+                   const uint8_t *value_cache, uint8_t *packed);
+void fp8kv_kv_unpack(const struct fp8kv_cache_shape *shape, const uint8_t *packed,
+                     uint8_t *key_cache, uint8_t *value_cache);
+
+/* fp8kv_key_offset / fp8kv_value_offset: the byte offset of element (slot, head, dim) from
+ * the start of its cache (under block_first, blocks are two blocks' bytes apart). */
 size_t fp8kv_key_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim);
 size_t fp8kv_value_offset(const struct fp8kv_cache_shape *shape, int64_t slot, int head, int dim);
 

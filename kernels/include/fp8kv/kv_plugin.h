@@ -36,6 +36,11 @@
  *            value: [num_blocks, num_heads, head_size, block_size]
  *   HND      key and value: [num_blocks, num_heads, block_size, head_size]
  * A slot s is position s % block_size of block s / block_size; a slot of -1 is a padding token.
+ * Packings (layout->packing; the kernels say which they take in packings): the key and value
+ * caches are two arrays (SEPARATE), or one: [2, num_blocks, ...] (KV_FIRST, vLLM's kv_cache:
+ * value_cache = key_cache + one cache's bytes) or [num_blocks, 2, ...] (BLOCK_FIRST,
+ * FlashInfer's paged_kv_cache: each block's keys, then its values; value_cache = key_cache +
+ * one block's bytes, and block b of either starts 2 x b blocks' bytes after its pointer).
  * This header needs nothing but the C standard library; a plugin links nothing of fp8kv's.
  */
 #ifndef FP8KV_KV_PLUGIN_H
@@ -59,6 +64,14 @@ enum fp8kv_kv_abi_format {
     FP8KV_KV_ABI_E5M2 = 2,
     FP8KV_KV_ABI_E5M2FNUZ = 3
 };
+enum fp8kv_kv_abi_packing {
+    FP8KV_KV_SEPARATE = 0,
+    FP8KV_KV_PACKED_KV_FIRST = 1,
+    FP8KV_KV_PACKED_BLOCK_FIRST = 2
+};
+/* The bit of a packing in fp8kv_kv_kernels_v1.packings. */
+#define FP8KV_KV_PACKINGS(packing) (1u << (packing))
+#define FP8KV_KV_PACKINGS_ALL 7u
 enum fp8kv_kv_abi_memory { FP8KV_KV_MEMORY_HOST = 0, FP8KV_KV_MEMORY_DEVICE = 1 };
 enum fp8kv_kv_abi_scale_granularity {
     FP8KV_KV_SCALE_TENSOR = 0,    /* one scale per cache: k_scale, v_scale */
@@ -77,6 +90,7 @@ struct fp8kv_kv_layout_v1 {
     int32_t saturate;          /* 1: finite overflow clamps to +-max; 0: it gives NaN */
     int32_t inf_to_nan;        /* under saturate: 1: +-Inf gives NaN; 0: it clamps to +-max */
     int32_t scale_granularity; /* enum fp8kv_kv_abi_scale_granularity */
+    int32_t packing;           /* enum fp8kv_kv_abi_packing */
 };
 
 /* reshape_and_cache: token t's key and value rows [num_heads, head_size] (elements of in_dtype)
@@ -174,6 +188,9 @@ struct fp8kv_kv_kernels_v1 {
     /* FP8KV_KV_ATTENTION_* bits: what the attention takes besides one query a sequence over
      * all its tokens; check-kv reports the cases that need the others as not run. */
     uint32_t attention_features;
+    /* FP8KV_KV_PACKINGS bits: the packings of the caches the kernels take (0: separate only);
+     * check-kv runs a case packed as it asks where the kernels take it, else separate. */
+    uint32_t packings;
 };
 
 /* the descriptor's type under a name no function hides: in C++ the function
