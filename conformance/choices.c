@@ -153,6 +153,7 @@ static const struct fp8kv_choice choices[] = {
     {"nan_check", fp8kv_nan_check_names, FP8KV_NAN_CHECK_COUNT, NULL, NULL, default_nan_check,
      fp8kv_nan_check_notes},
     {"layout", fp8kv_kv_layout_names, FP8KV_KV_LAYOUT_COUNT, NULL, NULL, NULL, NULL},
+    {"packing", fp8kv_kv_packing_names, FP8KV_KV_PACKING_COUNT, NULL, NULL, NULL, NULL},
     {"scale_granularity", fp8kv_scale_granularity_names, FP8KV_SCALE_GRANULARITY_COUNT, NULL, NULL,
      NULL, NULL},
     {"class", fp8kv_class_names, FP8KV_CLASS_COUNT, NULL, NULL, NULL, NULL},

@@ -313,16 +313,16 @@ char *fp8kv_py_suite_case_json(const char *vectors, const char *profile, int ind
     const struct fp8kv_suite_case *c = &shape;
     char *text = NULL;
     {
-        char words[160];
+        char words[192];
         fp8kv_suite_case_words(c, words, sizeof words);
         json_t *o = json_pack(
-            "{s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:i, s:i, s:i, "
-            "s:[I, I, "
-            "I]}",
+            "{s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, "
+            "s:i, s:[I, I, I]}",
             "profile", p->name, "suite", "engine", "index", c->index, "case_count", c->case_count,
             "name", c->name, "words", words, "num_blocks", c->shape.num_blocks, "block_size",
             c->shape.block_size, "num_heads", c->shape.num_heads, "head_size", c->shape.head_size,
-            "layout", fp8kv_kv_layout_name(c->shape.layout), "num_seqs", c->num_seqs, "num_q_heads",
+            "layout", fp8kv_kv_layout_name(c->shape.layout), "packing",
+            fp8kv_kv_packing_names[c->packing], "num_seqs", c->num_seqs, "num_q_heads",
             c->num_q_heads, "max_blocks_per_seq", c->max_blocks, "rows", c->rows, "window",
             c->window, "scale_bits", (json_int_t)fp8kv_f32_bits(c->k_scale),
             (json_int_t)fp8kv_f32_bits(c->v_scale), (json_int_t)fp8kv_f32_bits(c->softmax_scale));

@@ -91,3 +91,21 @@ def test_the_engine_suite_refuses_what_it_does_not_judge():
         fp8kv.engine_case(PROFILES[0], 99)
     with pytest.raises(fp8kv.Fp8kvError, match="elements"):
         fp8kv.judge_attention(case, np.zeros(7, np.float32))
+
+
+def test_packed_caches_are_the_engines_tensors():
+    """kv_cache(): the two caches as the one tensor engines allocate, each half the cache."""
+    case = fp8kv.engine_case(PROFILES[0], 3)  # hnd, FlashInfer's [num_blocks, 2, ...]
+    assert case.packing == "block_first"
+    kv = case.kv_cache()
+    assert kv.shape == (case.num_blocks, 2) + case.key_cache.shape[1:]
+    assert np.array_equal(kv[:, 0], case.key_cache) and np.array_equal(kv[:, 1], case.value_cache)
+    kv_first = case.kv_cache("kv_first")  # vLLM's [2, num_blocks, ...]
+    assert kv_first.shape == (2,) + case.key_cache.shape
+    for packing, tensor in (("block_first", kv), ("kv_first", kv_first)):
+        k, v = fp8kv.unpack_caches(tensor, packing)
+        assert np.array_equal(k, case.key_cache) and np.array_equal(v, case.value_cache)
+    with pytest.raises(fp8kv.Fp8kvError, match="unknown packing"):
+        case.kv_cache("interleaved")
+    with pytest.raises(fp8kv.Fp8kvError, match="2 along axis 1"):
+        fp8kv.unpack_caches(kv_first[0], "block_first")

@@ -10,12 +10,13 @@ The judging, encoding and decoding are the C library's (the same code as `fp8kv 
 see docs/python.md.
 """
 from ._native import Fp8kvError
-from .cases import EngineCase, KVCase, default_vectors, engine_case, kv_case, kv_cases, profiles
+from .cases import (EngineCase, KVCase, default_vectors, engine_case, kv_case, kv_cases,
+                    pack_caches, profiles, unpack_caches)
 from .codec import MODELS, decode, encode
 from .judge import (Judgement, NonconformantError, declared_arithmetic, judge_attention,
                     judge_gather, judge_store)
 
 __all__ = ["EngineCase", "Fp8kvError", "Judgement", "KVCase", "engine_case", "MODELS", "NonconformantError", "decode",
            "declared_arithmetic", "default_vectors", "encode", "judge_attention", "judge_gather", "judge_store",
-           "kv_case", "kv_cases", "profiles"]
+           "kv_case", "kv_cases", "pack_caches", "profiles", "unpack_caches"]
 __version__ = "0.1.0"

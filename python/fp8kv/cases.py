@@ -14,6 +14,36 @@ SENTINEL = 0xA5
 # the names of the C tables, in their enums' order (a table of another length fails here)
 NHD, SPLIT_X, HND = _native.names("layout")
 TENSOR, HEAD, TOKEN_HEAD = _native.names("scale_granularity")
+SEPARATE, KV_FIRST, BLOCK_FIRST = _native.names("packing")
+
+
+def pack_caches(key_cache, value_cache, packing):
+    """The key and value caches (numpy, the same shape: nhd or hnd) as the one tensor an
+    engine allocates: "kv_first" [2, num_blocks, ...] (vLLM's kv_cache), "block_first"
+    [num_blocks, 2, ...] (FlashInfer's paged_kv_cache); "separate" gives the pair back."""
+    if packing == SEPARATE:
+        return key_cache, value_cache
+    if packing not in (KV_FIRST, BLOCK_FIRST):
+        raise _native.Fp8kvError(f"unknown packing {packing!r} (one of {SEPARATE}, {KV_FIRST}, "
+                                 f"{BLOCK_FIRST})")
+    if key_cache.shape != value_cache.shape:
+        raise _native.Fp8kvError(f"caches of shapes {key_cache.shape} and {value_cache.shape} "
+                                 f"(split_x) cannot be packed into one tensor")
+    return np.stack([key_cache, value_cache], axis=0 if packing == KV_FIRST else 1)
+
+
+def unpack_caches(kv_cache, packing):
+    """The key and value caches of a packed tensor (views, pack_caches' inverse)."""
+    if packing == SEPARATE:
+        return kv_cache
+    if packing not in (KV_FIRST, BLOCK_FIRST):
+        raise _native.Fp8kvError(f"unknown packing {packing!r} (one of {SEPARATE}, {KV_FIRST}, "
+                                 f"{BLOCK_FIRST})")
+    axis = 0 if packing == KV_FIRST else 1
+    if kv_cache.ndim < 2 or kv_cache.shape[axis] != 2:
+        raise _native.Fp8kvError(f"a {packing} tensor has 2 along axis {axis}, not the shape "
+                                 f"{kv_cache.shape}")
+    return (kv_cache[0], kv_cache[1]) if axis == 0 else (kv_cache[:, 0], kv_cache[:, 1])
 
 
 def default_vectors():
@@ -181,7 +211,8 @@ class EngineCase:
     checked against the committed digest of its inputs. The attributes a decode kernel needs
     are those of KVCase: query (float32 [num_seqs, num_q_heads, head_size]), key_cache and
     value_cache (uint8, in the case's layout; every slot no sequence holds is a NaN code),
-    block_table, seq_lens, k_scale, v_scale (per tensor), softmax_scale. Only attention is
+    block_table, seq_lens, k_scale, v_scale (per tensor), softmax_scale; packing names how the
+    engines of its layout allocate the two caches (kv_cache() gives them so). Only attention is
     judged: judge_attention(out, arithmetic=...), its golden output being the reference of the
     arithmetic judged (computed when judged, its digest checked against the committed one)."""
 
@@ -195,7 +226,7 @@ class EngineCase:
         self.name = info["name"]
         self.words = info["words"]
         for key in ("num_blocks", "block_size", "num_heads", "head_size", "layout", "num_seqs",
-                    "num_q_heads", "max_blocks_per_seq", "window"):
+                    "num_q_heads", "max_blocks_per_seq", "window", "packing"):
             setattr(self, key, info[key])
         self.query_rows = info["rows"]  # the queries of every sequence: sum(query_lens)
         self.k_scale, self.v_scale, self.softmax_scale = (
@@ -249,6 +280,11 @@ class EngineCase:
     @property
     def read_scales(self):
         return self.k_scale, self.v_scale
+
+    def kv_cache(self, packing=None):
+        """The key and value caches as one tensor of packing (default: the case's own;
+        pack_caches): kv_first [2, num_blocks, ...], block_first [num_blocks, 2, ...]."""
+        return pack_caches(self.key_cache, self.value_cache, packing or self.packing)
 
     query_in = KVCase.query_in
 
