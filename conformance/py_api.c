@@ -23,7 +23,7 @@
 #include "fp8kv/kv_suite.h"
 #include "fp8kv/verify.h"
 
-#define FP8KV_PY_ABI_VERSION 5
+#define FP8KV_PY_ABI_VERSION 6
 #define API __attribute__((visibility("default")))
 
 API int fp8kv_py_abi_version(void);
@@ -45,6 +45,9 @@ API int fp8kv_py_judge_kv(const char *vectors, const char *profile, int index, c
 API int fp8kv_py_arithmetic(const char *text, int *q, int *out, char *words, size_t size);
 API int fp8kv_py_suite_count(void);
 API char *fp8kv_py_suite_case_json(const char *vectors, const char *profile, int index);
+API int fp8kv_py_suite_reference(const char *vectors, const char *profile, int index,
+                                 const char *arithmetic, double *exact, double *lo, double *hi,
+                                 size_t count);
 API void *fp8kv_py_suite_array(const char *vectors, const char *profile, int index,
                                const char *name, size_t *len);
 API int fp8kv_py_judge_suite(const char *vectors, const char *profile, int index,
@@ -371,6 +374,36 @@ void *fp8kv_py_suite_array(const char *vectors, const char *profile, int index, 
     }
     pthread_mutex_unlock(&suite_lock);
     return out;
+}
+
+/* fp8kv_py_suite_reference: the golden output of engine-suite case index under arithmetic:
+ * per output (count of them: rows x q heads x head size) the exact value and the interval of
+ * the output dtype a correct implementation lies in, its digest checked first. 0, or FP8KV_ERR
+ * with a message (a count that is not the case's, an unknown arithmetic). */
+int fp8kv_py_suite_reference(const char *vectors, const char *profile, int index,
+                             const char *arithmetic, double *exact, double *lo, double *hi,
+                             size_t count)
+{
+    struct fp8kv_attention_arith a;
+    if (fp8kv_attention_arith_parse(arithmetic, &a) != 0)
+        return FP8KV_ERR;
+    pthread_mutex_lock(&suite_lock);
+    const struct fp8kv_profile *p;
+    const struct fp8kv_suite_case *c = suite_case(vectors, profile, index, &p);
+    struct fp8kv_attention_ref ref;
+    int rc = c ? fp8kv_suite_reference_checked(c, p->name, &a, &ref) : FP8KV_ERR;
+    pthread_mutex_unlock(&suite_lock);
+    if (rc != 0)
+        return FP8KV_ERR;
+    if (ref.count != count)
+        rc = fp8kv_fail("engine-suite case %d has %zu outputs, not %zu", index, ref.count, count);
+    else {
+        memcpy(exact, ref.exact, count * sizeof *exact);
+        memcpy(lo, ref.lo, count * sizeof *lo);
+        memcpy(hi, ref.hi, count * sizeof *hi);
+    }
+    fp8kv_attention_ref_free(&ref);
+    return rc;
 }
 
 /* fp8kv_py_judge_suite: fp8kv_judge_kv_suite of an attention output of engine-suite case

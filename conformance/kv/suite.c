@@ -515,28 +515,39 @@ int fp8kv_suite_reference(const struct fp8kv_suite_case *c, const struct fp8kv_a
     return FP8KV_OK;
 }
 
-int fp8kv_suite_judge_attention(const struct fp8kv_suite_case *c, const char *profile,
-                                const char *subject, const struct fp8kv_attention_arith *a,
-                                const void *y, struct fp8kv_check *chk)
+int fp8kv_suite_reference_checked(const struct fp8kv_suite_case *c, const char *profile,
+                                  const struct fp8kv_attention_arith *a,
+                                  struct fp8kv_attention_ref *ref)
 {
-    char words[192], detail[256], digest[FP8KV_SHA256_HEX_LEN + 1];
-    fp8kv_suite_case_words(c, words, sizeof words);
+    char digest[FP8KV_SHA256_HEX_LEN + 1];
     const int rounding = rounding_of(a);
     const struct committed *k = committed_of(profile, c->index);
-    if (snprintf(detail, sizeof detail, "engine/case%d %s, arithmetic %s%s", c->index, words,
-                 a->name,
-                 rounding < 0 ? " (no committed reference digest)" : "") >= (int)sizeof detail)
-        detail[sizeof detail - 1] = '\0'; /* words, never parsed */
-    struct fp8kv_attention_ref ref;
-    if (fp8kv_suite_reference(c, a, &ref, digest) != 0)
+    if (fp8kv_suite_reference(c, a, ref, digest) != 0)
         return FP8KV_ERR;
     if (rounding >= 0 && (!k || strcmp(k->reference[rounding], digest) != 0)) {
-        fp8kv_attention_ref_free(&ref);
+        fp8kv_attention_ref_free(ref);
         return fp8kv_fail("engine-suite case %d of %s: the reference under %s has digest %.16s..., "
                           "not the committed %.16s...: the reference changed",
                           c->index, profile, rounding_texts[rounding], digest,
                           k ? k->reference[rounding] : "(none)");
     }
+    return FP8KV_OK;
+}
+
+int fp8kv_suite_judge_attention(const struct fp8kv_suite_case *c, const char *profile,
+                                const char *subject, const struct fp8kv_attention_arith *a,
+                                const void *y, struct fp8kv_check *chk)
+{
+    char words[192], detail[256];
+    fp8kv_suite_case_words(c, words, sizeof words);
+    if (snprintf(detail, sizeof detail, "engine/case%d %s, arithmetic %s%s", c->index, words,
+                 a->name,
+                 rounding_of(a) < 0 ? " (no committed reference digest)" : "") >=
+        (int)sizeof detail)
+        detail[sizeof detail - 1] = '\0'; /* words, never parsed */
+    struct fp8kv_attention_ref ref;
+    if (fp8kv_suite_reference_checked(c, profile, a, &ref) != 0)
+        return FP8KV_ERR;
     fp8kv_check_init(chk, "kv-attention-engine", subject, profile, detail);
     fp8kv_attention_judge(&ref, a, y, c->num_q_heads, c->shape.head_size, chk);
     chk->nmse_reported = 1;

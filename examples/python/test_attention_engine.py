@@ -109,3 +109,20 @@ def test_packed_caches_are_the_engines_tensors():
         case.kv_cache("interleaved")
     with pytest.raises(fp8kv.Fp8kvError, match="2 along axis 1"):
         fp8kv.unpack_caches(kv_first[0], "block_first")
+
+
+def test_the_golden_output_is_an_attribute_of_the_case():
+    """reference(arithmetic): the exact output and the interval judge_attention uses; the
+    exact values rounded to the output dtype pass, and one output moved past its interval
+    fails."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    case = fp8kv.engine_case(PROFILES[0], 8)  # a window: 305 query rows
+    exact, lo, hi = case.reference("bf16")
+    assert exact.shape == (case.query_rows, case.num_q_heads, case.head_size)
+    assert np.all((lo <= exact) & (exact <= hi)) and np.all(lo < hi)
+    out = exact.astype(np.float32).astype(ml_dtypes.bfloat16)
+    assert fp8kv.judge_attention(case, out, arithmetic="bf16").conformant
+    out[0, 0, 0] = ml_dtypes.bfloat16(hi[0, 0, 0] + (hi[0, 0, 0] - lo[0, 0, 0]))
+    assert not fp8kv.judge_attention(case, out, arithmetic="bf16").conformant
+    with pytest.raises(fp8kv.Fp8kvError, match="arithmetic"):
+        case.reference("bf17")

@@ -4,7 +4,7 @@ import operator
 import os
 import pathlib
 
-ABI_VERSION = 5
+ABI_VERSION = 6
 _HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -42,6 +42,9 @@ def _load():
         "fp8kv_py_suite_case_json": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int]),
         "fp8kv_py_suite_array": (c.c_void_p, [c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
                                               c.POINTER(c.c_size_t)]),
+        "fp8kv_py_suite_reference": (c.c_int, [
+            c.c_char_p, c.c_char_p, c.c_int, c.c_char_p, c.c_void_p, c.c_void_p, c.c_void_p,
+            c.c_size_t]),
         "fp8kv_py_judge_suite": (c.c_int, [
             c.c_char_p, c.c_char_p, c.c_int, c.c_char_p, c.c_void_p, c.c_size_t, c.c_char_p,
             c.POINTER(c.c_int), c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),

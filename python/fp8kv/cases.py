@@ -281,6 +281,23 @@ class EngineCase:
     def read_scales(self):
         return self.k_scale, self.v_scale
 
+    def reference(self, arithmetic="f32"):
+        """The golden output under a declared arithmetic (fp8kv.declared_arithmetic), as
+        judge_attention uses it: (exact, lo, hi), float64 [rows, num_q_heads, head_size] each:
+        the exact result of the arithmetic's elementwise roundings, and the interval of the
+        output dtype every correct implementation's output lies in (docs/DESIGN.md §5.3.1).
+        Computed by the C library when asked (seconds for the largest case), its digest checked
+        against the committed one."""
+        shape = (self.query_rows, self.num_q_heads, self.head_size)
+        exact, lo, hi = (np.empty(shape, np.float64) for _ in range(3))
+        _native.check(_native.lib.fp8kv_py_suite_reference(
+            self.vectors.encode(), self.profile.encode(), self.index,
+            _native.text(arithmetic, "arithmetic"), exact.ctypes.data, lo.ctypes.data,
+            hi.ctypes.data, exact.size))
+        for a in (exact, lo, hi):
+            a.setflags(write=False)
+        return exact, lo, hi
+
     def kv_cache(self, packing=None):
         """The key and value caches as one tensor of packing (default: the case's own;
         pack_caches): kv_first [2, num_blocks, ...], block_first [num_blocks, 2, ...]."""

@@ -87,6 +87,13 @@ void fp8kv_suite_case_words(const struct fp8kv_suite_case *c, char *buf, size_t 
 int fp8kv_suite_reference(const struct fp8kv_suite_case *c, const struct fp8kv_attention_arith *a,
                           struct fp8kv_attention_ref *ref, char digest[FP8KV_SHA256_HEX_LEN + 1]);
 
+/* fp8kv_suite_reference_checked: fp8kv_suite_reference of c under a, its digest compared with
+ * the committed one for a's roundings (FP8KV_ERR when it differs; a combination of roundings
+ * no preset has has no committed digest and is computed unchecked). 0, or FP8KV_ERR. */
+int fp8kv_suite_reference_checked(const struct fp8kv_suite_case *c, const char *profile,
+                                  const struct fp8kv_attention_arith *a,
+                                  struct fp8kv_attention_ref *ref);
+
 /* fp8kv_suite_judge_attention: judges y (c's decode output under a, elements of a->out) into
  * chk ("kv-attention-engine"): the reference's digest is compared with the committed one for
  * a's roundings first (FP8KV_ERR when it differs; a combination of roundings no preset has
