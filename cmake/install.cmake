@@ -41,7 +41,7 @@ endfunction()
 # conformance component, so a plugin builds where only fp8kv itself is installed).
 set(_lib_targets fp8kv_core fp8kv_kernels_cpu fp8kv_conformance)
 if(TARGET fp8kv_kernels_gpu)
-  list(APPEND _lib_targets fp8kv_kernels_gpu)
+  list(APPEND _lib_targets fp8kv_kernels_gpu fp8kv_reference_gpu)
 endif()
 foreach(_t IN LISTS _lib_targets)
   fp8kv_make_exportable(${_t})

@@ -10,6 +10,8 @@
  *   - causal prefill over an fp8 cache (1 sequence of 8k tokens, 4 of 2k, 16 of 512), against
  *     torch's causal scaled_dot_product_attention on a contiguous bf16 K and V (the same script,
  *     --prefill), in TFLOP/s of the causal attention's products;
+ *   - the exact attention reference of the engine suite's largest case (8 x 8192 tokens, 32 q
+ *     heads, head 128) on the GPU against the host's (every core), both digests checked;
  *   - the exhaustive 2^32 f32 device sweep of every device codec.
  * The figures are printed; nothing but a sweep's mismatches changes the exit code.
  * Each figure also goes out as one `bench: key=value ...` line, for scripts. `only` picks some
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fp8kv/kv_suite.h"
 #include "fp8kv/verify.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/run.h"
@@ -39,10 +42,11 @@ enum {
     FIG_ATTENTION = 8,
     FIG_SWEEP = 16,
     FIG_BLOCK = 32,
-    FIG_PREFILL = 64
+    FIG_PREFILL = 64,
+    FIG_REFERENCE = 128
 };
-static const char *const figure_names[] = {"copy",  "store", "gather", "attention",
-                                           "sweep", "block", "prefill"};
+static const char *const figure_names[] = {"copy",  "store", "gather",  "attention",
+                                           "sweep", "block", "prefill", "reference"};
 #define FIGURE_COUNT ((int)(sizeof figure_names / sizeof figure_names[0]))
 
 /* parse_only: the mask of the figures a comma list names (NULL: all of them); -1 after a usage
@@ -61,7 +65,7 @@ static int parse_only(const char *only)
         if (found < 0) {
             fp8kv_cli_usage_error("bench",
                                   "--only: no figure '%.*s' (a comma list of copy, store, "
-                                  "gather, attention, sweep, block, prefill)",
+                                  "gather, attention, sweep, block, prefill, reference)",
                                   (int)n, p);
             return -1;
         }
@@ -130,8 +134,7 @@ static void torch_sdpa(const struct attention_shape *shapes, int n, int prefill,
     const char *python = getenv("FP8KV_PYTHON");
     python = python && *python ? python : "python3";
     if (!*script || access(script, R_OK) != 0) {
-        printf("%s: not run (no script at '%s'; set FP8KV_TORCH_ATTENTION_SCRIPT)\n", what,
-               script);
+        printf("%s: not run (no script at '%s'; set FP8KV_TORCH_ATTENTION_SCRIPT)\n", what, script);
         return;
     }
     char list[256] = "", cmd[2048];
@@ -140,9 +143,8 @@ static void torch_sdpa(const struct attention_shape *shapes, int n, int prefill,
         snprintf(list + used, sizeof list - used, "%s%dx%d", i ? "," : "", shapes[i].seqs,
                  shapes[i].len);
     }
-    snprintf(cmd, sizeof cmd,
-             "'%s' '%s' --shapes %s --kv-heads %d --q-heads %d --head %d%s 2>&1", python, script,
-             list, KV_HEADS, Q_HEADS, HEAD, prefill ? " --prefill" : "");
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --shapes %s --kv-heads %d --q-heads %d --head %d%s 2>&1",
+             python, script, list, KV_HEADS, Q_HEADS, HEAD, prefill ? " --prefill" : "");
     fflush(stdout);
     FILE *f = popen(cmd, "r");
     if (!f) {
@@ -178,8 +180,8 @@ static int attention_figure(const struct attention_shape *sh, int fp8, int kerne
                             struct fp8kv_gpu_timing *t)
 {
     double sum = 0.0;
-    if (fp8kv_gpu_bench_attention(fp8, kernel, sh->seqs, sh->len, 1, KV_HEADS, Q_HEADS, HEAD,
-                                  BLOCK, iterations, t, &sum) != 0)
+    if (fp8kv_gpu_bench_attention(fp8, kernel, sh->seqs, sh->len, 1, KV_HEADS, Q_HEADS, HEAD, BLOCK,
+                                  iterations, t, &sum) != 0)
         return -1;
     print_timing(key, t);
     printf("  = %.0f%% of the read-only bandwidth; output sum %.6g", 100.0 * t->gbps / read_gbps,
@@ -280,6 +282,45 @@ static int bench_prefill(int quick, int iterations)
             printf(" %s_vs_torch=%.3f", key, t.ms / torch_ms[i]);
         printf("\n");
     }
+    return 0;
+}
+
+/* bench_reference: the attention reference (f32) of engine-suite case 0 of the default profile,
+ * on the GPU, then on the host (FP8KV_REFERENCE=cpu); each checked against the committed
+ * digest, so both are the same values. */
+static int bench_reference(const char *vectors_dir)
+{
+    const struct fp8kv_profile *p = fp8kv_profile_by_name(fp8kv_default_profile);
+    struct fp8kv_suite_case c;
+    struct fp8kv_attention_arith a;
+    if (!p || fp8kv_vectors_trust(vectors_dir) != 0 ||
+        fp8kv_suite_case_make(vectors_dir, p, 0, &c) != 0)
+        return -1;
+    (void)fp8kv_attention_arith_parse("f32", &a);
+    double ms[2] = {0.0, 0.0};
+    for (int host = 0; host <= 1; host++) {
+        if (host)
+            setenv("FP8KV_REFERENCE", "cpu", 1);
+        struct fp8kv_attention_ref ref;
+        const double t0 = fp8kv_now();
+        const int rc = fp8kv_suite_reference_checked(&c, p->name, &a, &ref);
+        ms[host] = (fp8kv_now() - t0) * 1e3;
+        if (host)
+            unsetenv("FP8KV_REFERENCE");
+        if (rc != 0) {
+            fp8kv_suite_case_free(&c);
+            return -1;
+        }
+        printf("attention reference, engine/case0 (%zu outputs, f32) on the %s: %.1f ms, digest "
+               "as committed\n",
+               ref.count, ref.on_gpu ? "GPU" : "host", ms[host]);
+        if (!host && !ref.on_gpu)
+            printf("  (the GPU reference did not run: %s)\n", fp8kv_last_error());
+        fp8kv_attention_ref_free(&ref);
+    }
+    printf("bench: reference_gpu_ms=%.1f reference_host_ms=%.1f reference_speedup=%.2f\n", ms[0],
+           ms[1], ms[1] / ms[0]);
+    fp8kv_suite_case_free(&c);
     return 0;
 }
 
@@ -402,6 +443,8 @@ attention:;
 blocks:;
     if ((figures & FIG_PREFILL) && bench_prefill(quick, iterations) != 0)
         return gpu_failed("prefill");
+    if ((figures & FIG_REFERENCE) && !quick && bench_reference(vectors_dir) != 0)
+        return gpu_failed("attention reference");
     if ((figures & FIG_BLOCK) && bench_blocks(quick, iterations) != 0)
         return gpu_failed("block encode");
 

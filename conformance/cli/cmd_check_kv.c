@@ -54,8 +54,8 @@ enum {
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"plugin", 1},  {"subject", 1}, {"profile", 1}, {"device", 1},
-    {"timeout", 1}, {"suite", 1},   {"case", 1},    {"vectors", 1}, {"json", 1}};
+    {"plugin", 1}, {"subject", 1}, {"profile", 1}, {"device", 1}, {"timeout", 1},
+    {"suite", 1},  {"case", 1},    {"vectors", 1}, {"json", 1}};
 
 /* own_subject: fp8kv's KV subject called name, from the target that has it. */
 static int own_subject(const char *cmd, const char *name, int device, struct fp8kv_subject *out)

@@ -39,14 +39,30 @@ static size_t scale_array_bytes(const struct fp8kv_kv_call *c)
 
 /* The arrays of a call, by role: the order of the names below (fp8kv_kv_call_array_name). */
 enum role {
-    KEY, VALUE, SLOT_MAPPING, KEY_CACHE, VALUE_CACHE, KV_CACHE, CACHE_DATA, BLOCK_TABLE, SEQ_LENS, OUT,
-    QUERY, QUERY_LENS, HEAD_SCALES, SCALE_CACHE, K_HEAD_SCALES, V_HEAD_SCALES, K_SCALE_CACHE,
+    KEY,
+    VALUE,
+    SLOT_MAPPING,
+    KEY_CACHE,
+    VALUE_CACHE,
+    KV_CACHE,
+    CACHE_DATA,
+    BLOCK_TABLE,
+    SEQ_LENS,
+    OUT,
+    QUERY,
+    QUERY_LENS,
+    HEAD_SCALES,
+    SCALE_CACHE,
+    K_HEAD_SCALES,
+    V_HEAD_SCALES,
+    K_SCALE_CACHE,
     V_SCALE_CACHE
 };
 static const char *const role_names[] = {
-    "key",   "value",      "slot_mapping", "key_cache",     "value_cache",   "kv_cache", "cache_data",
-    "block_table", "seq_lens", "out",      "query",         "query_lens",    "head_scales",
-    "scale_cache", "k_head_scales", "v_head_scales", "k_scale_cache", "v_scale_cache"};
+    "key",           "value",         "slot_mapping", "key_cache",   "value_cache",
+    "kv_cache",      "cache_data",    "block_table",  "seq_lens",    "out",
+    "query",         "query_lens",    "head_scales",  "scale_cache", "k_head_scales",
+    "v_head_scales", "k_scale_cache", "v_scale_cache"};
 _Static_assert(sizeof role_names / sizeof *role_names == V_SCALE_CACHE + 1, "a name a role");
 
 /* add: array pointer p (of role r) as c's next array. */
@@ -142,10 +158,9 @@ static void sizes(struct fp8kv_kv_call *c, const size_t bytes[V_SCALE_CACHE + 1]
         c->bytes[i] = scale ? scale_array_bytes(c) : bytes[r];
         c->output[i] = r == KEY_CACHE || r == VALUE_CACHE || r == KV_CACHE
                            ? c->op == FP8KV_KV_OP_STORE
-                       : r == OUT                         ? 1
-                       : r == K_SCALE_CACHE || r == V_SCALE_CACHE
-                           ? c->op == FP8KV_KV_OP_STORE
-                           : 0;
+                       : r == OUT                                 ? 1
+                       : r == K_SCALE_CACHE || r == V_SCALE_CACHE ? c->op == FP8KV_KV_OP_STORE
+                                                                  : 0;
     }
 }
 
@@ -216,7 +231,7 @@ const char *fp8kv_kv_call_name(const struct fp8kv_kv_call *c)
 const char *fp8kv_kv_call_array_name(const struct fp8kv_kv_call *c, int i)
 {
     return i >= 0 && i < c->arrays && c->role[i] <= V_SCALE_CACHE ? role_names[c->role[i]]
-                                                                    : "(unknown)";
+                                                                  : "(unknown)";
 }
 
 /* ---- running them ------------------------------------------------------------------------ */

@@ -28,9 +28,9 @@ struct fp8kv_kv_call {
         struct fp8kv_kv_gather_args_v1 gather;
         struct fp8kv_kv_attention_args_v1 attention;
     } args;
-    int arrays;                         /* how many arrays the call has */
-    size_t bytes[FP8KV_KV_CALL_ARRAYS]; /* each array's size */
-    int output[FP8KV_KV_CALL_ARRAYS];   /* 1: written by the call (copied back) */
+    int arrays;                               /* how many arrays the call has */
+    size_t bytes[FP8KV_KV_CALL_ARRAYS];       /* each array's size */
+    int output[FP8KV_KV_CALL_ARRAYS];         /* 1: written by the call (copied back) */
     unsigned char role[FP8KV_KV_CALL_ARRAYS]; /* what each array is (kv/call.c's roles) */
 };
 

@@ -91,11 +91,17 @@ static int run_attention(const struct fp8kv_subject *subject, struct fp8kv_codec
     const int rows = fp8kv_kv_query_rows(queries, num_seqs);
     if (rows < 0)
         return fp8kv_fail("attention: more than 2^31 query rows");
-    const struct fp8kv_kv_attention_args_v1 a = {
-        &layout,   q_heads,   num_seqs,      max_blocks, query,    kc,
-        vc,        table,     lens,          k->tensor,  v->tensor, softmax_scale,
-        out,       k->heads,  v->heads,      k->cache,   v->cache, q_dtype,
-        out_dtype, queries ? queries->lens : NULL, rows, queries ? queries->window : 0};
+    const struct fp8kv_kv_attention_args_v1 a = {&layout,   q_heads,
+                                                 num_seqs,  max_blocks,
+                                                 query,     kc,
+                                                 vc,        table,
+                                                 lens,      k->tensor,
+                                                 v->tensor, softmax_scale,
+                                                 out,       k->heads,
+                                                 v->heads,  k->cache,
+                                                 v->cache,  q_dtype,
+                                                 out_dtype, queries ? queries->lens : NULL,
+                                                 rows,      queries ? queries->window : 0};
     struct fp8kv_kv_call call;
     fp8kv_kv_call_attention(&call, &a);
     return fp8kv_kv_call_run(subject->kv, &call);
@@ -313,8 +319,9 @@ int fp8kv_check_quantization_nmse(const struct fp8kv_profile *p,
                                   const struct fp8kv_subject *subject, struct fp8kv_results *out)
 {
     const struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(p);
-    const struct fp8kv_cache_shape shape = {QUANT_TOKENS / QUANT_BLOCK, QUANT_BLOCK, QUANT_HEADS,
-                                            QUANT_HEAD_SIZE, FP8KV_LAYOUT_NHD, FP8KV_PACKING_SEPARATE};
+    const struct fp8kv_cache_shape shape = {
+        QUANT_TOKENS / QUANT_BLOCK, QUANT_BLOCK,           QUANT_HEADS, QUANT_HEAD_SIZE,
+        FP8KV_LAYOUT_NHD,           FP8KV_PACKING_SEPARATE};
     float *x = malloc(QUANT_N * sizeof *x), *y = malloc(QUANT_N * sizeof *y);
     double *ref = malloc(QUANT_N * sizeof *ref);
     uint8_t *kc = malloc(QUANT_N), *vc = malloc(QUANT_N);
@@ -421,8 +428,8 @@ static int long_case_make(const struct fp8kv_profile *p, enum fp8kv_kv_layout la
         lc->max_blocks = b > lc->max_blocks ? b : lc->max_blocks;
         used += b;
     }
-    lc->shape = (struct fp8kv_cache_shape){used + 7,          LONG_BLOCK, LONG_KV_HEADS,
-                                           LONG_HEAD,         layout,     FP8KV_PACKING_SEPARATE};
+    lc->shape = (struct fp8kv_cache_shape){used + 7,  LONG_BLOCK, LONG_KV_HEADS,
+                                           LONG_HEAD, layout,     FP8KV_PACKING_SEPARATE};
     lc->q_heads = q_heads;
     lc->cache = fp8kv_cache_bytes(&lc->shape);
     lc->qn = (size_t)LONG_SEQS * q_heads * LONG_HEAD;
@@ -664,9 +671,8 @@ static int engine_run(const struct fp8kv_subject *subject, const struct fp8kv_pr
     const struct fp8kv_kv_queries window = {NULL, c->window};
     if (rc == 0)
         rc = run_attention(subject, cfg, &kc->shape, q, c->num_q_heads, kc->key, kc->value, table,
-                           c->max_blocks, lens, c->rows,
-                           c->window ? &window : NULL, &ks, &vs, c->softmax_scale, q_dtype,
-                           out_dtype, y);
+                           c->max_blocks, lens, c->rows, c->window ? &window : NULL, &ks, &vs,
+                           c->softmax_scale, q_dtype, out_dtype, y);
     free(lens);
     free(table);
     return rc;
@@ -735,8 +741,9 @@ static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
             rc = fp8kv_suite_judge_attention(&c, p->name, subject->name, arith, got, &chk);
         if (rc == 0 && c.packing != kc.shape.packing) { /* the case's packing, not taken */
             const size_t len = strlen(chk.detail);
-            snprintf(chk.detail + len, sizeof chk.detail - len, " (caches separate: %s takes no %s)",
-                     subject->name, fp8kv_kv_packing_names[c.packing]);
+            snprintf(chk.detail + len, sizeof chk.detail - len,
+                     " (caches separate: %s takes no %s)", subject->name,
+                     fp8kv_kv_packing_names[c.packing]);
         }
         if (rc == 0 && pass) {
             snprintf(chk.name, sizeof chk.name, "kv-attention-consistency");

@@ -134,8 +134,11 @@ static int load_meta(const char *dir, const struct fp8kv_profile *p, struct fp8k
     ok &= m[META_LAYOUT] != FP8KV_LAYOUT_SPLIT_X || m[META_HEAD_SIZE] % FP8KV_SPLIT_X == 0;
     if (!ok)
         return bad_case(dir, p, c->index, "meta.npy", "implausible shape parameters");
-    c->shape = (struct fp8kv_cache_shape){m[META_NUM_BLOCKS], m[META_BLOCK_SIZE], m[META_NUM_HEADS],
-                                          m[META_HEAD_SIZE], (enum fp8kv_kv_layout)m[META_LAYOUT],
+    c->shape = (struct fp8kv_cache_shape){m[META_NUM_BLOCKS],
+                                          m[META_BLOCK_SIZE],
+                                          m[META_NUM_HEADS],
+                                          m[META_HEAD_SIZE],
+                                          (enum fp8kv_kv_layout)m[META_LAYOUT],
                                           FP8KV_PACKING_SEPARATE};
     c->in = (enum fp8kv_kv_dtype)m[META_IN_DTYPE];
     c->num_tokens = m[META_NUM_TOKENS];

@@ -192,8 +192,8 @@ static int make_tables(const struct spec *s, struct fp8kv_suite_case *c, uint64_
     }
     const int first = s->high_blocks ? HIGH_BLOCK_ID - used / 2 : 0;
     const int count = used + 7; /* 7 blocks no sequence owns */
-    c->shape = (struct fp8kv_cache_shape){first + count, s->block_size, s->kv_heads, s->head_size,
-                                          s->layout,     FP8KV_PACKING_SEPARATE};
+    c->shape = (struct fp8kv_cache_shape){first + count, s->block_size, s->kv_heads,
+                                          s->head_size,  s->layout,     FP8KV_PACKING_SEPARATE};
     c->block_table = calloc((size_t)s->num_seqs * c->max_blocks, sizeof *c->block_table);
     int32_t *ids = malloc((size_t)count * sizeof *ids);
     if (!c->block_table || !ids) {
@@ -452,8 +452,7 @@ void fp8kv_suite_case_words(const struct fp8kv_suite_case *c, char *buf, size_t 
         snprintf(packed, sizeof packed, " packed %s", fp8kv_kv_packing_names[c->packing]);
     snprintf(buf, size, "%s: %s%s, %d x %d heads (q %d), block %d, %d seqs of %d..%d tokens%s",
              c->name, fp8kv_kv_layout_names[c->shape.layout], packed, c->shape.num_heads,
-             c->shape.head_size, c->num_q_heads, c->shape.block_size, c->num_seqs, lo, hi,
-             queries);
+             c->shape.head_size, c->num_q_heads, c->shape.block_size, c->num_seqs, lo, hi, queries);
 }
 
 /* ---- the reference --------------------------------------------------------------------------- */
@@ -541,8 +540,7 @@ int fp8kv_suite_judge_attention(const struct fp8kv_suite_case *c, const char *pr
     char words[192], detail[256];
     fp8kv_suite_case_words(c, words, sizeof words);
     if (snprintf(detail, sizeof detail, "engine/case%d %s, arithmetic %s%s", c->index, words,
-                 a->name,
-                 rounding_of(a) < 0 ? " (no committed reference digest)" : "") >=
+                 a->name, rounding_of(a) < 0 ? " (no committed reference digest)" : "") >=
         (int)sizeof detail)
         detail[sizeof detail - 1] = '\0'; /* words, never parsed */
     struct fp8kv_attention_ref ref;

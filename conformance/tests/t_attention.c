@@ -1094,7 +1094,7 @@ Test(attention, judge_on_a_hand_made_reference)
     double lo[6] = {0.5, 0.5, -2.5, -0.25, NAN, INFINITY};
     double hi[6] = {1.125, 1.125, -1.875, 0.5, NAN, INFINITY};
     unsigned char none[6] = {0};
-    const struct fp8kv_attention_ref ref = {6, exact, lo, hi, none, 0};
+    const struct fp8kv_attention_ref ref = {6, exact, lo, hi, none, 0, 0};
     const struct fp8kv_attention_arith f32 = parsed("f32"), bf16 = parsed("bf16");
 
     /* inside: ratios 0.75 (below, of 0.5), 0.5 (above, of 0.125), 0.125, 0.5, 0, 0 */
@@ -1142,7 +1142,7 @@ Test(attention, judge_on_a_hand_made_reference)
 
     /* f16 bits, every interval a point: 2^-24, Inf, -Inf, NaN, -0.625, 65504 */
     double e16[6] = {0x1p-24, INFINITY, -INFINITY, NAN, -0.625, 65504.0};
-    const struct fp8kv_attention_ref point = {6, e16, e16, e16, none, 0};
+    const struct fp8kv_attention_ref point = {6, e16, e16, e16, none, 0, 0};
     const uint16_t f16[6] = {0x0001, 0x7C00, 0xFC00, 0x7E00, 0xB900, 0x7BFF};
     chk = check_new();
     fp8kv_attention_judge(&point, &(struct fp8kv_attention_arith){.out = FP8KV_ATTN_F16}, f16, 1, 6,

@@ -118,9 +118,9 @@ Test(gpu, gather_matches_the_cpu_reference_across_empty_and_short_sequences)
             if (layouts[l] == FP8KV_LAYOUT_SPLIT_X && runs[r].head_size % FP8KV_SPLIT_X != 0)
                 continue;
             const int n = runs[r].num_seqs;
-            const struct fp8kv_cache_shape shape = {n * MAX_BLOCKS, 16, runs[r].num_heads,
-                                                    runs[r].head_size, layouts[l],
-                                                    FP8KV_PACKING_SEPARATE};
+            const struct fp8kv_cache_shape shape = {n * MAX_BLOCKS,    16,
+                                                    runs[r].num_heads, runs[r].head_size,
+                                                    layouts[l],        FP8KV_PACKING_SEPARATE};
             const size_t bytes = fp8kv_cache_bytes(&shape);
             uint8_t *cache = malloc(bytes);
             int32_t *table = malloc((size_t)n * MAX_BLOCKS * sizeof(int32_t));
@@ -186,8 +186,8 @@ Test(gpu, attention_matches_the_cpu_reference_with_one_or_many_partitions)
     uint64_t state = 0xA77E;
     for (size_t h = 0; h < sizeof head_sizes / sizeof head_sizes[0]; h++) {
         const int D = head_sizes[h];
-        const struct fp8kv_cache_shape shape = {SEQS * MAX_BLOCKS, BLOCK, KV_HEADS, D,
-                                                FP8KV_LAYOUT_NHD, FP8KV_PACKING_SEPARATE};
+        const struct fp8kv_cache_shape shape = {
+            SEQS * MAX_BLOCKS, BLOCK, KV_HEADS, D, FP8KV_LAYOUT_NHD, FP8KV_PACKING_SEPARATE};
         const size_t bytes = fp8kv_cache_bytes(&shape), qn = (size_t)SEQS * Q_HEADS * D;
         uint8_t *kc = malloc(bytes), *vc = malloc(bytes);
         int32_t table[SEQS * MAX_BLOCKS];

@@ -720,9 +720,9 @@ Test(kv, engine_cases_a_decode_only_subject_lacks_are_reported_not_run, .timeout
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kernels.attention_features = cases[i].features;
         struct fp8kv_results r = {0};
-        cr_assert_eq(fp8kv_check_attention_engine(VECTORS, &fp8kv_profiles[0], &subject,
-                                                  cases[i].index, &r),
-                     0, "%s", fp8kv_last_error());
+        cr_assert_eq(
+            fp8kv_check_attention_engine(VECTORS, &fp8kv_profiles[0], &subject, cases[i].index, &r),
+            0, "%s", fp8kv_last_error());
         cr_assert_eq(r.count, 1);
         const struct fp8kv_check *c = &r.items[0];
         cr_assert(strstr(c->detail, "not run: cpu-reference ") && strstr(c->detail, cases[i].why),
@@ -732,8 +732,8 @@ Test(kv, engine_cases_a_decode_only_subject_lacks_are_reported_not_run, .timeout
     }
     /* the CPU target's own subject declares them: prefill judged, and its decode consistency */
     struct fp8kv_results r = {0};
-    cr_assert_eq(fp8kv_check_attention_engine(VECTORS, &fp8kv_profiles[0], cpu_reference(), 7, &r), 0,
-                 "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_check_attention_engine(VECTORS, &fp8kv_profiles[0], cpu_reference(), 7, &r),
+                 0, "%s", fp8kv_last_error());
     cr_assert_eq(r.count, 2);
     cr_assert_str_eq(r.items[1].name, "kv-attention-consistency");
     for (size_t k = 0; k < r.count; k++)

@@ -8,9 +8,9 @@
  *   attention  one decode step: f32 scores, a max-subtracted softmax, grouped-query heads.
  *
  * NHD, HND and split-x (x = 16) layouts, the key and value caches separate or packed into one
- * tensor ([2, num_blocks, ...] or [num_blocks, 2, ...]); f32, f16 and bf16 inputs; scales per tensor, per KV
- * head, or per token and head (the store computes each row's scale as amax / 448 over the
- * row's finite elements, 1 for a zero row, and keeps it in a scale cache [num_blocks,
+ * tensor ([2, num_blocks, ...] or [num_blocks, 2, ...]); f32, f16 and bf16 inputs; scales per
+ * tensor, per KV head, or per token and head (the store computes each row's scale as amax / 448
+ * over the row's finite elements, 1 for a zero row, and keeps it in a scale cache [num_blocks,
  * block_size, num_heads] the reads take it from). `fp8kv check-kv --plugin libengine_kv.so`
  * judges it on every golden case of e4m3fn_satfinite.
  */
@@ -282,10 +282,20 @@ static int attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
     return 0;
 }
 
-static const fp8kv_kv_kernels_v1_t kernels = {
-    FP8KV_KV_ABI_VERSION, "engine_kv", "e4m3fn", "satfinite", "clamp",
-    FP8KV_KV_MEMORY_HOST, NULL,        store,    gather,      attention,
-    FP8KV_KV_SCALES_ALL,  "f32",        FP8KV_KV_ATTENTION_ALL, FP8KV_KV_PACKINGS_ALL};
+static const fp8kv_kv_kernels_v1_t kernels = {FP8KV_KV_ABI_VERSION,
+                                              "engine_kv",
+                                              "e4m3fn",
+                                              "satfinite",
+                                              "clamp",
+                                              FP8KV_KV_MEMORY_HOST,
+                                              NULL,
+                                              store,
+                                              gather,
+                                              attention,
+                                              FP8KV_KV_SCALES_ALL,
+                                              "f32",
+                                              FP8KV_KV_ATTENTION_ALL,
+                                              FP8KV_KV_PACKINGS_ALL};
 
 ENGINE_EXPORT const fp8kv_kv_kernels_v1_t *fp8kv_kv_kernels_v1(void)
 {

@@ -366,15 +366,12 @@ int fp8kv_kv_query_rows(const struct fp8kv_kv_queries *queries, int num_seqs)
     return rows > INT32_MAX ? -1 : (int)rows;
 }
 
-int fp8kv_cpu_paged_attention_queries(struct fp8kv_codec_cfg cfg,
-                                      const struct fp8kv_cache_shape *shape, const float *query,
-                                      int num_q_heads, const uint8_t *key_cache,
-                                      const uint8_t *value_cache, const int32_t *block_table,
-                                      int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                                      const struct fp8kv_kv_queries *queries,
-                                      const struct fp8kv_kv_scales *k_scale,
-                                      const struct fp8kv_kv_scales *v_scale, float softmax_scale,
-                                      float *out)
+int fp8kv_cpu_paged_attention_queries(
+    struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape, const float *query,
+    int num_q_heads, const uint8_t *key_cache, const uint8_t *value_cache,
+    const int32_t *block_table, int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+    const struct fp8kv_kv_queries *queries, const struct fp8kv_kv_scales *k_scale,
+    const struct fp8kv_kv_scales *v_scale, float softmax_scale, float *out)
 {
     int rc = fp8kv_cache_shape_check(shape, "paged_attention");
     if (rc == 0)
@@ -410,9 +407,9 @@ int fp8kv_cpu_paged_attention_queries(struct fp8kv_codec_cfg cfg,
             fp8kv_kv_query_span(seq_lens[i], lens ? lens[i] : 1, j, window, &first, &end);
             for (int qh = 0; qh < num_q_heads; qh++) {
                 const size_t at = (row * (size_t)num_q_heads + (size_t)qh) * (size_t)hs;
-                attend_one(cfg, shape, query + at, qh / group, key_cache, value_cache,
-                           block_table, max_blocks_per_seq, i, first, end, k_scale, v_scale,
-                           softmax_scale, scores, out + at);
+                attend_one(cfg, shape, query + at, qh / group, key_cache, value_cache, block_table,
+                           max_blocks_per_seq, i, first, end, k_scale, v_scale, softmax_scale,
+                           scores, out + at);
             }
         }
     free(scores);
@@ -427,10 +424,9 @@ int fp8kv_cpu_paged_attention(struct fp8kv_codec_cfg cfg, const struct fp8kv_cac
                               const struct fp8kv_kv_scales *v_scale, float softmax_scale,
                               float *out)
 {
-    return fp8kv_cpu_paged_attention_queries(cfg, shape, query, num_q_heads, key_cache,
-                                             value_cache, block_table, max_blocks_per_seq,
-                                             seq_lens, num_seqs, NULL, k_scale, v_scale,
-                                             softmax_scale, out);
+    return fp8kv_cpu_paged_attention_queries(cfg, shape, query, num_q_heads, key_cache, value_cache,
+                                             block_table, max_blocks_per_seq, seq_lens, num_seqs,
+                                             NULL, k_scale, v_scale, softmax_scale, out);
 }
 
 /* ---- the KV-kernel ABI ----------------------------------------------------------------------- */
@@ -464,10 +460,11 @@ struct fp8kv_kv_layout_v1 fp8kv_kv_abi_layout(const struct fp8kv_cache_shape *sh
                                               struct fp8kv_codec_cfg cfg,
                                               enum fp8kv_kv_scale_granularity granularity)
 {
-    return (struct fp8kv_kv_layout_v1){
-        shape->num_blocks, shape->block_size,      shape->num_heads,
-        shape->head_size,  (int32_t)shape->layout, cfg.format,
-        cfg.saturate,      cfg.inf_to_nan,         (int32_t)granularity, (int32_t)shape->packing};
+    return (struct fp8kv_kv_layout_v1){shape->num_blocks,      shape->block_size,
+                                       shape->num_heads,       shape->head_size,
+                                       (int32_t)shape->layout, cfg.format,
+                                       cfg.saturate,           cfg.inf_to_nan,
+                                       (int32_t)granularity,   (int32_t)shape->packing};
 }
 
 struct fp8kv_kv_scales fp8kv_kv_abi_scales(const struct fp8kv_kv_layout_v1 *layout, float tensor,
@@ -479,7 +476,10 @@ struct fp8kv_kv_scales fp8kv_kv_abi_scales(const struct fp8kv_kv_layout_v1 *layo
 
 struct fp8kv_cache_shape fp8kv_kv_abi_shape(const struct fp8kv_kv_layout_v1 *l)
 {
-    return (struct fp8kv_cache_shape){l->num_blocks, l->block_size, l->num_heads, l->head_size,
+    return (struct fp8kv_cache_shape){l->num_blocks,
+                                      l->block_size,
+                                      l->num_heads,
+                                      l->head_size,
                                       (enum fp8kv_kv_layout)l->layout,
                                       (enum fp8kv_kv_packing)l->packing};
 }

@@ -440,17 +440,16 @@ int launch_combine(const attn_params &p, int num_seqs, float *d_out)
         early.val.programmaticStreamSerializationAllowed = 1;
         config.attrs = &early;
         config.numAttrs = 1;
-        FP8KV_GPU_CHECK(cudaLaunchKernelEx(&config, attention_combine, p.seq_lens, p.row_first,
-                                           p.num_q_heads,
-                                           p.shape.head_size, p.partition, p.max_partitions,
-                                           (const float *)p.part_out, (const float *)p.part_max,
-                                           (const float *)p.part_sum, d_out));
+        FP8KV_GPU_CHECK(cudaLaunchKernelEx(
+            &config, attention_combine, p.seq_lens, p.row_first, p.num_q_heads, p.shape.head_size,
+            p.partition, p.max_partitions, (const float *)p.part_out, (const float *)p.part_max,
+            (const float *)p.part_sum, d_out));
         return FP8KV_OK;
     }
 #endif
-    attention_combine<<<grid, THREADS>>>(p.seq_lens, p.row_first, p.num_q_heads,
-                                         p.shape.head_size, p.partition, p.max_partitions,
-                                         p.part_out, p.part_max, p.part_sum, d_out);
+    attention_combine<<<grid, THREADS>>>(p.seq_lens, p.row_first, p.num_q_heads, p.shape.head_size,
+                                         p.partition, p.max_partitions, p.part_out, p.part_max,
+                                         p.part_sum, d_out);
     FP8KV_GPU_CHECK_LAUNCH();
     return FP8KV_OK;
 }

@@ -157,8 +157,12 @@ struct store_setup {
     size_t elems = 0;
     int setup(int num_tokens, int num_heads, int head_size, int block_size)
     {
-        shape = {(num_tokens + block_size - 1) / block_size, block_size, num_heads, head_size,
-                 FP8KV_LAYOUT_NHD};
+        shape = {(num_tokens + block_size - 1) / block_size,
+                 block_size,
+                 num_heads,
+                 head_size,
+                 FP8KV_LAYOUT_NHD,
+                 FP8KV_PACKING_SEPARATE};
         int rc = check_shape(&shape, "bench");
         if (rc != 0)
             return rc;
@@ -461,21 +465,22 @@ __global__ void abs_sum(const float *x, size_t n, double *out)
 } // namespace
 
 extern "C" int fp8kv_gpu_bench_attention(int cache_fp8, int kernel, int num_seqs, int seq_len,
-                                         int queries, int num_kv_heads, int num_q_heads, int head_size,
-                                         int block_size, int iterations, struct fp8kv_gpu_timing *t,
-                                         double *out_checksum)
+                                         int queries, int num_kv_heads, int num_q_heads,
+                                         int head_size, int block_size, int iterations,
+                                         struct fp8kv_gpu_timing *t, double *out_checksum)
 {
     int rc = bench_setup("fp8kv_gpu_bench_attention", iterations, t);
     if (rc != 0)
         return rc;
-    if (num_seqs < 1 || seq_len < 1 || block_size < 1 || seq_len % block_size != 0 ||
-        queries < 1 || queries > seq_len)
+    if (num_seqs < 1 || seq_len < 1 || block_size < 1 || seq_len % block_size != 0 || queries < 1 ||
+        queries > seq_len)
         return FP8KV_FAIL("bench attention: %d sequences of %d tokens (%d queries each) in blocks "
                           "of %d",
                           num_seqs, seq_len, queries, block_size);
     const int per_seq = seq_len / block_size;
-    const struct fp8kv_cache_shape shape = {num_seqs * per_seq, block_size,    num_kv_heads,
-                                            head_size,          FP8KV_LAYOUT_NHD, FP8KV_PACKING_SEPARATE};
+    const struct fp8kv_cache_shape shape = {num_seqs * per_seq, block_size,
+                                            num_kv_heads,       head_size,
+                                            FP8KV_LAYOUT_NHD,   FP8KV_PACKING_SEPARATE};
     if ((rc = check_shape(&shape, "bench attention")) != 0)
         return rc;
     const size_t elems = fp8kv_cache_bytes(&shape), esize = cache_fp8 ? 1 : 2;

@@ -106,10 +106,15 @@ struct fp8kv_attention_ref {
                                 weight may be 0 in a kernel (0 x Inf); tokens of weight exactly 0
                                 in double are left out of exact */
     uint64_t vacuous; /* outputs whose bound is infinite (the arithmetic cannot be judged there) */
+    int on_gpu;       /* 1: computed on the GPU (the same exact values as the host's) */
 };
 
 /* fp8kv_attention_reference: computes the reference of pr under a into ref (freed with
- * fp8kv_attention_ref_free). 0, or FP8KV_ERR (out of memory; a shape out of range). */
+ * fp8kv_attention_ref_free): on the open GPU in a GPU build (a thread per query row and q head,
+ * kv/attention_gpu.hip), else or where that fails, or where the environment has
+ * FP8KV_REFERENCE=cpu, on the host (a task per sequence and kv head); the exact values are the
+ * same bits either way (kv/attention_core.h), the bounds may differ in their last bits (the
+ * platform's exp and log). 0, or FP8KV_ERR (out of memory; a shape out of range). */
 int fp8kv_attention_reference(const struct fp8kv_attention_problem *pr,
                               const struct fp8kv_attention_arith *a,
                               struct fp8kv_attention_ref *ref);

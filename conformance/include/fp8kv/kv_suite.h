@@ -47,16 +47,16 @@ struct fp8kv_suite_case {
     struct fp8kv_cache_shape shape;
     int num_seqs, num_q_heads, max_blocks;
     float k_scale, v_scale, softmax_scale;
-    int32_t *seq_lens;    /* [num_seqs] */
-    int32_t *query_lens;  /* [num_seqs]: its last query_lens[i] tokens are queries (1: decode;
-                             more: multi-token decode, or (chunked) prefill) */
-    int rows;             /* query rows: the sum of query_lens */
-    int window;           /* sliding-window attention over the last `window` tokens; 0: none */
+    int32_t *seq_lens;   /* [num_seqs] */
+    int32_t *query_lens; /* [num_seqs]: its last query_lens[i] tokens are queries (1: decode;
+                            more: multi-token decode, or (chunked) prefill) */
+    int rows;            /* query rows: the sum of query_lens */
+    int window;          /* sliding-window attention over the last `window` tokens; 0: none */
     enum fp8kv_kv_packing packing; /* how the kernels are handed the caches where they take it:
                                       one tensor (kv_first, block_first) or two (separate); the
                                       caches below are separate, shape.packing separate */
-    int32_t *block_table; /* [num_seqs, max_blocks] (unused entries: 0) */
-    float *query;         /* [rows, num_q_heads, head_size], sequence 0's rows first */
+    int32_t *block_table;          /* [num_seqs, max_blocks] (unused entries: 0) */
+    float *query;                  /* [rows, num_q_heads, head_size], sequence 0's rows first */
     uint8_t *key_cache, *value_cache;
     float decode[256];                     /* the profile's decode.npy */
     char digest[FP8KV_SHA256_HEX_LEN + 1]; /* of the inputs */

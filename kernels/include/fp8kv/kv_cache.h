@@ -164,15 +164,12 @@ int fp8kv_kv_query_rows(const struct fp8kv_kv_queries *queries, int num_seqs);
  * sequence: query and out [rows, num_q_heads, head_size], rows numbered across sequences;
  * each row over the tokens of its span. queries NULL is a decode step. A query count outside
  * 1..max(seq_len, 1) is FP8KV_ERR. */
-int fp8kv_cpu_paged_attention_queries(struct fp8kv_codec_cfg cfg,
-                                      const struct fp8kv_cache_shape *shape, const float *query,
-                                      int num_q_heads, const uint8_t *key_cache,
-                                      const uint8_t *value_cache, const int32_t *block_table,
-                                      int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
-                                      const struct fp8kv_kv_queries *queries,
-                                      const struct fp8kv_kv_scales *k_scale,
-                                      const struct fp8kv_kv_scales *v_scale, float softmax_scale,
-                                      float *out);
+int fp8kv_cpu_paged_attention_queries(
+    struct fp8kv_codec_cfg cfg, const struct fp8kv_cache_shape *shape, const float *query,
+    int num_q_heads, const uint8_t *key_cache, const uint8_t *value_cache,
+    const int32_t *block_table, int max_blocks_per_seq, const int32_t *seq_lens, int num_seqs,
+    const struct fp8kv_kv_queries *queries, const struct fp8kv_kv_scales *k_scale,
+    const struct fp8kv_kv_scales *v_scale, float softmax_scale, float *out);
 
 /* ---- the KV-kernel ABI (fp8kv/kv_plugin.h) and these types ------------------------------------
  */
