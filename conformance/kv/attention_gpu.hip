@@ -41,7 +41,7 @@ __global__ void heads_kernel(wave w)
     if (i >= w.count)
         return;
     const attn_task t = w.tasks[i];
-    const size_t nn = (size_t)std::max(t.n, 1), dd = (size_t)w.d;
+    const size_t nn = t.n > 1 ? (size_t)t.n : 1, dd = (size_t)w.d;
     double *s = w.scratch + w.offset[i];
     struct attn_work h;
     h.n = t.n;
