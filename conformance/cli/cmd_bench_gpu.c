@@ -293,8 +293,7 @@ static int bench_reference(const char *vectors_dir)
     const struct fp8kv_profile *p = fp8kv_default_profile();
     struct fp8kv_suite_case c;
     struct fp8kv_attention_arith a;
-    if (fp8kv_vectors_trust(vectors_dir) != 0 ||
-        fp8kv_suite_case_make(vectors_dir, p, 0, &c) != 0)
+    if (fp8kv_vectors_trust(vectors_dir) != 0 || fp8kv_suite_case_make(vectors_dir, p, 0, &c) != 0)
         return -1;
     (void)fp8kv_attention_arith_parse("f32", &a);
     double ms[2] = {0.0, 0.0};
