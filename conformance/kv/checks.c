@@ -226,14 +226,18 @@ static int check_attention(const struct fp8kv_kv_case *c, const struct fp8kv_pro
     return fp8kv_results_add(out, &chk);
 }
 
-/* not_run: an information row for a case whose scale granularity the subject does not
- * implement: nothing of it ran, and the row says so. */
+/* not_run: an information row for a case whose layout or scale granularity the subject does
+ * not implement: nothing of it ran, and the row says so. */
 static int not_run(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p,
                    const struct fp8kv_subject *subject, struct fp8kv_results *out)
 {
-    char what[96], detail[160];
-    snprintf(what, sizeof what, "not run: %s implements no scales per %s", subject->name,
-             c->granularity == FP8KV_SCALE_HEAD ? "KV head" : "token and head");
+    char what[96], detail[256];
+    if (!fp8kv_kv_kernels_layout(subject->kv, c->shape.layout))
+        snprintf(what, sizeof what, "not run: %s takes no %s layout", subject->name,
+                 fp8kv_kv_layout_names[c->shape.layout]);
+    else
+        snprintf(what, sizeof what, "not run: %s implements no scales per %s", subject->name,
+                 c->granularity == FP8KV_SCALE_HEAD ? "KV head" : "token and head");
     fp8kv_kv_case_describe(c, what, detail, sizeof detail);
     struct fp8kv_check chk;
     fp8kv_check_init(&chk, "kv-case", subject->name, p->name, detail);
@@ -254,7 +258,8 @@ int fp8kv_check_kv(const char *dir, const struct fp8kv_profile *p,
             count = c.case_count;
         const int store = fp8kv_subject_can(subject, FP8KV_CAP_STORE);
         const int gather = fp8kv_subject_can(subject, FP8KV_CAP_GATHER);
-        if (rc == 0 && !fp8kv_kv_kernels_scale(subject->kv, c.granularity)) {
+        if (rc == 0 && (!fp8kv_kv_kernels_scale(subject->kv, c.granularity) ||
+                        !fp8kv_kv_kernels_layout(subject->kv, c.shape.layout))) {
             rc = not_run(&c, p, subject, out);
             fp8kv_kv_case_free(&c);
             if (rc != 0)
@@ -714,6 +719,13 @@ static int check_engine_case(const char *dir, const struct fp8kv_profile *p,
     if (fp8kv_suite_case_make(dir, p, index, &c) != 0)
         return FP8KV_ERR;
     const unsigned lacks = case_features(&c) & ~subject->kv->attention_features;
+    if (!fp8kv_kv_kernels_layout(subject->kv, c.shape.layout)) {
+        char why[64];
+        snprintf(why, sizeof why, "takes no %s layout", fp8kv_kv_layout_names[c.shape.layout]);
+        const int rc = engine_not_run(&c, p, subject, "kv-attention-engine", why, out);
+        fp8kv_suite_case_free(&c);
+        return rc;
+    }
     if (lacks) {
         const int rc = engine_not_run(&c, p, subject, "kv-attention-engine",
                                       lacks & FP8KV_KV_ATTENTION_QUERIES

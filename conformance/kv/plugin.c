@@ -26,7 +26,7 @@ _Static_assert(FP8KV_KV_CALL_ARRAYS <= FP8KV_HOST_ARRAYS, "a call's arrays fit a
 
 /* The descriptor's facts a worker sends (struct fp8kv_host_hello's facts). */
 struct facts {
-    uint32_t memory, scale_granularities, attention_features, packings;
+    uint32_t memory, scale_granularities, attention_features, packings, layouts;
     int32_t has_gather, has_attention;
     int32_t no_device; /* on device memory, but the worker has no GPU to open */
     char format[32], overflow[32], inf[32];
@@ -37,7 +37,7 @@ _Static_assert(sizeof(struct facts) <= FP8KV_HOST_FACTS, "the facts fit the hell
 struct fp8kv_kv_plugin {
     struct fp8kv_host *host;
     struct fp8kv_kv_plugin_info info;
-    uint32_t scale_granularities, attention_features, packings;
+    uint32_t scale_granularities, attention_features, packings, layouts;
     char arithmetic[96];                /* checked: a text fp8kv_attention_arith_parse takes */
     struct fp8kv_kv_kernels_v1 forward; /* the harness-side kernels: calls to the worker */
 };
@@ -74,6 +74,7 @@ static int describe(const void *descriptor, void *out, char *error, size_t size,
     f->scale_granularities = d->scale_granularities;
     f->attention_features = d->attention_features;
     f->packings = d->packings;
+    f->layouts = d->layouts;
     f->has_gather = d->gather != NULL;
     f->has_attention = d->attention != NULL;
     if (d->memory == FP8KV_KV_MEMORY_DEVICE && open_device(arg, error, size) != 0) {
@@ -141,6 +142,9 @@ static int check(void *ctx, const char *path, const struct fp8kv_host_hello *hel
         return fp8kv_fail("plugin %s: unknown attention features 0x%x (bits: 1 query_lens, 2 "
                           "window)",
                           path, f->attention_features);
+    if (f->layouts & ~FP8KV_KV_LAYOUTS_ALL)
+        return fp8kv_fail("plugin %s: unknown layouts 0x%x (bits: 1 nhd, 2 split_x, 4 hnd)", path,
+                          f->layouts);
     if (f->packings & ~FP8KV_KV_PACKINGS_ALL)
         return fp8kv_fail("plugin %s: unknown packings 0x%x (bits: 1 separate, 2 kv_first, 4 "
                           "block_first)",
@@ -154,6 +158,7 @@ static int check(void *ctx, const char *path, const struct fp8kv_host_hello *hel
     pl->scale_granularities = f->scale_granularities;
     pl->attention_features = f->attention_features;
     pl->packings = f->packings;
+    pl->layouts = f->layouts;
     snprintf(pl->arithmetic, sizeof pl->arithmetic, "%s", f->arithmetic);
     return FP8KV_OK;
 }
@@ -258,7 +263,8 @@ int fp8kv_kv_plugin_open(const char *path, int device, double timeout_s,
                                      pl->scale_granularities,
                                      pl->arithmetic[0] ? pl->arithmetic : NULL,
                                      pl->attention_features,
-                                     pl->packings};
+                                     pl->packings,
+                                     pl->layouts};
     *out = pl;
     return FP8KV_OK;
 }

@@ -25,6 +25,7 @@
  *   causal_ignored every query row attends to all its sequence's tokens (no causal mask)
  *   window_ignored the sliding window is ignored
  *   packing_ignored takes packed caches but reads them as separate ones (blocks one block apart)
+ *   nhd_only       declares the NHD layout only, and its entry points fail on any other
  * The example's exported descriptor is renamed and wrapped: the fault is the only difference.
  */
 #include "fp8kv/kv_plugin.h"
@@ -63,6 +64,7 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_CAUSAL_IGNORED 20
 #define KV_FAULT_WINDOW_IGNORED 21
 #define KV_FAULT_PACKING_IGNORED 22
+#define KV_FAULT_NHD_ONLY 23
 
 /* head0: n copies of heads[0] in same (the head0_scale fault); NULL when heads is */
 static const float *head0(const float *heads, int n, float *same)
@@ -149,6 +151,8 @@ static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 {
     struct fp8kv_kv_store_args_v1 b = *a;
     int64_t *slots = NULL;
+    if (KV_FAULT == KV_FAULT_NHD_ONLY && a->cache->layout != FP8KV_KV_ABI_NHD)
+        return -1;
     switch (KV_FAULT) {
     case KV_FAULT_CRASH: *(volatile int *)(uintptr_t)(a->num_tokens * 0) = 1; break;
     case KV_FAULT_CLOSE_SOCKET:
@@ -194,6 +198,8 @@ static int faulty_store(void *ctx, const struct fp8kv_kv_store_args_v1 *a)
 
 static int faulty_gather(void *ctx, const struct fp8kv_kv_gather_args_v1 *a)
 {
+    if (KV_FAULT == KV_FAULT_NHD_ONLY && a->cache->layout != FP8KV_KV_ABI_NHD)
+        return -1;
     if (KV_FAULT == KV_FAULT_HANG)
         for (;;)
             pause();
@@ -226,6 +232,8 @@ static int causal_ignored(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 
 static int faulty_attention(void *ctx, const struct fp8kv_kv_attention_args_v1 *a)
 {
+    if (KV_FAULT == KV_FAULT_NHD_ONLY && a->cache->layout != FP8KV_KV_ABI_NHD)
+        return -1;
     struct fp8kv_kv_attention_args_v1 b = *a;
     if (KV_FAULT == KV_FAULT_CAUSAL_IGNORED)
         return causal_ignored(ctx, a);
@@ -257,7 +265,8 @@ static const struct fp8kv_kv_kernels_v1 faulty = {
     FP8KV_KV_SCALES_ALL,
     "f32",
     FP8KV_KV_ATTENTION_ALL,
-    FP8KV_KV_PACKINGS_ALL};
+    FP8KV_KV_PACKINGS_ALL,
+    KV_FAULT == KV_FAULT_NHD_ONLY ? FP8KV_KV_LAYOUTS(FP8KV_KV_ABI_NHD) : FP8KV_KV_LAYOUTS_ALL};
 
 ENGINE_EXPORT const struct fp8kv_kv_kernels_v1 *fp8kv_kv_kernels_v1(void)
 {

@@ -97,7 +97,7 @@ static struct fp8kv_subject subject_of(const struct kv_paths *paths,
     *kernels = (struct fp8kv_kv_kernels_v1){
         FP8KV_KV_ABI_VERSION, paths->name,   NULL,     NULL,      NULL,
         FP8KV_KV_MEMORY_HOST, (void *)paths, store_of, gather_of, attention_of,
-        FP8KV_KV_SCALES_ALL,  "f32",         0,        0};
+        FP8KV_KV_SCALES_ALL,  "f32",         0,        0,         0};
     struct fp8kv_subject s = {.name = paths->name,
                               .caps = FP8KV_CAP_STORE | FP8KV_CAP_GATHER | FP8KV_CAP_ATTENTION,
                               .claim = FP8KV_CLAIM_ALL,

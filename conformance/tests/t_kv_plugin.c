@@ -291,3 +291,22 @@ Test(kv_plugin, packed_caches_through_the_abi, .timeout = 120)
         cr_assert(strstr(out, "hnd packed block_first"), "%s", out);
     }
 }
+
+/* A plugin that declares the NHD layout only (and fails on any other) gets a verdict on its NHD
+ * cases, golden and engine-suite, and "not run" rows naming the layout for the others: never a
+ * call it cannot take (before KV ABI 3's layouts, its first split-x store ended check-kv, exit
+ * 4). */
+Test(kv_plugin, a_plugin_of_one_layout_gets_a_verdict, .timeout = 200)
+{
+    static char out[1 << 17];
+    cr_assert_eq(plugin("nhd_only", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "not run: engine_kv takes no split_x layout"), "%s", out);
+    cr_assert(strstr(out, " failed=0 verdict=conformant\n"), "%s", out);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "timeout 100 %s check-kv --vectors %s --plugin %s/fp8kv_kv_plugin_nhd_only.so "
+             "--suite engine --case 5 --profile e4m3fn_satfinite 2>&1",
+             FP8KV_EXE, VECTORS, FP8KV_PLUGIN_DIR);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "checks=1 failed=0"), "%s", out);
+}

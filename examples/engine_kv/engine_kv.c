@@ -295,7 +295,8 @@ static const fp8kv_kv_kernels_v1_t kernels = {FP8KV_KV_ABI_VERSION,
                                               FP8KV_KV_SCALES_ALL,
                                               "f32",
                                               FP8KV_KV_ATTENTION_ALL,
-                                              FP8KV_KV_PACKINGS_ALL};
+                                              FP8KV_KV_PACKINGS_ALL,
+                                              FP8KV_KV_LAYOUTS_ALL};
 
 ENGINE_EXPORT const fp8kv_kv_kernels_v1_t *fp8kv_kv_kernels_v1(void)
 {

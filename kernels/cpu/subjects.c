@@ -110,7 +110,7 @@ static const int models[] = {FP8KV_CODEC_F32_DIV, FP8KV_CODEC_F32_MUL_RECIP, FP8
     {                                                                                              \
         FP8KV_KV_ABI_VERSION, "cpu-reference", NULL, NULL, NULL, FP8KV_KV_MEMORY_HOST,             \
             (void *)&models[m], store_cpu, gather_cpu, attention_cpu, FP8KV_KV_SCALES_ALL, "f32",  \
-            FP8KV_KV_ATTENTION_ALL, FP8KV_KV_PACKINGS_ALL                                          \
+            FP8KV_KV_ATTENTION_ALL, FP8KV_KV_PACKINGS_ALL, FP8KV_KV_LAYOUTS_ALL                    \
     }
 static const struct fp8kv_kv_kernels_v1 cpu_kv[MODEL_COUNT] = {CPU_KV(0), CPU_KV(1), CPU_KV(2)};
 

@@ -203,6 +203,13 @@ static inline int fp8kv_kv_kernels_scale(const struct fp8kv_kv_kernels_v1 *k,
     return (bits & FP8KV_KV_SCALES(granularity)) != 0;
 }
 
+/* fp8kv_kv_kernels_layout: whether kernels k take caches of layout (0 bits: every layout). */
+static inline int fp8kv_kv_kernels_layout(const struct fp8kv_kv_kernels_v1 *k,
+                                          enum fp8kv_kv_layout layout)
+{
+    return !k->layouts || (k->layouts & FP8KV_KV_LAYOUTS(layout)) != 0;
+}
+
 /* fp8kv_cpu_kv_kernels: the CPU reference paths above as KV-ABI kernels (host memory, every
  * profile), storing with scale model model (enum fp8kv_codec_model; the golden cases' is
  * FP8KV_CODEC_F32_DIV). NULL for an unknown model. */

@@ -57,6 +57,9 @@ extern "C" {
 #define FP8KV_KV_SPLIT_X 16
 
 enum fp8kv_kv_abi_layout { FP8KV_KV_ABI_NHD = 0, FP8KV_KV_ABI_SPLIT_X = 1, FP8KV_KV_ABI_HND = 2 };
+/* The bit of a layout in fp8kv_kv_kernels_v1.layouts, and all of them. */
+#define FP8KV_KV_LAYOUTS(layout) (1u << (layout))
+#define FP8KV_KV_LAYOUTS_ALL 7u
 enum fp8kv_kv_abi_dtype { FP8KV_KV_ABI_F32 = 0, FP8KV_KV_ABI_F16 = 1, FP8KV_KV_ABI_BF16 = 2 };
 enum fp8kv_kv_abi_format {
     FP8KV_KV_ABI_E4M3FN = 0,
@@ -191,6 +194,9 @@ struct fp8kv_kv_kernels_v1 {
     /* FP8KV_KV_PACKINGS bits: the packings of the caches the kernels take (0: separate only);
      * check-kv runs a case packed as it asks where the kernels take it, else separate. */
     uint32_t packings;
+    /* FP8KV_KV_LAYOUTS bits: the cache layouts the kernels take (0: every one); check-kv
+     * reports a case of another layout as not run, never calls the kernels with it. */
+    uint32_t layouts;
 };
 
 /* the descriptor's type under a name no function hides: in C++ the function
