@@ -197,7 +197,7 @@ static int work_alloc(struct work *w, int n, int d)
     w->d = d;
     w->key = malloc(nn * dd * sizeof *w->key);
     w->value = malloc(nn * dd * sizeof *w->value);
-    w->scratch = malloc((5 * nn + 5 * dd) * sizeof *w->scratch);
+    w->scratch = malloc(5 * nn * sizeof *w->scratch);
     w->q = malloc(dd * sizeof *w->q);
     if (!w->key || !w->value || !w->scratch || !w->q) {
         work_free(w);
@@ -220,11 +220,6 @@ static struct attn_work head_work(const struct work *w, int lo, int n)
     h.weight = h.mag + nn;
     h.common = h.weight + nn;
     h.apart = h.common + nn;
-    h.sum = h.apart + nn;
-    h.comp = h.sum + dd;
-    h.absv = h.comp + dd;
-    h.errv = h.absv + dd;
-    h.dev = h.errv + dd;
     h.q = w->q;
     return h;
 }

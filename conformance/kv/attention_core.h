@@ -2,7 +2,7 @@
  * row and one q head (internal to the judge library; docs/DESIGN.md §5.3.1 derives it).
  *
  * One home for the host (kv/attention.c, a task per sequence and kv head) and the device
- * (kv/attention_gpu.hip, a thread per query row and q head): the functions are FP8KV_HD
+ * (kv/attention_gpu.hip, a thread block per query row and q head): the functions are FP8KV_HD
  * (codec.h: static inline C on the host, __host__ __device__ under nvcc and hipcc), written in
  * the C that C++ also compiles. The exact values use IEEE operations alone in a fixed order
  * (and the reference's own exp), so that they are the same bits wherever they are computed: the
@@ -129,7 +129,6 @@ struct attn_work {
     int n, d;
     const double *key, *value;                     /* [n][d]: the row's tokens, first to last */
     double *score, *mag, *weight, *common, *apart; /* [n]: s_t, a_t, p_t, p_t theta_t, sigma_t */
-    double *sum, *comp, *absv, *errv, *dev;        /* [d] */
     const double *q;                               /* [d] */
 };
 
@@ -150,21 +149,29 @@ FP8KV_HD struct attn_constants attn_constants_of(const struct fp8kv_attention_ar
     return k;
 }
 
-/* attn_scores: s_t, a_t (|softmax_scale| sum |q_d k_td|) of every token, and their maximum (NaN
- * when a score is NaN). */
-FP8KV_HD double attn_scores(double softmax_scale, struct attn_work *w)
+/* The phases of one head, each over tokens t or dimensions d that are independent of each other
+ * (the device gives them to a block's threads), and the sums whose order is the result's, done
+ * in token order by one thread (attn_head composes them on the host). */
+
+/* attn_score_at: s_t and a_t (|softmax_scale| sum |q_d k_td|) of token t. */
+FP8KV_HD void attn_score_at(double softmax_scale, struct attn_work *w, int t)
+{
+    const double *kt = w->key + (size_t)t * w->d;
+    double s = 0.0, mag = 0.0;
+    for (int d = 0; d < w->d; d++) {
+        s += w->q[d] * kt[d];
+        mag += fabs(w->q[d] * kt[d]);
+    }
+    w->score[t] = s * softmax_scale;
+    w->mag[t] = mag * fabs(softmax_scale);
+}
+
+/* attn_max_of: the largest of the scores [from, to) (a NaN score makes it NaN). */
+FP8KV_HD double attn_max_of(const struct attn_work *w, int from, int to, int step)
 {
     double m = -INFINITY;
     int nan_score = 0;
-    for (int t = 0; t < w->n; t++) {
-        const double *kt = w->key + (size_t)t * w->d;
-        double s = 0.0, mag = 0.0;
-        for (int d = 0; d < w->d; d++) {
-            s += w->q[d] * kt[d];
-            mag += fabs(w->q[d] * kt[d]);
-        }
-        w->score[t] = s * softmax_scale;
-        w->mag[t] = mag * fabs(softmax_scale);
+    for (int t = from; t < to; t += step) {
         nan_score |= isnan(w->score[t]);
         if (w->score[t] > m)
             m = w->score[t];
@@ -178,98 +185,129 @@ struct attn_weights {
     double L, common, apart, theta_ref;
 };
 
-/* attn_weigh: p_t = exp(s_t - m) (compensated L), each weight's common error bound p_t
- * theta_t (its score, its exponent's argument and its exp: computed once, shared by P.V and the
- * sum of the weights) and separate one sigma_t (the rescalings of the running maximum and the
- * partitions' merge, whose factors a compiler may compute differently for the two sums; P's
- * rounding to its dtype, and its floor). */
-FP8KV_HD struct attn_weights attn_weigh(const struct fp8kv_attention_arith *a, struct attn_work *w,
-                                        double m)
+/* attn_weight_at: p_t = exp(s_t - m). */
+FP8KV_HD void attn_weight_at(struct attn_work *w, double m, int t)
 {
-    const struct attn_constants k = attn_constants_of(a, w->d);
-    struct attn_weights r = {0.0, 0.0, 0.0, 0.0};
-    double Lc = 0.0;
-    for (int t = 0; t < w->n; t++) {
-        w->weight[t] = attn_exp(w->score[t] - m);
-        double e;
-        attn_two_sum(r.L, w->weight[t], &r.L, &e);
-        Lc += e;
-    }
-    r.L += Lc;
-    const double rescales = ceil((double)w->n / a->tile) + 2.0;
-    const double logL = isfinite(r.L) && r.L > 0 ? fabs(log(r.L)) : 0.0;
-    const double floor_L = k.floor_p * (r.L > 1.0 ? r.L : 1.0);
-    for (int t = 0; t < w->n; t++) {
-        const double p = w->weight[t];
-        if (p == 0.0) { /* a score of -Inf: exp gives exactly 0 everywhere */
-            w->common[t] = w->apart[t] = 0.0;
-            continue;
-        }
-        const double big = fabs(w->score[t]) > fabs(m) ? fabs(w->score[t]) : fabs(m);
-        const double own = 4.0 * ATTN_U32 * (fabs(w->score[t]) + fabs(m));
-        const double theta = (1.0 + k.exp_step) * exp(w->mag[t] * k.dot_rel + own) - 1.0;
-        const double step = log1p(k.exp_step) + 4.0 * ATTN_U32 * (big + logL + 1.0);
-        const double rescaled = expm1(rescales * step);
-        const double full = p * (1.0 + theta);
-        w->common[t] = p * theta;
-        w->apart[t] = (k.u_p + rescaled * (1.0 + k.u_p)) * full + (full < floor_L ? full : floor_L);
-        r.common += w->common[t];
-        r.apart += w->apart[t];
-        const double rt = expm1((w->d + 4.0) * ATTN_U64 * w->mag[t] +
-                                4.0 * ATTN_U64 * (fabs(w->score[t]) + fabs(m) + 2.0)) +
-                          4.0 * ATTN_U64;
-        r.theta_ref = rt > r.theta_ref ? rt : r.theta_ref;
-    }
-    return r;
+    w->weight[t] = attn_exp(w->score[t] - m);
 }
 
-/* attn_values: o = sum p v / L (compensated) into w->sum, and sum p (1 + theta) |v| and
- * sum sigma |v| into w->absv and w->errv; then the outputs a value that is not finite decides
- * (one rounded to f16 past its range: the exact output is that infinity, NaN with both or with
- * a NaN value, and a kernel whose weight for it underflows computes 0 x Inf = NaN: both are
- * right, nan_also[d] says so). */
-FP8KV_HD void attn_values(struct attn_work *w, double L, unsigned char *nan_also)
+/* attn_sum_weights: L = sum p_t, compensated, in token order. */
+FP8KV_HD double attn_sum_weights(const struct attn_work *w)
+{
+    double L = 0.0, Lc = 0.0;
+    for (int t = 0; t < w->n; t++) {
+        double e;
+        attn_two_sum(L, w->weight[t], &L, &e);
+        Lc += e;
+    }
+    return L + Lc;
+}
+
+/* attn_errors_at: token t's common error bound p_t theta_t (its score, its exponent's argument
+ * and its exp: computed once, shared by P.V and the sum of the weights) and separate one
+ * sigma_t (the rescalings of the running maximum and the partitions' merge, whose factors a
+ * compiler may compute differently for the two sums; P's rounding to its dtype, and its
+ * floor), given L; returns the reference's own relative error at t. */
+FP8KV_HD double attn_errors_at(const struct fp8kv_attention_arith *a, struct attn_work *w, double m,
+                               double L, int t)
+{
+    const struct attn_constants k = attn_constants_of(a, w->d);
+    const double p = w->weight[t];
+    if (p == 0.0) { /* a score of -Inf: exp gives exactly 0 everywhere */
+        w->common[t] = w->apart[t] = 0.0;
+        return 0.0;
+    }
+    const double rescales = ceil((double)w->n / a->tile) + 2.0;
+    const double logL = isfinite(L) && L > 0 ? fabs(log(L)) : 0.0;
+    const double floor_L = k.floor_p * (L > 1.0 ? L : 1.0);
+    const double big = fabs(w->score[t]) > fabs(m) ? fabs(w->score[t]) : fabs(m);
+    const double own = 4.0 * ATTN_U32 * (fabs(w->score[t]) + fabs(m));
+    const double theta = (1.0 + k.exp_step) * exp(w->mag[t] * k.dot_rel + own) - 1.0;
+    const double step = log1p(k.exp_step) + 4.0 * ATTN_U32 * (big + logL + 1.0);
+    const double rescaled = expm1(rescales * step);
+    const double full = p * (1.0 + theta);
+    w->common[t] = p * theta;
+    w->apart[t] = (k.u_p + rescaled * (1.0 + k.u_p)) * full + (full < floor_L ? full : floor_L);
+    return expm1((w->d + 4.0) * ATTN_U64 * w->mag[t] +
+                 4.0 * ATTN_U64 * (fabs(w->score[t]) + fabs(m) + 2.0)) +
+           4.0 * ATTN_U64;
+}
+
+/* attn_sum_errors: the common and separate error sums into r, in token order. */
+FP8KV_HD void attn_sum_errors(const struct attn_work *w, struct attn_weights *r)
+{
+    r->common = r->apart = 0.0;
+    for (int t = 0; t < w->n; t++) {
+        r->common += w->common[t];
+        r->apart += w->apart[t];
+    }
+}
+
+/* attn_column: output d of the head, given its weights and their sums r: o = sum p v / L
+ * (compensated, in token order), the outputs a value that is not finite decides (one rounded to
+ * f16 past its range: the exact output is that infinity, NaN with both or with a NaN value, and a
+ * kernel whose weight for it underflows computes 0 x Inf = NaN: both are right, *nan_also says
+ * so), then its bound E and the interval [RD(o - E), RU(o + E)] of a->out. Returns 1 where the
+ * bound is infinite, else 0. */
+FP8KV_HD int attn_column(const struct fp8kv_attention_arith *a, struct attn_work *w,
+                         const struct attn_weights *r, int d, double *exact, double *lo, double *hi,
+                         unsigned char *nan_also)
 {
     const int n = w->n, D = w->d;
-    for (int d = 0; d < D; d++)
-        w->sum[d] = w->comp[d] = w->absv[d] = w->errv[d] = w->dev[d] = 0.0;
-    for (int t = 0; t < n; t++) {
-        const double *vt = w->value + (size_t)t * D, p = w->weight[t];
-        const double hi = p + w->common[t], apart = w->apart[t];
+    const struct attn_constants k = attn_constants_of(a, D);
+    double sum = 0.0, comp = 0.0, A = 0.0, S = 0.0, dev = 0.0;
+    for (int t = 0; t < n; t++) { /* sum p v, sum p (1 + theta) |v|, sum sigma |v| */
+        const double p = w->weight[t], v = w->value[(size_t)t * D + d];
         if (p == 0.0) /* weight 0 (a score of -Inf, or below double's range): not-finite values
                          are dealt with below */
             continue;
-        for (int d = 0; d < D; d++) {
-            double e;
-            attn_two_sum(w->sum[d], p * vt[d], &w->sum[d], &e);
-            w->comp[d] += e;
-            w->absv[d] += hi * fabs(vt[d]);
-            w->errv[d] += apart * fabs(vt[d]);
-        }
+        double e;
+        attn_two_sum(sum, p * v, &sum, &e);
+        comp += e;
+        A += (p + w->common[t]) * fabs(v);
+        S += w->apart[t] * fabs(v);
     }
-    for (int d = 0; d < D; d++)
-        w->sum[d] = (w->sum[d] + w->comp[d]) / L;
-    for (int d = 0; d < D; d++) {
-        int pos = 0, neg = 0, nan = 0, unweighted = 0;
-        for (int t = 0; t < n; t++) {
-            const double v = w->value[(size_t)t * D + d];
-            if (w->score[t] == -INFINITY) { /* weight exactly 0: the token is not there */
-                unweighted |= !isfinite(v);
-                continue;
-            }
-            pos |= v == INFINITY;
-            neg |= v == -INFINITY;
-            nan |= isnan(v);
+    double o = (sum + comp) / r->L;
+    int pos = 0, neg = 0, nan = 0, unweighted = 0;
+    for (int t = 0; t < n; t++) {
+        const double v = w->value[(size_t)t * D + d];
+        if (w->score[t] == -INFINITY) { /* weight exactly 0: the token is not there */
+            unweighted |= !isfinite(v);
+            continue;
         }
-        if (pos || neg || nan)
-            w->sum[d] = nan || (pos && neg) ? NAN : pos ? INFINITY : -INFINITY;
-        nan_also[d] = !isnan(w->sum[d]) && (pos || neg || unweighted);
+        pos |= v == INFINITY;
+        neg |= v == -INFINITY;
+        nan |= isnan(v);
     }
+    if (pos || neg || nan)
+        o = nan || (pos && neg) ? NAN : pos ? INFINITY : -INFINITY;
+    *nan_also = !isnan(o) && (pos || neg || unweighted);
+    for (int t = 0; t < n; t++) /* sum p theta |v - o|: the common errors' effect */
+        dev += w->common[t] * fabs(w->value[(size_t)t * D + d] - o);
+    const double L = r->L, L_lo = L - r->common, L_hi = L + r->common;
+    const double gN = attn_gamma(n + 4.0, ATTN_U32);
+    const double theta_apart = (r->apart + gN * (L_hi + r->apart)) / L_lo;
+    const double u3 = (1.0 + ATTN_U32) * (1.0 + ATTN_U32) * (1.0 + ATTN_U32);
+    const double Ec = dev / L_lo, ot = fabs(o) + Ec;
+    const double top = (1.0 + k.u_dot) * S + r->apart * ot + k.u_dot * (1.0 + k.u_p) * A +
+                       gN * (1.0 + k.u_dot) * (A + S) + gN * (L_hi + r->apart) * ot;
+    double E = L_lo > 0.0 && theta_apart < 1.0
+                   ? (Ec + top / (L_lo * (1.0 - theta_apart))) * u3 + (u3 - 1.0) * fabs(o)
+                   : INFINITY;
+    E += (r->theta_ref * 1.01 + ATTN_SLACK) * (A / L + fabs(o));
+    *exact = o;
+    if (!isfinite(o)) {
+        *lo = *hi = o;
+        return 0;
+    }
+    *lo = attn_round(o - E, a->out, -1);
+    *hi = attn_round(o + E, a->out, +1);
+    return !(E < INFINITY);
 }
 
 /* attn_head: the outputs of one query row and q head (w->q its query, w->key and w->value its
- * tokens' rows) under a: exact[d], the interval [lo[d], hi[d]] of a->out, nan_also[d]; returns
- * the number of outputs whose bound is infinite. */
+ * tokens' rows) under a, the phases above in order: exact[d], the interval [lo[d], hi[d]] of
+ * a->out, nan_also[d]; returns the number of outputs whose bound is infinite. */
 FP8KV_HD int attn_head(const struct fp8kv_attention_arith *a, double softmax_scale,
                        struct attn_work *w, double *exact, double *lo, double *hi,
                        unsigned char *nan_also)
@@ -282,39 +320,20 @@ FP8KV_HD int attn_head(const struct fp8kv_attention_arith *a, double softmax_sca
         }
         return 0;
     }
-    const struct attn_constants k = attn_constants_of(a, D);
-    const double m = attn_scores(softmax_scale, w);
-    const struct attn_weights r = attn_weigh(a, w, m);
-    const double L = r.L, L_lo = L - r.common, L_hi = L + r.common;
-    const double gN = attn_gamma(n + 4.0, ATTN_U32);
-    const double theta_apart = (r.apart + gN * (L_hi + r.apart)) / L_lo;
-    attn_values(w, L, nan_also);
-    for (int t = 0; t < n; t++) { /* sum p theta |v - o|: the common errors' effect */
-        const double *vt = w->value + (size_t)t * D, c = w->common[t];
-        for (int d = 0; d < D; d++)
-            w->dev[d] += c * fabs(vt[d] - w->sum[d]);
+    for (int t = 0; t < n; t++)
+        attn_score_at(softmax_scale, w, t);
+    const double m = attn_max_of(w, 0, n, 1);
+    for (int t = 0; t < n; t++)
+        attn_weight_at(w, m, t);
+    struct attn_weights r = {attn_sum_weights(w), 0.0, 0.0, 0.0};
+    for (int t = 0; t < n; t++) {
+        const double rt = attn_errors_at(a, w, m, r.L, t);
+        r.theta_ref = rt > r.theta_ref ? rt : r.theta_ref;
     }
-    const double u3 = (1.0 + ATTN_U32) * (1.0 + ATTN_U32) * (1.0 + ATTN_U32);
+    attn_sum_errors(w, &r);
     int vacuous = 0;
-    for (int d = 0; d < D; d++) {
-        const double o = w->sum[d], A = w->absv[d], S = w->errv[d];
-        const double Ec = w->dev[d] / L_lo, ot = fabs(o) + Ec;
-        const double top = (1.0 + k.u_dot) * S + r.apart * ot + k.u_dot * (1.0 + k.u_p) * A +
-                           gN * (1.0 + k.u_dot) * (A + S) + gN * (L_hi + r.apart) * ot;
-        double E = L_lo > 0.0 && theta_apart < 1.0
-                       ? (Ec + top / (L_lo * (1.0 - theta_apart))) * u3 + (u3 - 1.0) * fabs(o)
-                       : INFINITY;
-        E += (r.theta_ref * 1.01 + ATTN_SLACK) * (A / L + fabs(o));
-        exact[d] = o;
-        if (!isfinite(o)) {
-            lo[d] = hi[d] = o;
-            continue;
-        }
-        if (!(E < INFINITY))
-            vacuous++;
-        lo[d] = attn_round(o - E, a->out, -1);
-        hi[d] = attn_round(o + E, a->out, +1);
-    }
+    for (int d = 0; d < D; d++)
+        vacuous += attn_column(a, w, &r, d, exact + d, lo + d, hi + d, nan_also + d);
     return vacuous;
 }
 

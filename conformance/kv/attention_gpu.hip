@@ -1,5 +1,5 @@
 /* kv/attention_gpu.hip — the attention reference on the GPU (kv/attention_core.h): the same
- * per-head arithmetic as the host's, a thread per query row and q head, so that the exact
+ * per-head arithmetic as the host's, a thread block per query row and q head, so that the exact
  * values are the same bits (the engine suite's committed digests check it at every use).
  * Compiled in GPU builds only, with the kernels' flags (no contraction, no fast math). */
 #include "common.h"
@@ -13,14 +13,14 @@ using namespace fp8kv_gpu;
 namespace
 {
 
-/* The scratch one head needs: 5 doubles a token and 5 a dimension. */
-size_t scratch_of(const attn_task &t, int d)
+/* The scratch one head needs: 5 doubles a token. */
+size_t scratch_of(const attn_task &t)
 {
-    return 5 * (size_t)std::max(t.n, 1) + 5 * (size_t)d;
+    return 5 * (size_t)(t.n > 1 ? t.n : 1);
 }
 
-/* The device side of one wave of tasks [first, first + count): each thread one head, its
- * scratch at scratch + offset[i]. */
+/* The device side of one wave of tasks: block i computes head i of the wave, its scratch at
+ * scratch + offset[i]. */
 struct wave {
     struct fp8kv_attention_arith arith;
     double softmax_scale;
@@ -32,17 +32,39 @@ struct wave {
     double *exact, *lo, *hi;
     unsigned char *nan_also;
     unsigned long long *vacuous;
-    int count;
 };
 
-__global__ void heads_kernel(wave w)
+constexpr int THREADS = 128;
+
+/* The largest of the block's values v, to every thread: NaN where any is NaN (nan_wins), else
+ * the largest of the others (as the host's `x > m ? x : m` in token order). */
+__device__ double block_max(double v, double *shared, bool nan_wins)
 {
-    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i >= w.count)
-        return;
-    const attn_task t = w.tasks[i];
-    const size_t nn = t.n > 1 ? (size_t)t.n : 1, dd = (size_t)w.d;
-    double *s = w.scratch + w.offset[i];
+    shared[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = THREADS / 2; s > 0; s /= 2) {
+        if ((int)threadIdx.x < s) {
+            const double a = shared[threadIdx.x], b = shared[threadIdx.x + s];
+            shared[threadIdx.x] = nan_wins && (isnan(a) || isnan(b)) ? NAN : b > a ? b : a;
+        }
+        __syncthreads();
+    }
+    const double m = shared[0];
+    __syncthreads();
+    return m;
+}
+
+/* One head a block (kv/attention_core.h's phases): the tokens' scores, weights and errors
+ * across the threads, their order-dependent sums by thread 0 in token order, then the head's
+ * dimensions across the threads; the same arithmetic, in the same order per value, as the
+ * host's attn_head. */
+__global__ void __launch_bounds__(THREADS) heads_kernel(wave w)
+{
+    __shared__ double shared[THREADS];
+    __shared__ struct attn_weights r;
+    const attn_task t = w.tasks[blockIdx.x];
+    double *s = w.scratch + w.offset[blockIdx.x];
+    const size_t nn = t.n > 1 ? (size_t)t.n : 1;
     struct attn_work h;
     h.n = t.n;
     h.d = w.d;
@@ -54,15 +76,44 @@ __global__ void heads_kernel(wave w)
     h.weight = h.mag + nn;
     h.common = h.weight + nn;
     h.apart = h.common + nn;
-    h.sum = h.apart + nn;
-    h.comp = h.sum + dd;
-    h.absv = h.comp + dd;
-    h.errv = h.absv + dd;
-    h.dev = h.errv + dd;
-    const int v = attn_head(&w.arith, w.softmax_scale, &h, w.exact + t.q, w.lo + t.q, w.hi + t.q,
-                            w.nan_also + t.q);
-    if (v)
-        atomicAdd(w.vacuous, (unsigned long long)v);
+    double *exact = w.exact + t.q, *lo = w.lo + t.q, *hi = w.hi + t.q;
+    unsigned char *nan_also = w.nan_also + t.q;
+    const int tid = (int)threadIdx.x;
+    if (t.n == 0) { /* the ABI's rule: a sequence of no tokens gives zeros */
+        for (int d = tid; d < w.d; d += THREADS) {
+            exact[d] = lo[d] = hi[d] = 0.0;
+            nan_also[d] = 0;
+        }
+        return;
+    }
+    for (int k = tid; k < t.n; k += THREADS)
+        attn_score_at(w.softmax_scale, &h, k);
+    __syncthreads();
+    const double m = block_max(attn_max_of(&h, tid, t.n, THREADS), shared, true);
+    for (int k = tid; k < t.n; k += THREADS)
+        attn_weight_at(&h, m, k);
+    __syncthreads();
+    if (tid == 0) {
+        r.L = attn_sum_weights(&h);
+        r.common = r.apart = r.theta_ref = 0.0;
+    }
+    __syncthreads();
+    double theta = 0.0;
+    for (int k = tid; k < t.n; k += THREADS) {
+        const double rt = attn_errors_at(&w.arith, &h, m, r.L, k);
+        theta = rt > theta ? rt : theta;
+    }
+    theta = block_max(theta, shared, false);
+    if (tid == 0) {
+        attn_sum_errors(&h, &r);
+        r.theta_ref = theta;
+    }
+    __syncthreads();
+    int vacuous = 0;
+    for (int d = tid; d < w.d; d += THREADS)
+        vacuous += attn_column(&w.arith, &h, &r, d, exact + d, lo + d, hi + d, nan_also + d);
+    if (vacuous)
+        atomicAdd(w.vacuous, (unsigned long long)vacuous);
 }
 
 /* The scratch of a wave at most: waves are cut so that their heads' scratch fits it. */
@@ -98,11 +149,10 @@ extern "C" int fp8kv_attention_heads_gpu(const struct attn_job *job, uint64_t *v
     while (first < job->task_count) { /* waves of tasks whose scratch fits WAVE_SCRATCH */
         size_t count = 0, doubles = 0;
         while (first + count < job->task_count &&
-               (count == 0 ||
-                (doubles + scratch_of(job->tasks[first + count], job->d)) * sizeof(double) <=
-                    WAVE_SCRATCH)) {
+               (count == 0 || (doubles + scratch_of(job->tasks[first + count])) * sizeof(double) <=
+                                  WAVE_SCRATCH)) {
             offset[count] = doubles;
-            doubles += scratch_of(job->tasks[first + count], job->d);
+            doubles += scratch_of(job->tasks[first + count]);
             count++;
         }
         if (d_scratch.bytes < doubles * sizeof(double) &&
@@ -125,11 +175,7 @@ extern "C" int fp8kv_attention_heads_gpu(const struct attn_job *job, uint64_t *v
         w.hi = d_hi.as<double>();
         w.nan_also = d_nan.as<unsigned char>();
         w.vacuous = d_vac.as<unsigned long long>();
-        w.count = (int)count;
-        /* few threads a block: a head is one thread's long sequential work, spread them over
-         * every multiprocessor */
-        const int threads = 4;
-        heads_kernel<<<(unsigned)((count + threads - 1) / threads), threads>>>(w);
+        heads_kernel<<<(unsigned)count, THREADS>>>(w);
         FP8KV_GPU_CHECK_LAUNCH();
         FP8KV_GPU_CHECK(hipDeviceSynchronize());
         first += count;
