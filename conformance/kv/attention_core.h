@@ -2,7 +2,7 @@
  * row and one q head (internal to the judge library; docs/DESIGN.md §5.3.1 derives it).
  *
  * One home for the host (kv/attention.c, a task per sequence and kv head) and the device
- * (kv/attention_gpu.hip, a thread block per query row and q head): the functions are FP8KV_HD
+ * (kv/attention_gpu.hip, a thread per query row and q head): the functions are FP8KV_HD
  * (codec.h: static inline C on the host, __host__ __device__ under nvcc and hipcc), written in
  * the C that C++ also compiles. The exact values use IEEE operations alone in a fixed order
  * (and the reference's own exp), so that they are the same bits wherever they are computed: the

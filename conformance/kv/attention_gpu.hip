@@ -1,5 +1,5 @@
 /* kv/attention_gpu.hip — the attention reference on the GPU (kv/attention_core.h): the same
- * per-head arithmetic as the host's, a thread block per query row and q head, so that the exact
+ * per-head arithmetic as the host's, a thread per query row and q head, so that the exact
  * values are the same bits (the engine suite's committed digests check it at every use).
  * Compiled in GPU builds only, with the kernels' flags (no contraction, no fast math). */
 #include "common.h"
@@ -19,7 +19,7 @@ size_t scratch_of(const attn_task &t)
     return 5 * (size_t)(t.n > 1 ? t.n : 1);
 }
 
-/* The device side of one wave of tasks: block i computes head i of the wave, its scratch at
+/* The device side of one wave of tasks: thread i computes head i of the wave, its scratch at
  * scratch + offset[i]. */
 struct wave {
     struct fp8kv_attention_arith arith;
@@ -34,36 +34,17 @@ struct wave {
     unsigned long long *vacuous;
 };
 
-constexpr int THREADS = 128;
-
-/* The largest of the block's values v, to every thread: NaN where any is NaN (nan_wins), else
- * the largest of the others (as the host's `x > m ? x : m` in token order). */
-__device__ double block_max(double v, double *shared, bool nan_wins)
+/* One head a thread (attn_head, as the host computes it): the device's many heads in
+ * parallel. (A block per head, the tokens and dimensions across its threads, is faster and
+ * keeps every order-dependent sum sequential, kv/attention_core.h's phases; it awaits a run on
+ * the device.) */
+__global__ void heads_kernel(wave w, int count)
 {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = THREADS / 2; s > 0; s /= 2) {
-        if ((int)threadIdx.x < s) {
-            const double a = shared[threadIdx.x], b = shared[threadIdx.x + s];
-            shared[threadIdx.x] = nan_wins && (isnan(a) || isnan(b)) ? NAN : b > a ? b : a;
-        }
-        __syncthreads();
-    }
-    const double m = shared[0];
-    __syncthreads();
-    return m;
-}
-
-/* One head a block (kv/attention_core.h's phases): the tokens' scores, weights and errors
- * across the threads, their order-dependent sums by thread 0 in token order, then the head's
- * dimensions across the threads; the same arithmetic, in the same order per value, as the
- * host's attn_head. */
-__global__ void __launch_bounds__(THREADS) heads_kernel(wave w)
-{
-    __shared__ double shared[THREADS];
-    __shared__ struct attn_weights r;
-    const attn_task t = w.tasks[blockIdx.x];
-    double *s = w.scratch + w.offset[blockIdx.x];
+    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= count)
+        return;
+    const attn_task t = w.tasks[i];
+    double *s = w.scratch + w.offset[i];
     const size_t nn = t.n > 1 ? (size_t)t.n : 1;
     struct attn_work h;
     h.n = t.n;
@@ -76,44 +57,10 @@ __global__ void __launch_bounds__(THREADS) heads_kernel(wave w)
     h.weight = h.mag + nn;
     h.common = h.weight + nn;
     h.apart = h.common + nn;
-    double *exact = w.exact + t.q, *lo = w.lo + t.q, *hi = w.hi + t.q;
-    unsigned char *nan_also = w.nan_also + t.q;
-    const int tid = (int)threadIdx.x;
-    if (t.n == 0) { /* the ABI's rule: a sequence of no tokens gives zeros */
-        for (int d = tid; d < w.d; d += THREADS) {
-            exact[d] = lo[d] = hi[d] = 0.0;
-            nan_also[d] = 0;
-        }
-        return;
-    }
-    for (int k = tid; k < t.n; k += THREADS)
-        attn_score_at(w.softmax_scale, &h, k);
-    __syncthreads();
-    const double m = block_max(attn_max_of(&h, tid, t.n, THREADS), shared, true);
-    for (int k = tid; k < t.n; k += THREADS)
-        attn_weight_at(&h, m, k);
-    __syncthreads();
-    if (tid == 0) {
-        r.L = attn_sum_weights(&h);
-        r.common = r.apart = r.theta_ref = 0.0;
-    }
-    __syncthreads();
-    double theta = 0.0;
-    for (int k = tid; k < t.n; k += THREADS) {
-        const double rt = attn_errors_at(&w.arith, &h, m, r.L, k);
-        theta = rt > theta ? rt : theta;
-    }
-    theta = block_max(theta, shared, false);
-    if (tid == 0) {
-        attn_sum_errors(&h, &r);
-        r.theta_ref = theta;
-    }
-    __syncthreads();
-    int vacuous = 0;
-    for (int d = tid; d < w.d; d += THREADS)
-        vacuous += attn_column(&w.arith, &h, &r, d, exact + d, lo + d, hi + d, nan_also + d);
-    if (vacuous)
-        atomicAdd(w.vacuous, (unsigned long long)vacuous);
+    const int v = attn_head(&w.arith, w.softmax_scale, &h, w.exact + t.q, w.lo + t.q, w.hi + t.q,
+                            w.nan_also + t.q);
+    if (v)
+        atomicAdd(w.vacuous, (unsigned long long)v);
 }
 
 /* The scratch of a wave at most: waves are cut so that their heads' scratch fits it. */
@@ -175,7 +122,10 @@ extern "C" int fp8kv_attention_heads_gpu(const struct attn_job *job, uint64_t *v
         w.hi = d_hi.as<double>();
         w.nan_also = d_nan.as<unsigned char>();
         w.vacuous = d_vac.as<unsigned long long>();
-        heads_kernel<<<(unsigned)count, THREADS>>>(w);
+        /* few threads a block: a head is one thread's long sequential work, spread over every
+         * multiprocessor */
+        const int threads = 4;
+        heads_kernel<<<(unsigned)((count + threads - 1) / threads), threads>>>(w, (int)count);
         FP8KV_GPU_CHECK_LAUNCH();
         FP8KV_GPU_CHECK(hipDeviceSynchronize());
         first += count;

@@ -169,11 +169,9 @@ int check_shape(const struct fp8kv_cache_shape *s, const char *what)
     /* the host's rule (kv_cache.c), counted as a device-side failure */
     if (fp8kv_cache_shape_check(s, what) != 0)
         return FP8KV_FAIL("%s", fp8kv_last_error());
-    /* two caches at their own pointers, whose blocks are one block apart: separate or kv_first
-     * (the descriptor, subjects.c, declares those) */
-    if (s->packing == FP8KV_PACKING_BLOCK_FIRST)
-        return FP8KV_FAIL("%s: fp8kv's GPU kernels take separate or kv_first caches, not %s", what,
-                          fp8kv_kv_packing_names[s->packing]);
+    if (s->packing != FP8KV_PACKING_SEPARATE) /* the kernels' descriptor declares no packing */
+        return FP8KV_FAIL("%s: fp8kv's GPU kernels take separate key and value caches, not %s",
+                          what, fp8kv_kv_packing_names[s->packing]);
     return FP8KV_OK;
 }
 

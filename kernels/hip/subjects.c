@@ -51,8 +51,7 @@ static const struct fp8kv_kv_kernels_v1 gpu_kv = {FP8KV_KV_ABI_VERSION,
                                                   FP8KV_KV_SCALES(FP8KV_KV_SCALE_TENSOR),
                                                   "f32",
                                                   FP8KV_KV_ATTENTION_ALL,
-                                                  FP8KV_KV_PACKINGS(FP8KV_KV_SEPARATE) |
-                                                      FP8KV_KV_PACKINGS(FP8KV_KV_PACKED_KV_FIRST),
+                                                  FP8KV_KV_PACKINGS(FP8KV_KV_SEPARATE),
                                                   FP8KV_KV_LAYOUTS_ALL};
 
 static int attention_plan_gpu(void *ctx, struct fp8kv_codec_cfg cfg,

@@ -110,7 +110,7 @@ struct fp8kv_attention_ref {
 };
 
 /* fp8kv_attention_reference: computes the reference of pr under a into ref (freed with
- * fp8kv_attention_ref_free): on the open GPU in a GPU build (a thread block per query row and q
+ * fp8kv_attention_ref_free): on the open GPU in a GPU build (a thread per query row and q
  * head, kv/attention_gpu.hip), else or where that fails, or where the environment has
  * FP8KV_REFERENCE=cpu, on the host (a task per sequence and kv head); the exact values are the
  * same bits either way (kv/attention_core.h), the bounds may differ in their last bits (the
