@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fp8kv/verify.h"
+#include "fp8kv/cpu_isa.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/run.h"
 #include "fp8kv/sweep.h"
@@ -40,7 +41,8 @@ void fp8kv_cpu_target_info(struct fp8kv_target_info *t)
     char model[128];
     cpu_model(model, sizeof model);
     snprintf(t->device, sizeof t->device, "%s, %d threads", model, omp_get_max_threads());
-    snprintf(t->runtime, sizeof t->runtime, "glibc %s, OpenMP %d", gnu_get_libc_version(), _OPENMP);
+    snprintf(t->runtime, sizeof t->runtime, "glibc %s, OpenMP %d, codec loops %s",
+             gnu_get_libc_version(), _OPENMP, fp8kv_cpu_isa_names[fp8kv_cpu_isa_in_use()]);
     snprintf(t->compiler, sizeof t->compiler, "%s", FP8KV_HOST_COMPILER);
     snprintf(t->flags, sizeof t->flags, "%s", FP8KV_HOST_FLAGS);
     t->executed = 1;

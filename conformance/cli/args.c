@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fp8kv/cpu_isa.h"
 #include "fp8kv/diag.h"
 #ifdef FP8KV_HAVE_ORACLE
 #include "fp8kv/oracle.h"
@@ -242,6 +243,26 @@ int fp8kv_cli_parse_threads(const char *cmd, const char *text, int *threads)
     if (*text == '\0' || *end || t < 1 || t > 1024)
         return fp8kv_cli_usage_error(cmd, "--threads: '%s' is not a count from 1 to 1024", text);
     *threads = (int)t;
+    return 0;
+}
+
+int fp8kv_cli_use_isa(const char *cmd, const char *text)
+{
+    char have[64] = "";
+    for (int i = 0; i < FP8KV_ISA_COUNT; i++)
+        if (fp8kv_cpu_isa_available((enum fp8kv_cpu_isa)i))
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", *have ? ", " : "",
+                     fp8kv_cpu_isa_names[i]);
+    enum fp8kv_cpu_isa isa;
+    if (fp8kv_cpu_isa_parse(text, &isa) != 0)
+        return fp8kv_cli_usage_error(cmd, "--isa: '%s' is not scalar, avx2 or avx512", text);
+    if (fp8kv_cpu_isa_use(isa) != 0) {
+        fprintf(stderr,
+                "fp8kv %s: --isa %s: not available in this build on this processor (it "
+                "has: %s)\n",
+                cmd, text, have);
+        return FP8KV_EXIT_UNAVAILABLE;
+    }
     return 0;
 }
 

@@ -86,6 +86,17 @@ int fp8kv_cli_subject_error(const char *cmd, int status);
  * message. */
 int fp8kv_cli_parse_threads(const char *cmd, const char *text, int *threads);
 
+/* fp8kv_cli_use_isa: a --isa value: the CPU subjects' encoders run the loop of that instruction
+ * set (fp8kv/cpu_isa.h) from now on. 0; FP8KV_EXIT_USAGE for a name that is none, or
+ * FP8KV_EXIT_UNAVAILABLE where this build or processor lacks it, after a message naming those
+ * it has. */
+int fp8kv_cli_use_isa(const char *cmd, const char *text);
+
+/* The --isa line of a command's --help. */
+#define FP8KV_CLI_ISA_HELP                                                                         \
+    "  --isa I             the CPU codecs' loops: scalar | avx2 | avx512 (default: the widest\n"   \
+    "                      the processor has)\n"
+
 /* fp8kv_cli_parse_device: a --device value (0..255): 0, or FP8KV_EXIT_USAGE after a usage message.
  */
 int fp8kv_cli_parse_device(const char *cmd, const char *text, int *device);

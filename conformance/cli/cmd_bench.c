@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fp8kv/cpu_isa.h"
 #include "fp8kv/verify.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/plugin_sweep.h"
@@ -17,7 +18,7 @@
 static const char bench_help[] =
     "usage: fp8kv bench [--target cpu|hip|auto] [--device N] [--quick] [--only LIST]\n"
     "                   [--vectors DIR] [--threads N] [--profile P] [--no-run] [--baseline]\n"
-    "                   [--plugin PATH]\n"
+    "                   [--plugin PATH] [--isa I] [--previous PATH]\n"
     "\n"
     "With --target hip, the GPU figures with their baselines measured in the same\n"
     "run (device-to-device copy bandwidth, the same attention kernel on a bf16 cache, torch's\n"
@@ -29,13 +30,17 @@ static const char bench_help[] =
     "gather, attention, prefill, reference, block, sweep). --target auto is hip when a GPU\n"
     "answers, else cpu.\n"
     "Otherwise (--target cpu, the default) it measures, on this machine:\n"
-    "  - the exhaustive 2^32 f32 sweep of each built-in encoder (seconds, inputs/s);\n"
+    "  - the exhaustive 2^32 f32 sweep of each built-in encoder through the loops of every\n"
+    "    instruction set the machine has (scalar, the baseline; avx2; avx512), the best of\n"
+    "    three each, with its ratio to the scalar one; with --previous PATH, the same sweeps\n"
+    "    by an earlier fp8kv binary (the best of three of its `sweep --codec` time: lines);\n"
     "  - the same bits sweep through a codec plugin (--plugin PATH; default the bits codec\n"
     "    built as a plugin next to this fp8kv), with its ratio to the built-in sweep;\n"
     "  - byte-stream verification (verify-stream's engine) of the 2^32 f32 codes through a\n"
     "    pipe from a producer process that writes them at memset speed, in GB/s;\n"
     "  - the peak resident memory of the process after the sweeps;\n"
-    "  - the whole CPU conformance run (all profiles, no report written), unless --no-run;\n"
+    "  - the whole CPU conformance run (all profiles, no report written; the CPU codecs in\n"
+    "    the loops of --isa I, default the widest), unless --no-run;\n"
     "  - with --baseline: the same bits sweep judged the naive way (a binary search of the\n"
     "    boundary table per input, no runs), in the same process, for comparison.\n"
     "Timings are wall-clock; nothing here is asserted.\n"
@@ -53,11 +58,14 @@ enum {
     OPT_QUICK,
     OPT_PLUGIN,
     OPT_ONLY,
+    OPT_ISA,
+    OPT_PREVIOUS,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"vectors", 1}, {"threads", 1}, {"profile", 1}, {"no-run", 0}, {"baseline", 0},
-    {"target", 1},  {"device", 1},  {"quick", 0},   {"plugin", 1}, {"only", 1}};
+    {"vectors", 1},  {"threads", 1}, {"profile", 1}, {"no-run", 0},
+    {"baseline", 0}, {"target", 1},  {"device", 1},  {"quick", 0},
+    {"plugin", 1},   {"only", 1},    {"isa", 1},     {"previous", 1}};
 
 #ifndef FP8KV_BITS_PLUGIN
 #define FP8KV_BITS_PLUGIN ""
@@ -198,23 +206,85 @@ static int open_bench_plugin(const char *given, int threads, const char **path,
     return rc == 0 ? 0 : fp8kv_cli_subject_error("bench", rc);
 }
 
-/* The built-in encoders' sweeps, then the plugin's against the bits one. 0 or an exit code. */
-static int bench_encoders(struct bench *b, struct fp8kv_plugin *plugin, const char *plugin_path)
+/* The best of SWEEP_TRIES timings is the figure of a sweep (the others are the machine's
+ * noise). */
+enum { SWEEP_TRIES = 3 };
+
+/* The best time of `previous sweep --codec name` (an earlier fp8kv binary) under the bench's
+ * profile, from its "time:" lines; -1 when it did not run or printed none. */
+static double previous_sweep_seconds(const char *previous, const char *name, const char *profile,
+                                     const char *dir, int threads)
 {
-    double bits_seconds = 0.0;
+    char cmd[8192], line[512];
+    double best = -1.0;
+    snprintf(cmd, sizeof cmd, "'%s' sweep --codec %s --profile %s --vectors '%s' --threads %d 2>&1",
+             previous, name, profile, dir, threads > 0 ? threads : fp8kv_sweep_default_threads());
+    for (int t = 0; t < SWEEP_TRIES; t++) {
+        FILE *f = popen(cmd, "r");
+        if (!f)
+            return -1.0;
+        double s;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "time: %lf s", &s) == 1 && (best < 0 || s < best))
+                best = s;
+        pclose(f);
+    }
+    return best;
+}
+
+/* Each built-in encoder's f32 sweep through the loops of every instruction set this machine
+ * has, scalar first (the baseline), the best of SWEEP_TRIES each; with --previous, the same
+ * sweep by an earlier binary. *bits_seconds: the bits sweep in the loops in use. 0 or an exit
+ * code. */
+static int bench_isas(struct bench *b, const char *previous, const char *dir, double *bits_seconds)
+{
+    const enum fp8kv_cpu_isa in_use = fp8kv_cpu_isa_in_use();
     for (int i = 0; i < fp8kv_cpu_subject_count; i++) {
         const struct fp8kv_subject *s = &fp8kv_cpu_subjects[i];
-        struct fp8kv_check c;
         if (!fp8kv_subject_can(s, FP8KV_CAP_ENCODE))
             continue;
-        if (bench_sweep(b, s, &b->opt, &c) != 0)
-            return fp8kv_cli_input_error("bench");
-        printf("sweep f32 %-6s %s: %.3f s for 2^32 inputs, %.2f G inputs/s, mismatches %llu\n",
-               s->name, b->p->name, c.seconds, 4294967296.0 / c.seconds / 1e9,
-               (unsigned long long)c.mismatches);
-        if (strcmp(s->name, "bits") == 0)
-            bits_seconds = c.seconds;
+        double scalar = 0.0;
+        for (int isa = 0; isa < FP8KV_ISA_COUNT; isa++) {
+            if (fp8kv_cpu_isa_use((enum fp8kv_cpu_isa)isa) != 0)
+                continue; /* not on this machine */
+            double best = 0.0;
+            struct fp8kv_check c;
+            for (int t = 0; t < SWEEP_TRIES; t++) {
+                if (bench_sweep(b, s, &b->opt, &c) != 0)
+                    return fp8kv_cli_input_error("bench");
+                best = t == 0 || c.seconds < best ? c.seconds : best;
+            }
+            scalar = isa == FP8KV_ISA_SCALAR ? best : scalar;
+            printf("sweep f32 %-6s %-6s %s: %.3f s (best of %d) for 2^32 inputs, %.2f G inputs/s, "
+                   "%.1f x the scalar loops, mismatches %llu\n",
+                   s->name, fp8kv_cpu_isa_names[isa], b->p->name, best, SWEEP_TRIES,
+                   4294967296.0 / best / 1e9, scalar / best, (unsigned long long)c.mismatches);
+            if (isa == (int)in_use && strcmp(s->name, "bits") == 0)
+                *bits_seconds = best;
+        }
+        fp8kv_cpu_isa_use(in_use);
+        if (previous) {
+            const double t =
+                previous_sweep_seconds(previous, s->name, b->p->name, dir, b->opt.threads);
+            if (t < 0)
+                printf("sweep f32 %-6s previous binary %s: not run (no time: line)\n", s->name,
+                       previous);
+            else
+                printf("sweep f32 %-6s previous binary %s: %.3f s (best of %d)\n", s->name,
+                       previous, t, SWEEP_TRIES);
+        }
     }
+    return 0;
+}
+
+/* The built-in encoders' sweeps, then the plugin's against the bits one. 0 or an exit code. */
+static int bench_encoders(struct bench *b, struct fp8kv_plugin *plugin, const char *plugin_path,
+                          const char *previous, const char *dir)
+{
+    double bits_seconds = 0.0;
+    const int isas_rc = bench_isas(b, previous, dir, &bits_seconds);
+    if (isas_rc != 0)
+        return isas_rc;
     if (!plugin) {
         printf("sweep f32 plugin: not run (no plugin at '%s'; give --plugin PATH)\n", plugin_path);
         return 0;
@@ -297,8 +367,8 @@ int fp8kv_cmd_bench(int argc, char **argv)
     if (kind == FP8KV_TARGET_HIP ||
         (kind == FP8KV_TARGET_AUTO && fp8kv_gpu_target_info(device, &gpu) == 0)) {
         /* the CPU bench's options mean nothing here: an error, never silently ignored */
-        static const int cpu_only[] = {OPT_THREADS, OPT_PROFILE, OPT_NO_RUN, OPT_BASELINE,
-                                       OPT_PLUGIN};
+        static const int cpu_only[] = {OPT_THREADS, OPT_PROFILE, OPT_NO_RUN,  OPT_BASELINE,
+                                       OPT_PLUGIN,  OPT_ISA,     OPT_PREVIOUS};
         for (size_t i = 0; i < sizeof cpu_only / sizeof cpu_only[0]; i++)
             if (a.value[cpu_only[i]])
                 return fp8kv_cli_usage_error("bench", "--%s is for the CPU bench (--target cpu)",
@@ -311,6 +381,8 @@ int fp8kv_cmd_bench(int argc, char **argv)
     if (a.value[OPT_THREADS] &&
         fp8kv_cli_parse_threads("bench", a.value[OPT_THREADS], &threads) != 0)
         return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_ISA] && (rc = fp8kv_cli_use_isa("bench", a.value[OPT_ISA])) != 0)
+        return rc;
     const char *dir = fp8kv_cli_vectors_dir(a.value[OPT_VECTORS]);
     struct bench b = {.p = a.value[OPT_PROFILE] ? fp8kv_cli_profile("bench", a.value[OPT_PROFILE])
                                                 : fp8kv_default_profile(),
@@ -332,7 +404,7 @@ int fp8kv_cmd_bench(int argc, char **argv)
     struct fp8kv_plugin *plugin;
     rc = open_bench_plugin(a.value[OPT_PLUGIN], threads, &plugin_path, &plugin);
     if (rc == 0)
-        rc = bench_encoders(&b, plugin, plugin_path);
+        rc = bench_encoders(&b, plugin, plugin_path, a.value[OPT_PREVIOUS], dir);
     fp8kv_plugin_close(plugin);
     if (rc == 0 && bench_stream(b.p, bounds) != 0)
         rc = fp8kv_cli_input_error("bench");

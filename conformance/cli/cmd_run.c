@@ -12,7 +12,8 @@
 
 static const char run_help[] =
     "usage: fp8kv run [--target auto|cpu|hip] [--device N] [--out DIR] [--vectors DIR]\n"
-    "                 [--profile P] [--threads N] [--junit DIR] [--json FILE] [--no-blocks]\n"
+    "                 [--profile P] [--threads N] [--isa I] [--junit DIR] [--json FILE]\n"
+    "                 [--no-blocks]\n"
     "\n"
     "Runs every check of a target against the golden vectors and writes\n"
     "DIR/<target>/report.json, then report.md, report.html and junit.xml rendered from it\n"
@@ -39,6 +40,8 @@ static const char run_help[] =
     "  --profile P     one profile instead of all (no block checks), or one block format\n"
     "                  (only its block checks)\n"
     "  --threads N     threads for the sweeps (default: all cores)\n"
+    "  --isa I         the CPU codecs' loops: scalar | avx2 | avx512 (default: the widest the\n"
+    "                  processor has; the report's runtime names it)\n"
     "  --junit DIR     the unit tests' JUnit XML files to copy into DIR/<target>/junit/\n"
     "  --json FILE     also write the verdict as JSON (docs/json.md; report.json has the same\n"
     "                  shape); '-': the JSON to stdout, the text to stderr\n"
@@ -58,11 +61,12 @@ enum {
     OPT_DEVICE,
     OPT_JSON,
     OPT_NO_BLOCKS,
+    OPT_ISA,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"target", 1}, {"out", 1},    {"vectors", 1}, {"profile", 1},  {"threads", 1},
-    {"junit", 1},  {"device", 1}, {"json", 1},    {"no-blocks", 0}};
+    {"target", 1}, {"out", 1},    {"vectors", 1}, {"profile", 1},   {"threads", 1},
+    {"junit", 1},  {"device", 1}, {"json", 1},    {"no-blocks", 0}, {"isa", 1}};
 
 /* --profile's value: an fp8 profile or a block format; 0, else a usage message listing both
  * (with the nearest) and FP8KV_EXIT_USAGE. */
@@ -116,6 +120,8 @@ int fp8kv_cmd_run(int argc, char **argv)
     if (a.value[OPT_THREADS] &&
         fp8kv_cli_parse_threads("run", a.value[OPT_THREADS], &o.threads) != 0)
         return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_ISA] && (rc = fp8kv_cli_use_isa("run", a.value[OPT_ISA])) != 0)
+        return rc;
     const char *out = a.value[OPT_OUT] ? a.value[OPT_OUT] : "reports";
     if ((rc = fp8kv_cli_json_begin("run", a.value[OPT_JSON])) != 0)
         return rc;

@@ -36,7 +36,7 @@ static const char sweep_help[] =
     "  --codec NAME        bits | frexp (--target hip: a device codec, e.g. ptx-cvt-satfinite)\n"
     "  --profile P         (--codec) a profile of vectors/README.md (default {default_profile})\n"
     "  --domain D          (--codec) {dtypes:or_default}\n"
-    "  --target T          (--codec) cpu (default) or hip (a GPU build)\n"
+    "  --target T          (--codec) cpu (default) or hip (a GPU build)\n" FP8KV_CLI_ISA_HELP
     "  --plugin PATH       a shared library exporting fp8kv_codec_v1\n"
     "  --model M           (--plugin) {kernel_models:or_default}\n"
     "  --inf P             (--plugin) what +-Inf gives under satfinite: "
@@ -68,12 +68,13 @@ enum {
     OPT_JSON,
     OPT_SHARD,
     OPT_DEVICE,
+    OPT_ISA,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
     {"codec", 1},   {"profile", 1}, {"domain", 1},  {"target", 1},    {"plugin", 1},
     {"model", 1},   {"inf", 1},     {"timeout", 1}, {"nan-check", 1}, {"threads", 1},
-    {"vectors", 1}, {"json", 1},    {"shard", 1},   {"device", 1}};
+    {"vectors", 1}, {"json", 1},    {"shard", 1},   {"device", 1},    {"isa", 1}};
 
 /* The options both modes share. */
 struct sweep_common {
@@ -358,6 +359,8 @@ int fp8kv_cmd_sweep(int argc, char **argv)
     if (a.value[OPT_SHARD] && a.value[OPT_DEVICE] && strcmp(a.value[OPT_DEVICE], "all") == 0)
         return fp8kv_cli_usage_error("sweep", "--shard and --device all: give one (--device all "
                                               "cuts the sweep into one shard per GPU itself)");
+    if (a.value[OPT_ISA] && (rc = fp8kv_cli_use_isa("sweep", a.value[OPT_ISA])) != 0)
+        return rc;
     if ((rc = fp8kv_cli_json_begin("sweep", k.json)) != 0)
         return rc;
     if (a.value[OPT_CODEC]) {
@@ -366,10 +369,12 @@ int fp8kv_cmd_sweep(int argc, char **argv)
                 return fp8kv_cli_usage_error("sweep", "--%s is for --plugin", options[o].name);
         return sweep_codec(&a, &k);
     }
-    for (int o = OPT_TARGET; o <= OPT_DEVICE; o += OPT_DEVICE - OPT_TARGET)
-        if (a.value[o])
-            return fp8kv_cli_usage_error("sweep", "--%s is for --codec (a plugin runs on the host)",
-                                         options[o].name);
+    const int codec_only[] = {OPT_TARGET, OPT_DEVICE, OPT_ISA};
+    for (size_t i = 0; i < sizeof codec_only / sizeof codec_only[0]; i++)
+        if (a.value[codec_only[i]])
+            return fp8kv_cli_usage_error("sweep",
+                                         "--%s is for --codec (a plugin runs its own code)",
+                                         options[codec_only[i]].name);
     return sweep_plugin(&a, &k);
 }
 

@@ -47,11 +47,13 @@ static uint32_t input_bits(enum fp8kv_domain d, uint64_t i)
 }
 
 /* x[i] = the f32 of input lo + i of the domain (a plain count for f32: it vectorizes). */
+FP8KV_HOST_ARRAY_LOOP
 static void fill_inputs(enum fp8kv_domain d, uint64_t lo, size_t n, float *x)
 {
-    if (d == FP8KV_DOMAIN_F32) {
-        for (size_t i = 0; i < n; i++) {
-            uint32_t b = (uint32_t)(lo + i);
+    if (d == FP8KV_DOMAIN_F32) { /* (32-bit sums: the vectorizer's widest lanes) */
+        const uint32_t first = (uint32_t)lo;
+        for (uint32_t i = 0; i < (uint32_t)n; i++) {
+            uint32_t b = first + i;
             memcpy(&x[i], &b, sizeof b);
         }
         return;
@@ -71,6 +73,7 @@ struct chunk_tally {
 /* Judges q[0 .. n) for the inputs [lo, lo + n) of chunk `index`: the fast path ORs the
  * differences of a whole run, the slow path (only when something differs) counts each failure
  * and folds equal neighbours before they become examples. */
+FP8KV_HOST_ARRAY_LOOP
 static int judge_chunk(struct shared_state *s, uint64_t index, uint64_t lo, size_t n,
                        const uint8_t *q)
 {
@@ -232,7 +235,7 @@ int fp8kv_sweep_chunks(enum fp8kv_domain domain, const struct fp8kv_sweep_option
             c.index = ci;
             c.lo = first + ci * chunk;
             c.n = (size_t)(end - c.lo < chunk ? end - c.lo : chunk);
-            if (c.x)
+            if (c.x && !(flags & FP8KV_CHUNKS_UNFILLED))
                 fill_inputs(domain, c.lo, c.n, c.x);
             int rc = visit(ctx, &c);
             if (rc != 0) {
@@ -317,27 +320,55 @@ struct sweep_job {
     float scale; /* what the subject is handed */
 };
 
+/* Notes the first part [lo, lo + n) on which the subject crashed, for fp8kv_name_crash. */
+static void encode_part_failed(struct sweep_job *job, uint64_t lo, size_t n)
+{
+#pragma omp critical(fp8kv_sweep_crash)
+    if (!job->s->crash_n) {
+        job->s->crash_lo = lo;
+        job->s->crash_n = n;
+    }
+}
+
+/* The codes of inputs [lo, lo + n) of the chunk's domain into q, from the subject's encode
+ * (x: the inputs, filled). */
+static int encode_part(struct sweep_job *job, const float *x, uint64_t lo, size_t n, uint8_t *q)
+{
+    int status;
+    if (job->subject->flags & FP8KV_SUBJECT_SINGLE_THREADED) {
+#pragma omp critical(fp8kv_sweep_subject)
+        status = job->subject->encode(job->subject->ctx, job->cfg, x, n, job->scale, q);
+    } else {
+        status = job->subject->encode(job->subject->ctx, job->cfg, x, n, job->scale, q);
+    }
+    if (status == FP8KV_ERR_SUBJECT)
+        encode_part_failed(job, lo, n);
+    return status;
+}
+
+/* A subject in this process is handed the chunk a part of FP8KV_SWEEP_PART inputs at a time,
+ * each part's inputs filled into the same scratch just before: they stay in the first-level
+ * cache between the filling and the encoding (a whole chunk's do not). */
+enum { FP8KV_SWEEP_PART = 1 << 12 };
+
 static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
 {
     struct sweep_job *job = ctx;
-    int status;
-    const float *x = c->x;
-    if (job->subject->input_buffer) { /* the inputs go where the subject reads them */
+    int status = 0;
+    if (job->subject->encode_f32_range && job->domain == FP8KV_DOMAIN_F32 && job->scale == 1.0f) {
+        status = job->subject->encode_f32_range(job->subject->ctx, job->cfg, (uint32_t)c->lo, c->n,
+                                                c->q);
+        if (status == FP8KV_ERR_SUBJECT) /* (as encode_part notes it) */
+            encode_part_failed(job, c->lo, c->n);
+    } else if (job->subject->input_buffer) { /* the inputs go where the subject reads them */
         float *mine = job->subject->input_buffer(job->subject->ctx, c->thread);
         fill_inputs(job->domain, c->lo, c->n, mine);
-        x = mine;
-    }
-    if (job->subject->flags & FP8KV_SUBJECT_SINGLE_THREADED) {
-#pragma omp critical(fp8kv_sweep_subject)
-        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, job->scale, c->q);
+        status = encode_part(job, mine, c->lo, c->n, c->q);
     } else {
-        status = job->subject->encode(job->subject->ctx, job->cfg, x, c->n, job->scale, c->q);
-    }
-    if (status == FP8KV_ERR_SUBJECT) {
-#pragma omp critical(fp8kv_sweep_crash)
-        if (!job->s->crash_n) {
-            job->s->crash_lo = c->lo;
-            job->s->crash_n = c->n;
+        for (size_t off = 0; off < c->n && status == 0; off += FP8KV_SWEEP_PART) {
+            const size_t n = c->n - off < FP8KV_SWEEP_PART ? c->n - off : FP8KV_SWEEP_PART;
+            fill_inputs(job->domain, c->lo + off, n, c->x);
+            status = encode_part(job, c->x, c->lo + off, n, c->q + off);
         }
     }
     return status != 0 ? status : judge_chunk(job->s, c->index, c->lo, c->n, c->q);
@@ -556,7 +587,7 @@ int fp8kv_sweep(const struct fp8kv_profile *p, enum fp8kv_nan_check check, enum 
     struct sweep_job job = {&s, subject, cfg, domain, scale_f};
     unsigned flags = subject->flags & FP8KV_SUBJECT_IN_ORDER ? FP8KV_CHUNKS_IN_ORDER
                      : subject->input_buffer                 ? FP8KV_CHUNKS_NO_INPUTS
-                                                             : 0;
+                                                             : FP8KV_CHUNKS_UNFILLED;
     int status = fp8kv_sweep_chunks(domain, opt, what, flags, subject->chunk, sweep_chunk, &job);
 
     char detail[160];

@@ -8,6 +8,7 @@
  * model, so the result is the same. */
 #include <string.h>
 
+#include "fp8kv/cpu_isa.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/subject.h"
 
@@ -17,8 +18,7 @@ static int encode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const float 
 {
     (void)ctx;
     if (s == 1.0f && cfg.model != FP8KV_CODEC_F16_DIV) {
-        for (size_t i = 0; i < n; i++)
-            q[i] = fp8kv_encode_bits(cfg, fp8kv_f32_bits(x[i]));
+        fp8kv_cpu_encode_bits(fp8kv_cpu_isa_in_use(), cfg, x, n, q);
         return FP8KV_OK;
     }
     for (size_t i = 0; i < n; i++)
@@ -32,12 +32,47 @@ static int encode_frexp_array(void *ctx, struct fp8kv_codec_cfg cfg, const float
 {
     (void)ctx;
     if (s == 1.0f && cfg.model != FP8KV_CODEC_F16_DIV) {
-        for (size_t i = 0; i < n; i++)
-            q[i] = fp8kv_encode_frexp(cfg, x[i]);
+        fp8kv_cpu_encode_frexp(fp8kv_cpu_isa_in_use(), cfg, x, n, q);
         return FP8KV_OK;
     }
     for (size_t i = 0; i < n; i++)
         q[i] = fp8kv_encode_frexp(cfg, fp8kv_scale_quotient(cfg, x[i], s));
+    return FP8KV_OK;
+}
+
+/* encode_f32_range by an array function over inputs made in parts (the scale models that round
+ * the input, which the range loops do not). */
+static int range_by_array(int (*array)(void *, struct fp8kv_codec_cfg, const float *, size_t, float,
+                                       uint8_t *),
+                          struct fp8kv_codec_cfg cfg, uint32_t first, size_t n, uint8_t *q)
+{
+    float x[1024];
+    for (size_t off = 0; off < n; off += 1024) {
+        const size_t part = n - off < 1024 ? n - off : 1024;
+        for (size_t i = 0; i < part; i++)
+            x[i] = fp8kv_f32_from_bits(first + (uint32_t)(off + i));
+        array(NULL, cfg, x, part, 1.0f, q + off);
+    }
+    return FP8KV_OK;
+}
+
+static int encode_bits_range(void *ctx, struct fp8kv_codec_cfg cfg, uint32_t first, size_t n,
+                             uint8_t *q)
+{
+    (void)ctx;
+    if (cfg.model == FP8KV_CODEC_F16_DIV)
+        return range_by_array(encode_bits_array, cfg, first, n, q);
+    fp8kv_cpu_encode_bits_range(fp8kv_cpu_isa_in_use(), cfg, first, n, q);
+    return FP8KV_OK;
+}
+
+static int encode_frexp_range(void *ctx, struct fp8kv_codec_cfg cfg, uint32_t first, size_t n,
+                              uint8_t *q)
+{
+    (void)ctx;
+    if (cfg.model == FP8KV_CODEC_F16_DIV)
+        return range_by_array(encode_frexp_array, cfg, first, n, q);
+    fp8kv_cpu_encode_frexp_range(fp8kv_cpu_isa_in_use(), cfg, first, n, q);
     return FP8KV_OK;
 }
 
@@ -161,12 +196,14 @@ const struct fp8kv_subject fp8kv_cpu_subjects[] = {
      .description = "integer bit manipulation on the f32 pattern (fp8kv_encode_bits)",
      .caps = FP8KV_CAP_ENCODE,
      .claim = FP8KV_CLAIM_ALL,
-     .encode = encode_bits_array},
+     .encode = encode_bits_array,
+     .encode_f32_range = encode_bits_range},
     {.name = "frexp",
      .description = "frexpf/ldexpf/nearbyintf, engine style (fp8kv_encode_frexp)",
      .caps = FP8KV_CAP_ENCODE,
      .claim = FP8KV_CLAIM_ALL,
-     .encode = encode_frexp_array},
+     .encode = encode_frexp_array,
+     .encode_f32_range = encode_frexp_range},
     {.name = "decode-bits",
      .description = "fields placed into an f32 (fp8kv_decode_bits)",
      .caps = FP8KV_CAP_DECODE,

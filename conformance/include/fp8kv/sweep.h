@@ -80,8 +80,8 @@ int fp8kv_stream_finish(struct fp8kv_stream *s, uint64_t expected);
 enum { FP8KV_SWEEP_CHUNK = 1 << 16 }; /* inputs per chunk, by default */
 
 /* One chunk of a domain in flight on one thread: inputs lo .. lo + n, x[i] the f32 of input
- * lo + i (NULL under FP8KV_CHUNKS_IN_ORDER or _NO_INPUTS); q and q2 are chunk-sized scratch for the
- * codes; thread is the OpenMP thread number. */
+ * lo + i (NULL under FP8KV_CHUNKS_IN_ORDER or _NO_INPUTS, unfilled under _UNFILLED); q and q2 are
+ * chunk-sized scratch for the codes; thread is the OpenMP thread number. */
 struct fp8kv_sweep_chunk {
     uint64_t index; /* the chunk's number: lo / the chunk size */
     uint64_t lo;
@@ -98,6 +98,7 @@ typedef int (*fp8kv_chunk_visit)(void *ctx, struct fp8kv_sweep_chunk *c);
 enum {
     FP8KV_CHUNKS_IN_ORDER = 1,  /* one thread, chunks in increasing order, no inputs filled */
     FP8KV_CHUNKS_NO_INPUTS = 2, /* x is NULL: the visit places the inputs itself */
+    FP8KV_CHUNKS_UNFILLED = 4,  /* x is chunk-sized scratch, not filled: the visit fills it */
 };
 
 /* fp8kv_sweep_chunks: visits every chunk (of `chunk` inputs, 0: FP8KV_SWEEP_CHUNK; chunk k

@@ -36,12 +36,12 @@
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define FP8KV_DEVICE_PASS 1
 #endif
-/* FP8KV_HOST_ARRAY_LOOP: on a host array function over a codec, an AVX2 clone next to the
- * baseline one, chosen at load time, where the compiler can make one (not under ASan). The
- * codec loops are branch-free so that both vectorize. */
+/* FP8KV_HOST_ARRAY_LOOP: on a host array loop (a codec's, a sweep's filling and judging), an
+ * AVX-512 and an AVX2 clone next to the baseline one, chosen at load time, where the compiler
+ * can make them (not under ASan). The codec loops are branch-free so that all vectorize. */
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__)) &&                            \
     !defined(__SANITIZE_ADDRESS__) && !defined(FP8KV_DEVICE_COMPILE)
-#define FP8KV_HOST_ARRAY_LOOP __attribute__((target_clones("avx2", "default")))
+#define FP8KV_HOST_ARRAY_LOOP __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define FP8KV_HOST_ARRAY_LOOP
 #endif

@@ -244,6 +244,11 @@ struct fp8kv_subject {
     int (*attention_plan)(void *ctx, struct fp8kv_codec_cfg cfg,
                           const struct fp8kv_cache_shape *shape, int num_q_heads, int num_seqs,
                           int max_seq_len, char *buf, size_t size);
+    /* optional: q[i] = encode's code of the f32 with bits first + i at scale 1, for i < n
+       (first + n at most 2^32): the consecutive inputs of an f32 sweep, made by the subject
+       without an array (a sweep calls it in place of encode where it is present) */
+    int (*encode_f32_range)(void *ctx, struct fp8kv_codec_cfg cfg, uint32_t first, size_t n,
+                            uint8_t *q);
 };
 
 /* fp8kv_subject_can: whether s has every capability in caps. */
