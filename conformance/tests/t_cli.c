@@ -163,6 +163,44 @@ Test(cli, run_errors_and_unavailable_target)
     cr_assert_eq(run(FP8KV " sweep 2>&1", out, sizeof out), 2);
 }
 
+/* --isa: the CPU codecs' loops by name; a name that is none is a usage error naming the three,
+ * one the processor lacks exits 3 naming those it has; a plugin has no loops of ours; the
+ * report's runtime names the loops a run used. */
+Test(cli, isa_chooses_the_cpu_codecs_loops)
+{
+    char out[4096];
+    cr_assert_eq(run(FP8KV " sweep --codec bits --isa sse9 2>&1", out, sizeof out), 2);
+    cr_assert(strstr(out, "--isa: 'sse9' is not scalar, avx2 or avx512"), "%s", out);
+    const int rc =
+        run(FP8KV " sweep --codec frexp --isa avx512 --domain bf16 --vectors " FP8KV_SOURCE_DIR
+                  "/vectors 2>&1",
+            out, sizeof out);
+    if (rc == 3)
+        cr_assert(strstr(out, "--isa avx512: not available in this build on this processor (it "
+                              "has: scalar"),
+                  "%s", out);
+    else
+        cr_assert(rc == 0 && strstr(out, "mismatches=0 verdict=conformant"), "exit %d: %s", rc,
+                  out);
+    cr_assert_eq(run(FP8KV
+                     " sweep --codec bits --isa scalar --domain f16 --vectors " FP8KV_SOURCE_DIR
+                     "/vectors 2>&1 | tail -n 1",
+                     out, sizeof out),
+                 0, "%s", out);
+    cr_assert(strstr(out, "mismatches=0 verdict=conformant"), "%s", out);
+    cr_assert_eq(run(FP8KV " sweep --plugin /nonexistent.so --isa scalar 2>&1", out, sizeof out),
+                 2);
+    cr_assert(strstr(out, "--isa is for --codec"), "%s", out);
+    cr_assert_eq(run(FP8KV " run --isa avx3 2>&1", out, sizeof out), 2);
+    cr_assert_eq(run("d=$(mktemp -d) && " FP8KV " run --target cpu --isa scalar --profile "
+                     "e5m2_inf --no-blocks --vectors " FP8KV_SOURCE_DIR "/vectors --out $d "
+                     ">/dev/null 2>&1 && grep -o 'codec loops [a-z0-9]*' $d/*/report.json | "
+                     "head -n 1; rm -rf $d",
+                     out, sizeof out),
+                 0, "%s", out);
+    cr_assert_str_eq(out, "codec loops scalar\n");
+}
+
 /* Fixed in e394d2c: a NUL byte in a stdin line cut the input short unseen ("0x43e8\0...": the
  * bits 0x43e8 were encoded); the whole line is the input, so the line is refused. */
 Test(cli, bug20261201_nul_in_a_stdin_line_cut_the_input)

@@ -1,9 +1,11 @@
 /* t_sweep.c — the exhaustive sweep engine (fp8kv/sweep.h) and the built-in encoders under it.
  *
- * The main test is exhaustive: every built-in encoder, under every profile, over all 2^32 f32
- * inputs and all 2^16 f16 and bf16 inputs, judged byte for byte (NaN check strict) against
+ * The main test is exhaustive: every built-in encoder, in the loops of every instruction set
+ * this machine has (fp8kv/cpu_isa.h: scalar, avx2, avx512), under every profile, over all 2^32
+ * f32 inputs and all 2^16 f16 and bf16 inputs, judged byte for byte (NaN check strict) against
  * the certified boundaries, must have no mismatch. One Criterion test per (profile, encoder,
- * domain), so that parallel jobs spread the f32 sweeps (a few seconds each).
+ * domain, instruction set), so that parallel jobs spread the f32 sweeps (a second or two
+ * each).
  *
  * The engine itself: its failure lines come in input order and are the same for any number
  * of threads, even when later chunks finish first; `limit` restricts the inputs; a subject's
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "fp8kv/checks.h"
+#include "fp8kv/cpu_isa.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/subject.h"
 #include "fp8kv/npy.h"
@@ -86,7 +89,7 @@ static const struct fp8kv_subject *cpu_encoder(const char *name)
 }
 
 struct sweep_case {
-    int profile, encoder, domain;
+    int profile, encoder, domain, isa;
 };
 
 #define MAX_SWEEP_CASES 256
@@ -97,7 +100,7 @@ static struct sweep_case sweep_cases[MAX_SWEEP_CASES];
 static int count_sweep_cases(void)
 {
     const struct fp8kv_subject *enc[16];
-    return fp8kv_profile_count * cpu_encoders(enc, 16) * FP8KV_DOMAIN_COUNT;
+    return fp8kv_profile_count * cpu_encoders(enc, 16) * FP8KV_DOMAIN_COUNT * FP8KV_ISA_COUNT;
 }
 
 ParameterizedTestParameters(sweep, exhaustive)
@@ -108,8 +111,10 @@ ParameterizedTestParameters(sweep, exhaustive)
     /* f32 first: the long sweeps start early and the short ones fill in after them */
     for (int d = 0; d < FP8KV_DOMAIN_COUNT; d++)
         for (int p = 0; p < fp8kv_profile_count; p++)
-            for (int e = 0; e < encoders && n < MAX_SWEEP_CASES; e++)
-                sweep_cases[n++] = (struct sweep_case){p, e, d};
+            for (int e = 0; e < encoders; e++)
+                for (int isa = 0; isa < FP8KV_ISA_COUNT && n < MAX_SWEEP_CASES; isa++)
+                    if (fp8kv_cpu_isa_available((enum fp8kv_cpu_isa)isa))
+                        sweep_cases[n++] = (struct sweep_case){p, e, d, isa};
     return cr_make_param_array(struct sweep_case, sweep_cases, (size_t)n);
 }
 
@@ -120,12 +125,15 @@ ParameterizedTest(struct sweep_case *sc, sweep, exhaustive)
     cpu_encoders(encoders, 16);
     const struct fp8kv_subject *enc = encoders[sc->encoder];
     const enum fp8kv_domain d = (enum fp8kv_domain)sc->domain;
+    cr_assert_eq(fp8kv_cpu_isa_use((enum fp8kv_cpu_isa)sc->isa), 0); /* (this test's process) */
     uint32_t *b = load_boundaries(p);
     struct fp8kv_check c;
     int rc = fp8kv_sweep(p, FP8KV_NAN_CHECK_STRICT, d, b, enc, fp8kv_profile_cfg(p), NULL, &c);
     free(b);
-    cr_assert_eq(rc, 0, "%s %s %s: status %d: %s", enc->name, p->name, fp8kv_sweep_domain_names[d],
-                 rc, fp8kv_last_error());
+    cr_assert_eq(rc, 0, "%s %s %s %s: status %d: %s", enc->name, fp8kv_cpu_isa_names[sc->isa],
+                 p->name, fp8kv_sweep_domain_names[d], rc, fp8kv_last_error());
+    if (c.mismatches)
+        fprintf(stderr, "loops: %s\n", fp8kv_cpu_isa_names[sc->isa]);
     if (c.mismatches)
         print_check(&c);
     const uint64_t want_cases = d == FP8KV_DOMAIN_F32 ? 1ull << 32 : 1ull << 16;

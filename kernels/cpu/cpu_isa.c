@@ -8,7 +8,8 @@
 
 const char *const fp8kv_cpu_isa_names[FP8KV_ISA_COUNT] = {"scalar", "avx2", "avx512"};
 
-/* The SIMD builds of codec_simd.c. */
+/* The scalar loops: plain C over codec.h's functions (the compiler may vectorize them, with the
+ * clones of FP8KV_HOST_ARRAY_LOOP); the SIMD builds of codec_simd.c. */
 #define SIMD_ENCODERS(prefix)                                                                      \
     void prefix##_encode_bits(struct fp8kv_codec_cfg c, const float *x, size_t n, uint8_t *q);     \
     void prefix##_encode_frexp(struct fp8kv_codec_cfg c, const float *x, size_t n, uint8_t *q);    \
@@ -21,29 +22,43 @@ SIMD_ENCODERS(fp8kv_simd_avx2)
 SIMD_ENCODERS(fp8kv_simd_avx512)
 #endif
 
+FP8KV_HOST_ARRAY_LOOP
 static void scalar_encode_bits(struct fp8kv_codec_cfg c, const float *x, size_t n, uint8_t *q)
 {
     for (size_t i = 0; i < n; i++)
         q[i] = fp8kv_encode_bits(c, fp8kv_f32_bits(x[i]));
 }
 
+FP8KV_HOST_ARRAY_LOOP
 static void scalar_encode_frexp(struct fp8kv_codec_cfg c, const float *x, size_t n, uint8_t *q)
 {
     for (size_t i = 0; i < n; i++)
         q[i] = fp8kv_encode_frexp(c, x[i]);
 }
 
+/* A scalar range loop: the inputs made a part at a time into an array for the array loop. */
+static void scalar_range(void (*array)(struct fp8kv_codec_cfg, const float *, size_t, uint8_t *),
+                         struct fp8kv_codec_cfg c, uint32_t first, size_t n, uint8_t *q)
+{
+    enum { PART = 2048 };
+    float x[PART];
+    for (size_t off = 0; off < n; off += PART) {
+        const size_t part = n - off < PART ? n - off : PART;
+        for (size_t i = 0; i < part; i++)
+            x[i] = fp8kv_f32_from_bits(first + (uint32_t)(off + i));
+        array(c, x, part, q + off);
+    }
+}
+
 static void scalar_encode_bits_range(struct fp8kv_codec_cfg c, uint32_t first, size_t n, uint8_t *q)
 {
-    for (size_t i = 0; i < n; i++)
-        q[i] = fp8kv_encode_bits(c, first + (uint32_t)i);
+    scalar_range(scalar_encode_bits, c, first, n, q);
 }
 
 static void scalar_encode_frexp_range(struct fp8kv_codec_cfg c, uint32_t first, size_t n,
                                       uint8_t *q)
 {
-    for (size_t i = 0; i < n; i++)
-        q[i] = fp8kv_encode_frexp(c, fp8kv_f32_from_bits(first + (uint32_t)i));
+    scalar_range(scalar_encode_frexp, c, first, n, q);
 }
 
 typedef void (*array_fn)(struct fp8kv_codec_cfg, const float *, size_t, uint8_t *);
