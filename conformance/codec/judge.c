@@ -364,6 +364,8 @@ static int sweep_chunk(void *ctx, struct fp8kv_sweep_chunk *c)
         float *mine = job->subject->input_buffer(job->subject->ctx, c->thread);
         fill_inputs(job->domain, c->lo, c->n, mine);
         status = encode_part(job, mine, c->lo, c->n, c->q);
+    } else if (!c->x) { /* a stream: its codes come in order, without inputs */
+        status = encode_part(job, NULL, c->lo, c->n, c->q);
     } else {
         for (size_t off = 0; off < c->n && status == 0; off += FP8KV_SWEEP_PART) {
             const size_t n = c->n - off < FP8KV_SWEEP_PART ? c->n - off : FP8KV_SWEEP_PART;

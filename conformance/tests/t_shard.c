@@ -28,10 +28,10 @@ static char out[1 << 16];
     "sed -E 's/\\([0-9.]+ s\\)/(T s)/; s/^time: [0-9.]+ s$/time: T s/; "                           \
     "s/\"seconds\": [-0-9.e+]+/\"seconds\": 0/; s/: [0-9.]+ ms/: T ms/'"
 
-/* Runs `command` whole and as n shards (--shard i/n --json), merges the shards with fp8kv merge
- * (in reverse order) and asserts that the merged text and JSON are the unsharded ones, timings
- * aside; returns the unsharded exit code. */
-static int merged_is_whole(const char *command, int n)
+/* Runs `command` whole once, then as n shards (--shard i/n --json) for each n of counts, merges
+ * each set with fp8kv merge (in reverse order) and asserts that the merged text and JSON are the
+ * unsharded ones, timings aside; returns the unsharded exit code. */
+static int merged_is_whole(const char *command, const int *counts, size_t ncounts)
 {
     char cmd[8192];
     snprintf(cmd, sizeof cmd,
@@ -40,25 +40,31 @@ static int merged_is_whole(const char *command, int n)
              command);
     const int whole = test_run(cmd, out, sizeof out);
     cr_assert(whole == 0 || whole == 1, "%s: exit %d", command, whole);
-    char files[4096] = "";
-    for (int i = n - 1; i >= 0; i--) {
-        snprintf(cmd, sizeof cmd, "%s --shard %d/%d --json " MERGE_DIR "/s%d.json > /dev/null 2>&1",
-                 command, i, n, i);
-        const int rc = test_run(cmd, out, sizeof out);
-        cr_assert(rc == 0 || rc == 1, "%s: exit %d", cmd, rc);
-        snprintf(files + strlen(files), sizeof files - strlen(files), " " MERGE_DIR "/s%d.json", i);
-    }
-    snprintf(cmd, sizeof cmd,
-             FP8KV " merge%s --json " MERGE_DIR "/merged.json > " MERGE_DIR "/merged.txt", files);
-    cr_assert_eq(test_run(cmd, out, sizeof out), whole, "%s", cmd);
-    const char *const kinds[] = {"txt", "json"};
-    for (int k = 0; k < 2; k++) {
+    for (size_t c = 0; c < ncounts; c++) {
+        const int n = counts[c];
+        char files[4096] = "";
+        for (int i = n - 1; i >= 0; i--) {
+            snprintf(cmd, sizeof cmd,
+                     "%s --shard %d/%d --json " MERGE_DIR "/s%d.json > /dev/null 2>&1", command, i,
+                     n, i);
+            const int rc = test_run(cmd, out, sizeof out);
+            cr_assert(rc == 0 || rc == 1, "%s: exit %d", cmd, rc);
+            snprintf(files + strlen(files), sizeof files - strlen(files), " " MERGE_DIR "/s%d.json",
+                     i);
+        }
         snprintf(cmd, sizeof cmd,
-                 "cd " MERGE_DIR " && " NORMALIZE " whole.%s > w && " NORMALIZE " merged.%s > m && "
-                 "diff w m 2>&1",
-                 kinds[k], kinds[k]);
-        cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s, %d shards: merged.%s differs:\n%s",
-                     command, n, kinds[k], out);
+                 FP8KV " merge%s --json " MERGE_DIR "/merged.json > " MERGE_DIR "/merged.txt",
+                 files);
+        cr_assert_eq(test_run(cmd, out, sizeof out), whole, "%s", cmd);
+        const char *const kinds[] = {"txt", "json"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(cmd, sizeof cmd,
+                     "cd " MERGE_DIR " && " NORMALIZE " whole.%s > w && " NORMALIZE
+                     " merged.%s > m && diff w m 2>&1",
+                     kinds[k], kinds[k]);
+            cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s, %d shards: merged.%s differs:\n%s",
+                         command, n, kinds[k], out);
+        }
     }
     return whole;
 }
@@ -137,14 +143,13 @@ Test(shard_cli, bad_shard_specs_are_exit_2_with_a_message)
 
 Test(shard_cli, a_codec_sweep_merges_to_the_whole_sweep)
 {
-    for (int n = 1; n <= 3; n++) {
-        cr_assert_eq(
-            merged_is_whole(FP8KV " sweep --codec frexp --domain f16 --threads 2" VECTORS, n), 0);
-        cr_assert_eq(merged_is_whole(FP8KV " sweep --codec bits --domain bf16 --profile "
-                                           "e4m3fnuz_nan --nan-check class --threads 2" VECTORS,
-                                     n),
-                     0);
-    }
+    const int n[] = {1, 2, 3};
+    cr_assert_eq(
+        merged_is_whole(FP8KV " sweep --codec frexp --domain f16 --threads 2" VECTORS, n, 3), 0);
+    cr_assert_eq(merged_is_whole(FP8KV " sweep --codec bits --domain bf16 --profile "
+                                       "e4m3fnuz_nan --nan-check class --threads 2" VECTORS,
+                                 n, 3),
+                 0);
 }
 
 /* Writes the shards i/n of the f16 sweep of bits under profile p into DIR/<name>i.json. */
@@ -215,11 +220,10 @@ Test(shard_cli, device_all_without_a_gpu_is_exit_3)
 Test(shard_full, the_plugin_sweep_merges_to_the_whole_sweep, .timeout = 1800)
 {
     const int n[] = {1, 2, 3, 7};
-    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
-        cr_assert_eq(merged_is_whole(FP8KV " sweep --threads 2 --plugin" PLUGIN(
-                                         "fp8kv_plugin_many_classes") VECTORS,
-                                     n[i]),
-                     1);
+    cr_assert_eq(
+        merged_is_whole(
+            FP8KV " sweep --threads 2 --plugin" PLUGIN("fp8kv_plugin_many_classes") VECTORS, n, 4),
+        1);
     /* the ranges across the borders of 3 and 7 shards are one line, as in the whole sweep */
     cr_assert_eq(test_run("cat " MERGE_DIR "/merged.txt", out, sizeof out), 0);
     cr_assert(strstr(out, "f32 0x248ffffd..0x24900002 (6.24500253e-17..6.24500584e-17, 6 inputs) "
@@ -232,11 +236,10 @@ Test(shard_full, the_plugin_sweep_merges_to_the_whole_sweep, .timeout = 1800)
 Test(shard_full, the_audit_merges_to_the_whole_audit, .timeout = 1800)
 {
     const int n[] = {1, 2, 3, 7};
-    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
-        cr_assert_eq(merged_is_whole(FP8KV " audit --threads 2 --baseline bits --candidate" PLUGIN(
-                                         "fp8kv_plugin_many_classes") VECTORS,
-                                     n[i]),
-                     1);
+    cr_assert_eq(merged_is_whole(FP8KV " audit --threads 2 --baseline bits --candidate" PLUGIN(
+                                     "fp8kv_plugin_many_classes") VECTORS,
+                                 n, 4),
+                 1);
     cr_assert_eq(test_run("cat " MERGE_DIR "/merged.txt", out, sizeof out), 0);
     cr_assert(strstr(out, "f32 0x248ffffd..0x24900002"), "%s", out);
     cr_assert(strstr(out, "verdict=regressed"), "%s", out);
