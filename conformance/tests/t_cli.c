@@ -164,8 +164,8 @@ Test(cli, run_errors_and_unavailable_target)
 }
 
 /* --isa: the CPU codecs' loops by name; a name that is none is a usage error naming the three,
- * one the processor lacks exits 3 naming those it has; a plugin has no loops of ours; the
- * report's runtime names the loops a run used. */
+ * one the processor lacks exits 3 naming those it has; a plugin has no loops of ours (the
+ * report's runtime naming them: t_report). */
 Test(cli, isa_chooses_the_cpu_codecs_loops)
 {
     char out[4096];
@@ -192,13 +192,7 @@ Test(cli, isa_chooses_the_cpu_codecs_loops)
                  2);
     cr_assert(strstr(out, "--isa is for --codec"), "%s", out);
     cr_assert_eq(run(FP8KV " run --isa avx3 2>&1", out, sizeof out), 2);
-    cr_assert_eq(run("d=$(mktemp -d) && " FP8KV " run --target cpu --isa scalar --profile "
-                     "e5m2_inf --no-blocks --vectors " FP8KV_SOURCE_DIR "/vectors --out $d "
-                     ">/dev/null 2>&1 && grep -o 'codec loops [a-z0-9]*' $d/*/report.json | "
-                     "head -n 1; rm -rf $d",
-                     out, sizeof out),
-                 0, "%s", out);
-    cr_assert_str_eq(out, "codec loops scalar\n");
+    cr_assert(strstr(out, "--isa: 'avx3' is not scalar, avx2 or avx512"), "%s", out);
 }
 
 /* Fixed in e394d2c: a NUL byte in a stdin line cut the input short unseen ("0x43e8\0...": the

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fp8kv/cpu_isa.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/fileio.h"
 #include "fp8kv/run.h"
@@ -875,4 +876,19 @@ Test(report, bug20261203_class_bars_of_a_subject_with_no_counts_drew_at_nan)
     cr_assert_null(strstr(html, "nan\""), "%s", strstr(html, "nan\""));
     free(html);
     fp8kv_results_free(&r);
+}
+
+/* The CPU target's runtime names the codec loops in use (fp8kv/cpu_isa.h), as `run --isa` chose
+ * them. */
+Test(report, the_cpu_runtime_names_the_codec_loops)
+{
+    for (int isa = 0; isa < FP8KV_ISA_COUNT; isa++) {
+        if (fp8kv_cpu_isa_use((enum fp8kv_cpu_isa)isa) != 0)
+            continue;
+        struct fp8kv_target_info t;
+        fp8kv_cpu_target_info(&t);
+        char want[64];
+        snprintf(want, sizeof want, "codec loops %s", fp8kv_cpu_isa_names[isa]);
+        cr_assert(strstr(t.runtime, want), "%s: %s", want, t.runtime);
+    }
 }
