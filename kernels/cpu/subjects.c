@@ -40,18 +40,22 @@ static int encode_frexp_array(void *ctx, struct fp8kv_codec_cfg cfg, const float
     return FP8KV_OK;
 }
 
-/* encode_f32_range by an array function over inputs made in parts (the scale models that round
- * the input, which the range loops do not). */
-static int range_by_array(int (*array)(void *, struct fp8kv_codec_cfg, const float *, size_t, float,
-                                       uint8_t *),
-                          struct fp8kv_codec_cfg cfg, uint32_t first, size_t n, uint8_t *q)
+/* encode_f32_range of the bits (frexp 0) or the frexp codec: the range loop of the instruction set
+ * in use; under the f16 model, which rounds each input first, the array function over the
+ * inputs made a part at a time. */
+static int encode_range(int frexp, struct fp8kv_codec_cfg cfg, uint32_t first, size_t n, uint8_t *q)
 {
+    if (cfg.model != FP8KV_CODEC_F16_DIV) {
+        (frexp ? fp8kv_cpu_encode_frexp_range : fp8kv_cpu_encode_bits_range)(fp8kv_cpu_isa_in_use(),
+                                                                             cfg, first, n, q);
+        return FP8KV_OK;
+    }
     float x[1024];
     for (size_t off = 0; off < n; off += 1024) {
         const size_t part = n - off < 1024 ? n - off : 1024;
         for (size_t i = 0; i < part; i++)
             x[i] = fp8kv_f32_from_bits(first + (uint32_t)(off + i));
-        array(NULL, cfg, x, part, 1.0f, q + off);
+        (frexp ? encode_frexp_array : encode_bits_array)(NULL, cfg, x, part, 1.0f, q + off);
     }
     return FP8KV_OK;
 }
@@ -60,20 +64,14 @@ static int encode_bits_range(void *ctx, struct fp8kv_codec_cfg cfg, uint32_t fir
                              uint8_t *q)
 {
     (void)ctx;
-    if (cfg.model == FP8KV_CODEC_F16_DIV)
-        return range_by_array(encode_bits_array, cfg, first, n, q);
-    fp8kv_cpu_encode_bits_range(fp8kv_cpu_isa_in_use(), cfg, first, n, q);
-    return FP8KV_OK;
+    return encode_range(0, cfg, first, n, q);
 }
 
 static int encode_frexp_range(void *ctx, struct fp8kv_codec_cfg cfg, uint32_t first, size_t n,
                               uint8_t *q)
 {
     (void)ctx;
-    if (cfg.model == FP8KV_CODEC_F16_DIV)
-        return range_by_array(encode_frexp_array, cfg, first, n, q);
-    fp8kv_cpu_encode_frexp_range(fp8kv_cpu_isa_in_use(), cfg, first, n, q);
-    return FP8KV_OK;
+    return encode_range(1, cfg, first, n, q);
 }
 
 static int decode_bits_array(void *ctx, struct fp8kv_codec_cfg cfg, const uint8_t *q, size_t n,
