@@ -134,10 +134,10 @@ static uint8_t ties_half_up(struct fp8kv_codec_cfg c, uint32_t x)
     return fp8kv_codec_finish(c, sign, mag, code);
 }
 
-/* The array loops get an AVX2 clone (codec.h's FP8KV_HOST_ARRAY_LOOP, as kernels/cpu/subjects.c's),
- * and this file is built with -fno-trapping-math (tests/CMakeLists.txt; no FP trap is ever enabled,
- * so no result changes): without them most loops do not vectorize, and the suite's 2^32-input
- * sweeps of the broken encoders take two to four times as long. */
+/* The array loops get AVX-512 and AVX2 clones (codec.h's FP8KV_HOST_ARRAY_LOOP, as
+ * kernels/cpu/subjects.c's), and this file is built with -fno-trapping-math (tests/CMakeLists.txt;
+ * no FP trap is ever enabled, so no result changes): without them most loops do not vectorize, and
+ * the suite's 2^32-input sweeps of the broken encoders take two to four times as long. */
 
 /* The array form the sweep calls, one per broken encoder, so that each inlines into its loop.
  * The configuration arrives by value (a copy read through a pointer would be reloaded after

@@ -2,17 +2,19 @@
  * with GCC/Clang vector extensions, built once per instruction set. kernels/CMakeLists.txt
  * compiles it for AVX2 (-mavx2, FP8KV_SIMD_LANES=8 lanes of 32 bits,
  * FP8KV_SIMD_NAME=fp8kv_simd_avx2) and for AVX-512 (-mavx512f -mavx512bw -mavx512vl -mavx512dq, 16
- * lanes, fp8kv_simd_avx512); each build defines <FP8KV_SIMD_NAME>_encode_bits and _encode_frexp.
+ * lanes, fp8kv_simd_avx512); each build defines <FP8KV_SIMD_NAME>_encode_bits, _encode_frexp (an
+ * array) and _encode_bits_range, _encode_frexp_range (consecutive inputs).
  *
  * Every lane computes the function of codec.h's scalar encoder, and the result is the same
- * byte for every input (t_simd compares them on all 2^32 f32 inputs under every configuration;
- * the judge sweeps the path in use against the oracle). Each vector first takes the ordinary
- * path: an input whose code is an ordinary finite nonzero code of the format (normal, for the
- * integer codec), where none of codec.h's special rules (zero, subnormal, overflow, Inf, NaN)
- * applies and the formula is short. A vector in which any lane is not ordinary is computed
- * again, whole, by the general path: codec.h's formula step by step in vector form. A sweep
- * visits inputs in increasing bit order, so neighbouring lanes share their exponent field and
- * nearly every vector is ordinary or special throughout: the test costs one compare.
+ * byte for every input (t_simd compares them with the scalar functions under every
+ * configuration; t_sweep judges each build's loops against the oracle on all 2^32 f32
+ * inputs). Each codec has an ordinary path, for the inputs where no special rule of
+ * fp8kv_codec_finish applies but overflow (bits: rounding to zero, a normal code or a finite
+ * overflow; frexp: every normal finite f32), whose formula is short, and a general path:
+ * codec.h's formula step by step in vector form. A vector takes the ordinary path where all its
+ * lanes are ordinary (a compare or two), else the general one, whole. A sweep visits inputs in
+ * increasing bit order, so neighbouring lanes share their exponent field and nearly every
+ * vector is ordinary or special throughout; the range loops know it from a block's two ends.
  *
  * Floating point: the ordinary frexp path rounds with the processor's round-to-nearest-even
  * instruction (nearbyintf's operation) and scales by one exact power-of-two product (ldexpf's);
@@ -138,26 +140,9 @@ ALWAYS_INLINE void store_codes(uint8_t *q, vu codes)
 
 /* ---- fp8kv_codec_finish in vector form ------------------------------------------------------ */
 
-/* The bytes fp8kv_codec_finish(c, sign, mag, code) gives in each lane: its mask arithmetic,
- * with the per-configuration constants computed by the scalar function itself. */
-ALWAYS_INLINE vu finish(struct fp8kv_codec_cfg c, vu sign, vu mag, vu code)
-{
-    const uint32_t max_code = fp8kv_format_max_code(c.format);
-    /* the scalar function's bytes for an overflowing finite code, Inf, NaN (sign 0) */
-    const uint32_t overflow_byte = fp8kv_codec_finish(c, 0, 0x7F000000u, max_code + 1u);
-    const uint32_t inf_byte = fp8kv_codec_finish(c, 0, 0x7F800000u, max_code + 1u);
-    const uint32_t nan_byte = fp8kv_format_nan_byte(c.format);
-    const uint32_t no_negative_zero = !fp8kv_has_negative_zero(nan_byte);
-    vu out = pick(code > max_code, splat(overflow_byte), code);
-    out = pick(mag == 0x7F800000u, splat(inf_byte), out);
-    out = pick(mag > 0x7F800000u, splat(nan_byte), out);
-    const vu drop_sign = (vu)(out == 0u) & splat(0u - no_negative_zero);
-    return out | (sign & ~drop_sign);
-}
-
 /* fp8kv_codec_finish for lanes whose input x is finite: the overflow byte past the largest
  * finite code, and the sign put back (but on a zero of a format without -0). The branches are
- * on the configuration: resolved when it is a constant (see ENCODE_BITS). */
+ * on the configuration: resolved when it is a constant (see DISPATCH_CFG). */
 ALWAYS_INLINE vu finish_finite(struct fp8kv_codec_cfg c, vu x, vu code)
 {
     const uint32_t max_code = fp8kv_format_max_code(c.format);
@@ -170,12 +155,25 @@ ALWAYS_INLINE vu finish_finite(struct fp8kv_codec_cfg c, vu x, vu code)
     return out | (sign & ~(vu)(out == 0u));
 }
 
+/* fp8kv_codec_finish of any lanes: finish_finite, then Inf's and NaN's bytes (with the sign, as
+ * the scalar function puts it on them: neither byte is 0), from the scalar function itself. */
+ALWAYS_INLINE vu finish(struct fp8kv_codec_cfg c, vu x, vu code)
+{
+    const uint32_t max_code = fp8kv_format_max_code(c.format);
+    const uint32_t inf_byte = fp8kv_codec_finish(c, 0, 0x7F800000u, max_code + 1u);
+    const uint32_t nan_byte = fp8kv_format_nan_byte(c.format);
+    const vu mag = x & 0x7FFFFFFFu, sign = (x >> 24) & 0x80u;
+    vu out = finish_finite(c, x, code);
+    out = pick(mag == 0x7F800000u, splat(inf_byte) | sign, out);
+    return pick(mag > 0x7F800000u, splat(nan_byte) | sign, out);
+}
+
 /* ---- the integer codec ---------------------------------------------------------------------- */
 
 /* fp8kv_encode_bits of every lane, step by step (the general path). */
 OUT_OF_LINE vu bits_general(struct fp8kv_codec_cfg c, vu x)
 {
-    const vu sign = (x >> 24) & 0x80u, mag = x & 0x7FFFFFFFu;
+    const vu mag = x & 0x7FFFFFFFu;
     const uint32_t bias = (uint32_t)fp8kv_codec_bias(c);
     const uint32_t man_bits = (uint32_t)fp8kv_codec_man_bits(c);
     const uint32_t min_normal = fp8kv_f32_bits(fp8kv_min_normal((int)bias));
@@ -194,20 +192,24 @@ OUT_OF_LINE vu bits_general(struct fp8kv_codec_cfg c, vu x)
     const vu half = splat(1u) << (shift - 1u), lsb = (sig >> shift) & 1u;
     const vu sub_code = (sig + (half - 1u) + lsb) >> shift;
 
-    const vu code = pick(is_normal, normal_code, sub_code);
-    return finish(c, sign, mag, code);
+    return finish(c, x, pick(is_normal, normal_code, sub_code));
 }
 
-/* The integer codec's ordinary lanes: an input that rounds to zero (at most half the subnormal
- * quantum: codec.h's subnormal path gives 0 there, ties to even), to a normal code (codec.h's
- * round-and-rebias), or overflows while finite. A zero lane is raised to 2^-bias, which the
- * round-and-rebias (its rebias folded into the rounding constant) turns into code 0. */
-ALWAYS_INLINE int bits_interval(struct fp8kv_codec_cfg c, uint32_t mag)
+/* The integer codec's ordinary lanes: an input that rounds to zero (at most bits_zero_max, half
+ * the subnormal quantum: codec.h's subnormal path gives 0 there, ties to even), to a normal code
+ * (codec.h's round-and-rebias), or overflows while finite. A zero lane is raised to 2^-bias,
+ * which the round-and-rebias (its rebias folded into the rounding constant) turns into code 0. */
+ALWAYS_INLINE uint32_t bits_zero_max(struct fp8kv_codec_cfg c)
 {
     const int bias = fp8kv_codec_bias(c), man_bits = fp8kv_codec_man_bits(c);
-    const uint32_t zero_max = fp8kv_f32_bits(fp8kv_subnormal_unit(bias, man_bits) * 0.5f);
-    const uint32_t min_normal = fp8kv_f32_bits(fp8kv_min_normal(bias));
-    return mag <= zero_max ? 0 : mag >= min_normal && mag < 0x7F800000u ? 1 : -1;
+    return fp8kv_f32_bits(fp8kv_subnormal_unit(bias, man_bits) * 0.5f);
+}
+
+/* 0: mag rounds to zero; 1: a normal code or a finite overflow; -1: not ordinary. */
+ALWAYS_INLINE int bits_interval(struct fp8kv_codec_cfg c, uint32_t mag)
+{
+    const uint32_t min_normal = fp8kv_f32_bits(fp8kv_min_normal(fp8kv_codec_bias(c)));
+    return mag <= bits_zero_max(c) ? 0 : mag >= min_normal && mag < 0x7F800000u ? 1 : -1;
 }
 
 /* The codes of lanes that are all ordinary (bits_interval 0 or 1). */
@@ -224,9 +226,8 @@ ALWAYS_INLINE vu bits_ordinary(struct fp8kv_codec_cfg c, vu x)
 /* The codes of any lanes: the ordinary path where all lanes are ordinary, else the general. */
 ALWAYS_INLINE vu bits_vector(struct fp8kv_codec_cfg c, vu x)
 {
-    const int bias = fp8kv_codec_bias(c), man_bits = fp8kv_codec_man_bits(c);
-    const uint32_t zero_max = fp8kv_f32_bits(fp8kv_subnormal_unit(bias, man_bits) * 0.5f);
-    const uint32_t min_normal = fp8kv_f32_bits(fp8kv_min_normal(bias));
+    const uint32_t zero_max = bits_zero_max(c);
+    const uint32_t min_normal = fp8kv_f32_bits(fp8kv_min_normal(fp8kv_codec_bias(c)));
     const vu mag = x & 0x7FFFFFFFu;
     const vi subnormal = mag - (zero_max + 1u) < min_normal - (zero_max + 1u);
     if (any_lane(subnormal | (mag >= 0x7F800000u)))
@@ -240,7 +241,7 @@ ALWAYS_INLINE vu bits_vector(struct fp8kv_codec_cfg c, vu x)
  * frexpf, ldexpf and nearbyintf in vector form. */
 OUT_OF_LINE vu frexp_general(struct fp8kv_codec_cfg c, vu bits)
 {
-    const vu sign = (bits >> 24) & 0x80u, mag = bits & 0x7FFFFFFFu;
+    const vu mag = bits & 0x7FFFFFFFu;
     const int bias = fp8kv_codec_bias(c), man_bits = fp8kv_codec_man_bits(c);
     const uint32_t one = 1u << man_bits;
     const float two = (float)(2u * one);
@@ -269,7 +270,7 @@ OUT_OF_LINE vu frexp_general(struct fp8kv_codec_cfg c, vu bits)
     const vu normal = ((vu)(E + bias) << man_bits) | (qi - one);
     vu code = pick(qi < one, qi, normal);
     code &= (vu)finite_nonzero;
-    return finish(c, sign, mag, code);
+    return finish(c, bits, code);
 }
 
 /* The frexp codec's ordinary lanes: a normal finite f32 input (every code, overflow included,

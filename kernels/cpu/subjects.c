@@ -2,9 +2,9 @@
  * functions, the CPU reference KV-cache paths of kv_cache.c and the block codec of
  * block_codec.h.
  *
- * The codec loops are kept free of calls and cross-iteration state so the compiler vectorizes
- * them; target_clones builds an AVX2 version next to the baseline one where the compiler
- * can, chosen at load time. Scale 1 skips the division: x / 1 is x exactly under every
+ * At scale 1 the encoders run the loops of the instruction set in use (fp8kv/cpu_isa.h); the
+ * scaled loops are kept free of calls and cross-iteration state so the compiler vectorizes them
+ * (FP8KV_HOST_ARRAY_LOOP's clones). Scale 1 skips the division: x / 1 is x exactly under every
  * model, so the result is the same. */
 #include <string.h>
 
