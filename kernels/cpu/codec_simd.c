@@ -155,17 +155,22 @@ ALWAYS_INLINE vu finish_finite(struct fp8kv_codec_cfg c, vu x, vu code)
     return out | (sign & ~(vu)(out == 0u));
 }
 
-/* fp8kv_codec_finish of any lanes: finish_finite, then Inf's and NaN's bytes (with the sign, as
- * the scalar function puts it on them: neither byte is 0), from the scalar function itself. */
+/* fp8kv_codec_finish of any lanes: its mask arithmetic, with the per-configuration bytes
+ * (overflow, Inf, NaN; sign 0) computed by the scalar function itself. (Not built on
+ * finish_finite: Debian's clang 14 crashes on that form under -g and the sanitizers.) */
 ALWAYS_INLINE vu finish(struct fp8kv_codec_cfg c, vu x, vu code)
 {
     const uint32_t max_code = fp8kv_format_max_code(c.format);
+    const uint32_t overflow_byte = fp8kv_codec_finish(c, 0, 0x7F000000u, max_code + 1u);
     const uint32_t inf_byte = fp8kv_codec_finish(c, 0, 0x7F800000u, max_code + 1u);
     const uint32_t nan_byte = fp8kv_format_nan_byte(c.format);
+    const uint32_t no_negative_zero = !fp8kv_has_negative_zero(nan_byte);
     const vu mag = x & 0x7FFFFFFFu, sign = (x >> 24) & 0x80u;
-    vu out = finish_finite(c, x, code);
-    out = pick(mag == 0x7F800000u, splat(inf_byte) | sign, out);
-    return pick(mag > 0x7F800000u, splat(nan_byte) | sign, out);
+    vu out = pick(code > max_code, splat(overflow_byte), code);
+    out = pick(mag == 0x7F800000u, splat(inf_byte), out);
+    out = pick(mag > 0x7F800000u, splat(nan_byte), out);
+    const vu drop_sign = (vu)(out == 0u) & splat(0u - no_negative_zero);
+    return out | (sign & ~drop_sign);
 }
 
 /* ---- the integer codec ---------------------------------------------------------------------- */
