@@ -215,6 +215,62 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The memory one process holds: its resident anonymous and shared pages (not its files'), in
+ * bytes; 0 when it is gone. */
+static size_t process_memory(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t kib = 0;
+    unsigned long long k;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "RssAnon: %llu", &k) == 1 || sscanf(line, "RssShmem: %llu", &k) == 1)
+            kib += (size_t)k;
+    if (f)
+        fclose(f);
+    return kib << 10;
+}
+
+/* The bytes of the region shared with c that are resident (the most of it a worker can hold). */
+static size_t region_resident(const struct fp8kv_child *c)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = (uintptr_t)c->shared / page * page;
+    const size_t pages = ((uintptr_t)c->shared + c->shared_bytes - lo + page - 1) / page;
+    unsigned char *in = malloc(pages);
+    size_t n = 0;
+    if (in && mincore((void *)lo, pages * page, in) == 0)
+        for (size_t i = 0; i < pages; i++)
+            n += in[i] & 1u;
+    free(in);
+    return n * page;
+}
+
+/* Whether the child and every process below it hold more memory than c->memory_limit (the
+ * region shared with the harness not counted); measured at most every 50 ms. If so, the child
+ * is failed (killed) with a message saying so while `doing`: FP8KV_ERR_SUBJECT; else 0. */
+static int watch_memory(struct fp8kv_child *c, double now, const char *doing)
+{
+    if (!c->memory_limit || now - c->memory_checked_ms < 50.0)
+        return 0;
+    c->memory_checked_ms = now;
+    pid_t below[256];
+    const int n = descendants(c->pid, below, 256);
+    size_t held = process_memory(c->pid);
+    for (int i = 0; i < n; i++)
+        held += process_memory(below[i]);
+    const size_t region = region_resident(c);
+    held = held > region ? held - region : 0;
+    if (held <= c->memory_limit)
+        return 0;
+    return fp8kv_child_failed(c,
+                              "plugin %s used %zu MiB of memory (its processes together), more "
+                              "than the workers' limit of %zu MiB (--worker-memory, "
+                              "FP8KV_WORKER_MEMORY), while %s (killed)",
+                              c->path, held >> 20, c->memory_limit >> 20, doing);
+}
+
 /* Waits for n bytes of answer, all of them within the timeout; 0, or FP8KV_ERR_SUBJECT with
  * `doing` in the message. */
 static int await_answer(struct fp8kv_child *c, void *answer, size_t n, const char *doing)
@@ -227,9 +283,13 @@ static int await_answer(struct fp8kv_child *c, void *answer, size_t n, const cha
     char *p = answer;
     size_t got = 0;
     while (got < n) {
-        const double left = deadline - now_ms();
-        int ready = left > 0 ? poll(pfd, c->pidfd >= 0 ? 2 : 1, (int)left + 1) : 0;
-        if (ready < 0 && errno == EINTR)
+        const double now = now_ms(), left = deadline - now;
+        if (watch_memory(c, now, doing) != 0)
+            return FP8KV_ERR_SUBJECT;
+        /* with a memory limit, the tree is measured at least every 50 ms while it works */
+        const int wait_ms = c->memory_limit && left > 50 ? 50 : (int)left + 1;
+        int ready = left > 0 ? poll(pfd, c->pidfd >= 0 ? 2 : 1, wait_ms) : 0;
+        if ((ready < 0 && errno == EINTR) || (ready == 0 && deadline - now_ms() > 0))
             continue;
         if (ready == 0)
             return fp8kv_child_failed(c,
@@ -248,7 +308,7 @@ static int await_answer(struct fp8kv_child *c, void *answer, size_t n, const cha
         got += (size_t)k;
     }
     if (got == n)
-        return 0;
+        return watch_memory(c, now_ms(), doing);
     char how[160];
     describe_end(c, how, sizeof how);
     return fp8kv_child_failed(c, "plugin %s %s while %s", c->path, how, doing);
@@ -331,9 +391,10 @@ static void confine_worker(size_t memory)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    if (memory) {
+    if (memory) { /* (the harness watches the rest: shared mappings, children) */
         const struct rlimit r = {memory, memory};
         setrlimit(RLIMIT_DATA, &r);
+        setrlimit(RLIMIT_FSIZE, &r); /* memfd and tmpfs files, unmapped, are in no one's RSS */
     }
     prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0); /* fails unprivileged: nothing to drop */
     struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
@@ -442,6 +503,7 @@ int fp8kv_child_start(struct fp8kv_child *c, const char *path, size_t shared_byt
         _exit(serve(sv[1], c->shared, arg));
     }
     setpgid(c->pid, c->pid); /* (also here: whichever runs first) */
+    c->memory_limit = memory;
 #ifdef SYS_pidfd_open
     c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0); /* -1 on old kernels: socket only */
 #endif

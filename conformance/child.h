@@ -23,11 +23,13 @@ struct fp8kv_child {
     void *shared; /* shared_bytes of memory shared with the child, then a guard page */
     size_t shared_bytes;
     int timeout_ms;
-    pthread_mutex_t lock; /* one request at a time */
-    int dead;             /* crashed, hung or stopped: every later request fails */
-    char failure[512];    /* why it died, for later requests */
-    char path[1024];      /* the plugin, for messages */
-    int started;          /* fp8kv_child_start ran (the lock is initialized) */
+    size_t memory_limit;      /* fp8kv_child_memory's at the start (0: none) */
+    double memory_checked_ms; /* when the memory of the child's tree was last measured */
+    pthread_mutex_t lock;     /* one request at a time */
+    int dead;                 /* crashed, hung or stopped: every later request fails */
+    char failure[512];        /* why it died, for later requests */
+    char path[1024];          /* the plugin, for messages */
+    int started;              /* fp8kv_child_start ran (the lock is initialized) */
 };
 
 /* The child's side: runs in the forked process with the socket and the shared memory; its
@@ -69,10 +71,14 @@ int fp8kv_child_start_pool(struct fp8kv_child *w, int count, const char *path, s
  * the message when c is dead. The lock is held either way: unlock it after. */
 int fp8kv_child_lock(struct fp8kv_child *c);
 
-/* fp8kv_child_set_memory: the writable memory (bytes; 0: no limit) every worker started after
- * this call may use (RLIMIT_DATA: a worker that needs more sees its allocations fail). Unset,
- * it is $FP8KV_WORKER_MEMORY (fp8kv_child_parse_memory's form), else half of the machine's
- * memory; in a sanitizer build there is none (its shadow memory is more than any limit).
+/* fp8kv_child_set_memory: the memory (bytes; 0: no limit) every worker started after this call
+ * may use. A worker's private writable memory is limited by RLIMIT_DATA (its allocations fail
+ * past it) and the files it writes by RLIMIT_FSIZE; while it answers, the harness measures the
+ * resident memory of the worker and every process below it (anonymous and shared pages, less
+ * the region shared with the harness) at least every 50 ms, and a tree over the limit is killed
+ * as a failure of the plugin (shared mappings and memfd escape RLIMIT_DATA). Unset, it is
+ * $FP8KV_WORKER_MEMORY (fp8kv_child_parse_memory's form), else half of the machine's memory; in
+ * a sanitizer build there is none (its shadow memory is more than any limit).
  * fp8kv_child_memory: the limit in force into *bytes (0: none); 0, or FP8KV_ERR when
  * $FP8KV_WORKER_MEMORY is not a size. fp8kv_child_parse_memory: "N", "NK", "NM" or "NG" into
  * *bytes; 0, or -1. */

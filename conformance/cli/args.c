@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "fp8kv/cpu_isa.h"
+#include "child.h"
 #include "fp8kv/diag.h"
 #ifdef FP8KV_HAVE_ORACLE
 #include "fp8kv/oracle.h"
@@ -263,6 +264,18 @@ int fp8kv_cli_use_isa(const char *cmd, const char *text)
                 cmd, text, have);
         return FP8KV_EXIT_UNAVAILABLE;
     }
+    return 0;
+}
+
+int fp8kv_cli_use_worker_memory(const char *cmd, const char *text)
+{
+    size_t bytes;
+    if (fp8kv_child_parse_memory(text, &bytes) != 0)
+        return fp8kv_cli_usage_error(cmd,
+                                     "--worker-memory: '%s' is not a size (bytes, or a number "
+                                     "followed by K, M or G; 0: no limit)",
+                                     text);
+    fp8kv_child_set_memory(bytes);
     return 0;
 }
 

@@ -97,6 +97,11 @@ int fp8kv_cli_use_isa(const char *cmd, const char *text);
     "  --isa I             the CPU codecs' loops: scalar | avx2 | avx512 (default: the widest\n"   \
     "                      the processor has)\n"
 
+/* fp8kv_cli_use_worker_memory: a --worker-memory value (bytes, or a number followed by K, M or
+ * G; 0: none): the memory of every plugin worker started from now on (child.h's
+ * fp8kv_child_set_memory). 0, or FP8KV_EXIT_USAGE after a usage message. */
+int fp8kv_cli_use_worker_memory(const char *cmd, const char *text);
+
 /* fp8kv_cli_parse_device: a --device value (0..255): 0, or FP8KV_EXIT_USAGE after a usage message.
  */
 int fp8kv_cli_parse_device(const char *cmd, const char *text, int *device);

@@ -18,7 +18,8 @@ static const char audit_help[] =
     "usage: fp8kv audit --baseline A --candidate B [--profile P] [--inf {satfinite_infs}] "
     "[--model M]\n"
     "                   [--nan-check {nan_checks}] [--threads N] [--timeout S] [--vectors DIR]\n"
-    "                   [--target cpu|hip] [--device N|all] [--shard i/N] [--json FILE]\n"
+    "                   [--worker-memory M] [--target cpu|hip] [--device N|all] [--shard i/N] "
+    "[--json FILE]\n"
     "\n"
     "Runs both codecs over every f32 (2^32), f16 and bf16 input at scale 1 and over the\n"
     "store-with-scale pairs of the golden vectors, and reports every input whose byte changed:\n"
@@ -39,6 +40,9 @@ static const char audit_help[] =
     "  --nan-check C   {nan_checks:notes_default}\n"
     "  --threads N     threads, and workers per plugin (default: all cores)\n"
     "  --timeout S     seconds a plugin call may take (default 30)\n"
+    "  --worker-memory M\n"
+    "                  the memory a plugin worker may hold (bytes, or with K, M or G; 0: none;\n"
+    "                  default $FP8KV_WORKER_MEMORY, else half the machine's)\n"
     "  --target T      where the built-in codecs run: cpu (default) or hip (a GPU "
     "build)\n" FP8KV_CLI_SHARD_HELP FP8KV_CLI_DEVICE_HELP
     "  --vectors DIR   the vector directory (default: $FP8KV_VECTORS, ./vectors, or the\n"
@@ -59,6 +63,7 @@ enum {
     OPT_NAN_CHECK,
     OPT_THREADS,
     OPT_TIMEOUT,
+    OPT_WORKER_MEMORY,
     OPT_VECTORS,
     OPT_JSON,
     OPT_TARGET,
@@ -67,9 +72,9 @@ enum {
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"baseline", 1},  {"candidate", 1}, {"profile", 1}, {"inf", 1},     {"model", 1},
-    {"nan-check", 1}, {"threads", 1},   {"timeout", 1}, {"vectors", 1}, {"json", 1},
-    {"target", 1},    {"device", 1},    {"shard", 1}};
+    {"baseline", 1},  {"candidate", 1}, {"profile", 1}, {"inf", 1},           {"model", 1},
+    {"nan-check", 1}, {"threads", 1},   {"timeout", 1}, {"worker-memory", 1}, {"vectors", 1},
+    {"json", 1},      {"target", 1},    {"device", 1},  {"shard", 1}};
 
 /* One side of the audit: a built-in codec or a plugin. */
 struct side {
@@ -285,6 +290,9 @@ int fp8kv_cmd_audit(int argc, char **argv)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_TIMEOUT] &&
         fp8kv_cli_parse_seconds("audit", "timeout", a.value[OPT_TIMEOUT], &timeout) != 0)
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_WORKER_MEMORY] &&
+        fp8kv_cli_use_worker_memory("audit", a.value[OPT_WORKER_MEMORY]) != 0)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_TARGET] &&
         (target = fp8kv_cli_parse_choice("audit", "target", a.value[OPT_TARGET], targets, 2)) < 0)

@@ -12,7 +12,7 @@
 static const char audit_block_help[] =
     "usage: fp8kv audit --block --baseline A --candidate B [--format F] [--blocks N]\n"
     "                   [--seed S] [--target cpu|hip] [--device N] [--threads N]\n"
-    "                   [--timeout S] [--json FILE|-]\n"
+    "                   [--timeout S] [--worker-memory M] [--json FILE|-]\n"
     "\n"
     "Compares two block codecs of one format (MX, NVFP4: docs/blocks.md) on three seeded data\n"
     "sets of N blocks each (fp8kv/block_audit.h; docs/blocks.md says how they are drawn):\n"
@@ -34,6 +34,9 @@ static const char audit_block_help[] =
     "  --device N     the GPU of --target hip (default 0)\n"
     "  --threads N    worker processes per plugin (default 1)\n"
     "  --timeout S    seconds a plugin call may take (default 30)\n"
+    "  --worker-memory M\n"
+    "                 the memory a plugin worker may hold (bytes, or with K, M or G; 0: none;\n"
+    "                 default $FP8KV_WORKER_MEMORY, else half the machine's)\n"
     "  --json FILE    also write the table as JSON (docs/json.md); '-': the JSON to stdout, the\n"
     "                 text to stderr\n"
     "Prints one row per data set:\n"
@@ -59,12 +62,14 @@ enum {
     OPT_DEVICE,
     OPT_THREADS,
     OPT_TIMEOUT,
+    OPT_WORKER_MEMORY,
     OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"block", 0},  {"baseline", 1}, {"candidate", 1}, {"format", 1},  {"blocks", 1}, {"seed", 1},
-    {"target", 1}, {"device", 1},   {"threads", 1},   {"timeout", 1}, {"json", 1}};
+    {"block", 0},   {"baseline", 1}, {"candidate", 1},     {"format", 1},
+    {"blocks", 1},  {"seed", 1},     {"target", 1},        {"device", 1},
+    {"threads", 1}, {"timeout", 1},  {"worker-memory", 1}, {"json", 1}};
 
 static int is_plugin_path(const char *arg)
 {
@@ -183,6 +188,8 @@ int fp8kv_cli_audit_block(int argc, char **argv)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_TIMEOUT] &&
         fp8kv_cli_parse_seconds(cmd, "--timeout", a.value[OPT_TIMEOUT], &base.timeout_s))
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_WORKER_MEMORY] && fp8kv_cli_use_worker_memory(cmd, a.value[OPT_WORKER_MEMORY]))
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_DEVICE] && fp8kv_cli_parse_device(cmd, a.value[OPT_DEVICE], &base.device))
         return FP8KV_EXIT_USAGE;

@@ -25,7 +25,7 @@ static const char check_block_help[] =
     "usage: fp8kv check-block (--format F [--rule R] [--model M] [--target cpu|hip] |\n"
     "                          --plugin LIB.so) [--global-scale G] [--blocks N] [--seed S]\n"
     "                          [--sweep all|none|CODE[@G],...] [--threads N] [--timeout S]\n"
-    "                          [--device N] [--vectors DIR] [--json FILE|-]\n"
+    "                          [--worker-memory M] [--device N] [--vectors DIR] [--json FILE|-]\n"
     "\n"
     "Judges a block codec (MX, NVFP4: docs/blocks.md) against the exact MPFR oracle:\n"
     "  vectors the golden vectors vectors/blocks/<format>/: every encode case, the decode tables\n"
@@ -48,6 +48,8 @@ static const char check_block_help[] =
     "                    MX 7f, 01, c8; nvfp4 38@1, 3b@1.7), 'none', or e.g. '7f,80' or '38@0.5'\n"
     "  --threads N       threads (plugin: worker processes); default 2\n"
     "  --timeout S       seconds a plugin call may take (default 30)\n"
+    "  --worker-memory M the memory a plugin worker may hold (bytes, or with K, M or G; 0: none;\n"
+    "                    default $FP8KV_WORKER_MEMORY, else half the machine's)\n"
     "  --device N        the GPU of --target hip (default 0)\n"
     "  --vectors DIR     the vector directory (default: $FP8KV_VECTORS, ./vectors, installed).\n"
     "                    A directory named here or by $FP8KV_VECTORS, or found, must pass its\n"
@@ -74,15 +76,16 @@ enum {
     OPT_SWEEP,
     OPT_THREADS,
     OPT_TIMEOUT,
+    OPT_WORKER_MEMORY,
     OPT_DEVICE,
     OPT_VECTORS,
     OPT_JSON,
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"format", 1},       {"rule", 1},   {"model", 1},   {"target", 1}, {"plugin", 1},
-    {"global-scale", 1}, {"blocks", 1}, {"seed", 1},    {"sweep", 1},  {"threads", 1},
-    {"timeout", 1},      {"device", 1}, {"vectors", 1}, {"json", 1}};
+    {"format", 1},       {"rule", 1},          {"model", 1},  {"target", 1},  {"plugin", 1},
+    {"global-scale", 1}, {"blocks", 1},        {"seed", 1},   {"sweep", 1},   {"threads", 1},
+    {"timeout", 1},      {"worker-memory", 1}, {"device", 1}, {"vectors", 1}, {"json", 1}};
 
 /* parse_sweep: the sweep points of --sweep text for f into pts; their count, or -1 after a
  * usage message. */
@@ -271,6 +274,8 @@ int fp8kv_cmd_check_block(int argc, char **argv)
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_TIMEOUT] &&
         fp8kv_cli_parse_seconds(cmd, "--timeout", a.value[OPT_TIMEOUT], &c.timeout_s))
+        return FP8KV_EXIT_USAGE;
+    if (a.value[OPT_WORKER_MEMORY] && fp8kv_cli_use_worker_memory(cmd, a.value[OPT_WORKER_MEMORY]))
         return FP8KV_EXIT_USAGE;
     if (a.value[OPT_DEVICE] && fp8kv_cli_parse_device(cmd, a.value[OPT_DEVICE], &c.device))
         return FP8KV_EXIT_USAGE;

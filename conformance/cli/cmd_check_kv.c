@@ -14,7 +14,7 @@
 static const char check_kv_help[] =
     "usage: fp8kv check-kv (--plugin LIB.so | --subject NAME) [--profile P] [--device N]\n"
     "                      [--suite golden|engine|all] [--case N] [--timeout S]\n"
-    "                      [--vectors DIR] [--json FILE]\n"
+    "                      [--worker-memory M] [--vectors DIR] [--json FILE]\n"
     "\n"
     "Runs every golden KV case (vectors/<profile>/kv/) through KV kernels and judges them: the\n"
     "store byte for byte, the gather + dequant in f32, f16 and bf16 bit for bit, the attention\n"
@@ -35,6 +35,9 @@ static const char check_kv_help[] =
     "  --profile P      only this profile (default: every profile the kernels implement)\n"
     "  --device N       the GPU for device-memory kernels (default 0)\n"
     "  --timeout S      seconds a plugin call may take (default 30)\n"
+    "  --worker-memory M\n"
+    "                   the memory a plugin worker may hold (bytes, or with K, M or G; 0: none;\n"
+    "                   default $FP8KV_WORKER_MEMORY, else half the machine's)\n"
     "  --vectors DIR    the vector directory (verified first)\n" FP8KV_CLI_JSON_HELP
     "Prints one line per check and the last line\n"
     "  check-kv <name>: profiles=<P> checks=<N> failed=<F> verdict=conformant|nonconformant\n"
@@ -47,6 +50,7 @@ enum {
     OPT_PROFILE,
     OPT_DEVICE,
     OPT_TIMEOUT,
+    OPT_WORKER_MEMORY,
     OPT_SUITE,
     OPT_CASE,
     OPT_VECTORS,
@@ -54,8 +58,8 @@ enum {
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"plugin", 1}, {"subject", 1}, {"profile", 1}, {"device", 1}, {"timeout", 1},
-    {"suite", 1},  {"case", 1},    {"vectors", 1}, {"json", 1}};
+    {"plugin", 1},        {"subject", 1}, {"profile", 1}, {"device", 1},  {"timeout", 1},
+    {"worker-memory", 1}, {"suite", 1},   {"case", 1},    {"vectors", 1}, {"json", 1}};
 
 /* own_subject: fp8kv's KV subject called name, from the target that has it. */
 static int own_subject(const char *cmd, const char *name, int device, struct fp8kv_subject *out)
@@ -122,7 +126,9 @@ int fp8kv_cmd_check_kv(int argc, char **argv)
         return fp8kv_cli_usage_error(cmd, "give one of --plugin LIB.so or --subject NAME");
     if ((a.value[OPT_DEVICE] && (rc = fp8kv_cli_parse_device(cmd, a.value[OPT_DEVICE], &device))) ||
         (a.value[OPT_TIMEOUT] &&
-         (rc = fp8kv_cli_parse_seconds(cmd, "timeout", a.value[OPT_TIMEOUT], &timeout))))
+         (rc = fp8kv_cli_parse_seconds(cmd, "timeout", a.value[OPT_TIMEOUT], &timeout))) ||
+        (a.value[OPT_WORKER_MEMORY] &&
+         (rc = fp8kv_cli_use_worker_memory(cmd, a.value[OPT_WORKER_MEMORY]))))
         return rc;
     if (a.value[OPT_PROFILE] && !fp8kv_cli_profile(cmd, a.value[OPT_PROFILE]))
         return FP8KV_EXIT_USAGE;

@@ -42,6 +42,8 @@ static const char sweep_help[] =
     "  --inf P             (--plugin) what +-Inf gives under satfinite: "
     "{satfinite_infs:or_default}\n"
     "  --timeout S         (--plugin) seconds a plugin call may take (default 30)\n"
+    "  --worker-memory M   (--plugin) the memory a plugin worker may hold (bytes, or with K, M\n"
+    "                      or G; 0: none; default $FP8KV_WORKER_MEMORY, else half the machine's)\n"
     "  --nan-check C       {nan_checks:notes_default}\n"
     "  --threads N         threads, and plugin workers (default: all cores)\n" FP8KV_CLI_SHARD_HELP
         FP8KV_CLI_DEVICE_HELP
@@ -62,6 +64,7 @@ enum {
     OPT_MODEL,
     OPT_INF,
     OPT_TIMEOUT,
+    OPT_WORKER_MEMORY,
     OPT_NAN_CHECK,
     OPT_THREADS,
     OPT_VECTORS,
@@ -72,9 +75,10 @@ enum {
     OPT_COUNT
 };
 static const struct fp8kv_cli_option options[OPT_COUNT] = {
-    {"codec", 1},   {"profile", 1}, {"domain", 1},  {"target", 1},    {"plugin", 1},
-    {"model", 1},   {"inf", 1},     {"timeout", 1}, {"nan-check", 1}, {"threads", 1},
-    {"vectors", 1}, {"json", 1},    {"shard", 1},   {"device", 1},    {"isa", 1}};
+    {"codec", 1},         {"profile", 1},   {"domain", 1},  {"target", 1},
+    {"plugin", 1},        {"model", 1},     {"inf", 1},     {"timeout", 1},
+    {"worker-memory", 1}, {"nan-check", 1}, {"threads", 1}, {"vectors", 1},
+    {"json", 1},          {"shard", 1},     {"device", 1},  {"isa", 1}};
 
 /* The options both modes share. */
 struct sweep_common {
@@ -361,10 +365,13 @@ int fp8kv_cmd_sweep(int argc, char **argv)
                                               "cuts the sweep into one shard per GPU itself)");
     if (a.value[OPT_ISA] && (rc = fp8kv_cli_use_isa("sweep", a.value[OPT_ISA])) != 0)
         return rc;
+    if (a.value[OPT_WORKER_MEMORY] &&
+        (rc = fp8kv_cli_use_worker_memory("sweep", a.value[OPT_WORKER_MEMORY])) != 0)
+        return rc;
     if ((rc = fp8kv_cli_json_begin("sweep", k.json)) != 0)
         return rc;
     if (a.value[OPT_CODEC]) {
-        for (int o = OPT_PLUGIN; o <= OPT_TIMEOUT; o++)
+        for (int o = OPT_PLUGIN; o <= OPT_WORKER_MEMORY; o++)
             if (a.value[o])
                 return fp8kv_cli_usage_error("sweep", "--%s is for --plugin", options[o].name);
         return sweep_codec(&a, &k);

@@ -10,6 +10,11 @@
  *   proc_stdout    in the store, writes a forged verdict line to the harness's stdout through
  *                  /proc/<parent>/fd/1
  *   memory_hog     in the store, allocates and touches 1 GiB; returns -1 when it cannot
+ *   shared_hog     in its first store, maps 1 GiB of shared anonymous memory (not counted by
+ *                  RLIMIT_DATA), touches it and keeps it
+ *   memfd_hog      the same through a memfd of 1 GiB; returns -1 when it cannot
+ *   child_hog      in its first store, starts 3 children that each allocate, touch and keep
+ *                  200 MiB (each under a 256M limit, not together)
  *   control_name   its name holds an ESC sequence, a carriage return and a newline
  *   error          the attention returns -1
  *   scale_ignored  stores x / 1 instead of x / scale
@@ -28,6 +33,7 @@
  *   nhd_only       declares the NHD layout only, and its entry points fail on any other
  * The example's exported descriptor is renamed and wrapped: the fault is the only difference.
  */
+#define _GNU_SOURCE /* memfd_create */
 #include "fp8kv/kv_plugin.h"
 /* the example's export, renamed (a function-like macro leaves the struct tag alone) */
 const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
@@ -39,6 +45,7 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define KV_FAULT_NONE 0
@@ -65,6 +72,9 @@ const struct fp8kv_kv_kernels_v1 *engine_kv_kernels_v1(void);
 #define KV_FAULT_WINDOW_IGNORED 21
 #define KV_FAULT_PACKING_IGNORED 22
 #define KV_FAULT_NHD_ONLY 23
+#define KV_FAULT_SHARED_HOG 24
+#define KV_FAULT_MEMFD_HOG 25
+#define KV_FAULT_CHILD_HOG 26
 
 /* head0: n copies of heads[0] in same (the head0_scale fault); NULL when heads is */
 static const float *head0(const float *heads, int n, float *same)
@@ -74,6 +84,47 @@ static const float *head0(const float *heads, int n, float *same)
     return heads ? same : NULL;
 }
 static float same_k[256], same_v[256];
+
+/* hog: the shared_hog, memfd_hog and child_hog faults, in the first store; 0, or -1 for the
+ * store to return. */
+static int hog(void)
+{
+    static int done;
+    const size_t gib = (size_t)1 << 30, each = (size_t)200 << 20;
+    if (done++)
+        return 0;
+    if (KV_FAULT == KV_FAULT_SHARED_HOG || KV_FAULT == KV_FAULT_MEMFD_HOG) {
+        const int fd = KV_FAULT == KV_FAULT_MEMFD_HOG ? memfd_create("hog", 0) : -1;
+        if (KV_FAULT == KV_FAULT_MEMFD_HOG && (fd < 0 || ftruncate(fd, (off_t)gib) != 0))
+            return -1;
+        char *p = mmap(NULL, gib, PROT_READ | PROT_WRITE, MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0),
+                       fd, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        memset(p, 1, gib); /* kept */
+    }
+    for (int i = 0; KV_FAULT == KV_FAULT_CHILD_HOG && i < 3; i++) {
+        int ready[2];
+        if (pipe(ready) != 0)
+            return -1;
+        if (fork() == 0) {
+            char *p = malloc(each);
+            if (p)
+                memset(p, 1, each);
+            if (!p || write(ready[1], "1", 1) != 1)
+                _exit(1);
+            for (;;)
+                pause();
+        }
+        char c;
+        const int ok = read(ready[0], &c, 1) == 1;
+        close(ready[0]);
+        close(ready[1]);
+        if (!ok)
+            return -1;
+    }
+    return 0;
+}
 
 /* escape: the setsid_child, proc_stdout and memory_hog faults; 0, or -1 for the store to
  * return. */
@@ -109,6 +160,8 @@ static int escape(void)
         if (fd >= 0 && write(fd, forged, sizeof forged - 1) > 0)
             close(fd);
     }
+    if (hog() != 0)
+        return -1;
     if (KV_FAULT == KV_FAULT_MEMORY_HOG) {
         const size_t bytes = (size_t)1 << 30;
         char *p = malloc(bytes);

@@ -236,6 +236,39 @@ Test(kv_plugin, workers_have_a_memory_limit)
     cr_assert(strstr(out, "FP8KV_WORKER_MEMORY: '12X' is not a size"), "%s", out);
 }
 
+/* Fixed on 2026-12-07: the memory limit was RLIMIT_DATA alone, which counts neither shared
+ * mappings, nor memfd, nor the plugin's other processes: a plugin holding 1 GiB that way was
+ * conformant under a 256M limit. The harness now measures the worker's whole tree while it
+ * answers (and RLIMIT_FSIZE bounds memfd); --worker-memory sets the limit as the environment
+ * does. */
+Test(kv_plugin, bug20261207_shared_memory_and_children_escaped_the_worker_memory_limit)
+{
+    static char out[1 << 16];
+    char cmd[2048];
+    static const char *const hogs[] = {"shared_hog", "memfd_hog", "child_hog"};
+    for (int i = 0; i < 3; i++) {
+#if !defined(__SANITIZE_ADDRESS__) && !defined(FP8KV_TEST_SANITIZED)
+        snprintf(cmd, sizeof cmd,
+                 "timeout 120 %s check-kv --worker-memory 256M --vectors %s "
+                 "--plugin %s/fp8kv_kv_plugin_%s.so 2>&1",
+                 FP8KV_EXE, VECTORS, FP8KV_PLUGIN_DIR, hogs[i]);
+        cr_assert_eq(test_run(cmd, out, sizeof out), 4, "%s: %s", hogs[i], out);
+        cr_assert(strstr(out, "more than the workers' limit of 256 MiB") ||
+                      strstr(out, "File size limit exceeded"),
+                  "%s: %s", hogs[i], out);
+#endif
+        snprintf(cmd, sizeof cmd,
+                 "FP8KV_WORKER_MEMORY=256M timeout 120 %s check-kv --worker-memory 3G --vectors %s "
+                 "--plugin %s/fp8kv_kv_plugin_%s.so 2>&1",
+                 FP8KV_EXE, VECTORS, FP8KV_PLUGIN_DIR, hogs[i]);
+        cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s: %s", hogs[i], out);
+    }
+    snprintf(cmd, sizeof cmd, "%s check-kv --worker-memory 1T --subject cpu-reference 2>&1",
+             FP8KV_EXE);
+    cr_assert_eq(test_run(cmd, out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "--worker-memory: '1T' is not a size"), "%s", out);
+}
+
 /* Fixed in bf61b87: a plugin that closes the worker's socket and lives on was waited for
  * (describe_end blocked); it is killed at once. */
 Test(kv_plugin, bug20261201_worker_that_closed_its_socket_was_waited_for)
