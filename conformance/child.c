@@ -247,19 +247,25 @@ static size_t region_resident(const struct fp8kv_child *c)
     return n * page;
 }
 
-/* Whether the child and every process below it hold more memory than c->memory_limit (the
- * region shared with the harness not counted); measured at most every 50 ms. If so, the child
- * is failed (killed) with a message saying so while `doing`: FP8KV_ERR_SUBJECT; else 0. */
-static int watch_memory(struct fp8kv_child *c, double now, const char *doing)
+/* Whether the child, and every process below it, hold more memory than c->memory_limit (the
+ * region shared with the harness not counted). The child is measured at every call; the
+ * processes below it (a scan of /proc) at most every 50 ms. Over the limit, the child is
+ * failed (killed) with a message saying so while `doing`: FP8KV_ERR_SUBJECT; else 0. */
+static int watch_memory(struct fp8kv_child *c, const char *doing)
 {
-    if (!c->memory_limit || now - c->memory_checked_ms < 50.0)
+    if (!c->memory_limit)
         return 0;
-    c->memory_checked_ms = now;
-    pid_t below[256];
-    const int n = descendants(c->pid, below, 256);
     size_t held = process_memory(c->pid);
-    for (int i = 0; i < n; i++)
-        held += process_memory(below[i]);
+    const double now = now_ms();
+    if (now - c->memory_checked_ms >= 50.0) {
+        c->memory_checked_ms = now;
+        pid_t below[256];
+        const int n = descendants(c->pid, below, 256);
+        for (int i = 0; i < n; i++)
+            held += process_memory(below[i]);
+    }
+    if (held <= c->memory_limit) /* (the region's share is only ever subtracted) */
+        return 0;
     const size_t region = region_resident(c);
     held = held > region ? held - region : 0;
     if (held <= c->memory_limit)
@@ -283,13 +289,16 @@ static int await_answer(struct fp8kv_child *c, void *answer, size_t n, const cha
     char *p = answer;
     size_t got = 0;
     while (got < n) {
-        const double now = now_ms(), left = deadline - now;
-        if (watch_memory(c, now, doing) != 0)
-            return FP8KV_ERR_SUBJECT;
-        /* with a memory limit, the tree is measured at least every 50 ms while it works */
+        const double left = deadline - now_ms();
+        /* with a memory limit, the tree is measured every 50 ms while it works */
         const int wait_ms = c->memory_limit && left > 50 ? 50 : (int)left + 1;
         int ready = left > 0 ? poll(pfd, c->pidfd >= 0 ? 2 : 1, wait_ms) : 0;
-        if ((ready < 0 && errno == EINTR) || (ready == 0 && deadline - now_ms() > 0))
+        if (ready == 0 && deadline - now_ms() > 0) {
+            if (watch_memory(c, doing) != 0)
+                return FP8KV_ERR_SUBJECT;
+            continue;
+        }
+        if (ready < 0 && errno == EINTR)
             continue;
         if (ready == 0)
             return fp8kv_child_failed(c,
@@ -307,8 +316,8 @@ static int await_answer(struct fp8kv_child *c, void *answer, size_t n, const cha
             break; /* closed, failed, or the child ended with nothing to read */
         got += (size_t)k;
     }
-    if (got == n)
-        return watch_memory(c, now_ms(), doing);
+    if (got == n) /* and after every answer */
+        return watch_memory(c, doing);
     char how[160];
     describe_end(c, how, sizeof how);
     return fp8kv_child_failed(c, "plugin %s %s while %s", c->path, how, doing);

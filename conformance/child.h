@@ -24,7 +24,7 @@ struct fp8kv_child {
     size_t shared_bytes;
     int timeout_ms;
     size_t memory_limit;      /* fp8kv_child_memory's at the start (0: none) */
-    double memory_checked_ms; /* when the memory of the child's tree was last measured */
+    double memory_checked_ms; /* when the processes below the child were last measured */
     pthread_mutex_t lock;     /* one request at a time */
     int dead;                 /* crashed, hung or stopped: every later request fails */
     char failure[512];        /* why it died, for later requests */
@@ -73,10 +73,11 @@ int fp8kv_child_lock(struct fp8kv_child *c);
 
 /* fp8kv_child_set_memory: the memory (bytes; 0: no limit) every worker started after this call
  * may use. A worker's private writable memory is limited by RLIMIT_DATA (its allocations fail
- * past it) and the files it writes by RLIMIT_FSIZE; while it answers, the harness measures the
- * resident memory of the worker and every process below it (anonymous and shared pages, less
- * the region shared with the harness) at least every 50 ms, and a tree over the limit is killed
- * as a failure of the plugin (shared mappings and memfd escape RLIMIT_DATA). Unset, it is
+ * past it) and the files it writes by RLIMIT_FSIZE; the harness measures the resident memory
+ * (anonymous and shared pages, less the region shared with the harness) of the worker after
+ * every answer and every 50 ms while it waits for one, with every process below it at most
+ * every 50 ms, and a tree over the limit is killed as a failure of the plugin (shared mappings,
+ * memfd and other processes escape RLIMIT_DATA). Unset, it is
  * $FP8KV_WORKER_MEMORY (fp8kv_child_parse_memory's form), else half of the machine's memory; in
  * a sanitizer build there is none (its shadow memory is more than any limit).
  * fp8kv_child_memory: the limit in force into *bytes (0: none); 0, or FP8KV_ERR when
