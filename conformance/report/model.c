@@ -469,6 +469,10 @@ static int check_consistent(const struct parser *p, json_t *root, const struct f
 int fp8kv_report_parse(const char *path, const char *text, size_t len, struct fp8kv_report *r)
 {
     memset(r, 0, sizeof *r);
+    const char *nul = memchr(text, '\0', len); /* JSON text holds none (jansson skipped one) */
+    if (nul)
+        return fp8kv_fail("%s: not valid JSON: a NUL byte at offset %zu", path,
+                          (size_t)(nul - text));
     json_error_t err;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
     if (!root)

@@ -343,6 +343,10 @@ Test(report, damaged_report_json_named_nothing_written)
         cr_assert_neq(access(html, F_OK), 0, "nothing written");
         cr_assert_neq(fp8kv_report_write_index(out_dir), 0, "the index names it too");
     }
+    static const char nul[] = "{\"schema_version\": 1,\0 \"target\": \"cpu-x86_64\"}";
+    cr_assert_eq(fp8kv_write_file_atomic(json, nul, sizeof nul - 1), 0);
+    cr_assert_neq(fp8kv_report_regenerate(json), 0);
+    cr_assert(strstr(fp8kv_last_error(), "a NUL byte at offset 21"), "%s", fp8kv_last_error());
 }
 
 Test(report, not_run_junit_is_skipped_and_index_html_lists_it)

@@ -73,9 +73,12 @@ def check(rc):
 
 
 def text(value, what):
-    """value (a str) as bytes for the C side; Fp8kvError naming `what` for anything else."""
+    """value (a str) as bytes for the C side; Fp8kvError naming `what` for anything else, and
+    for a str holding a NUL (C would read only what comes before it)."""
     if not isinstance(value, str):
         raise Fp8kvError(f"{what} must be a name (a str), not {value!r}")
+    if "\0" in value:
+        raise Fp8kvError(f"{what} {value!r} holds a NUL character")
     return value.encode()
 
 
@@ -112,6 +115,16 @@ def case_index(index):
         index = operator.index(index)
     except TypeError:
         raise Fp8kvError(f"case index {index!r}: give an int") from None
+    return index
+
+
+def c_index(index):
+    """A case index as the C side takes it (an int): case_index's checks, and Fp8kvError for
+    one C's int cannot hold, which would reach C as another case. Every index crossing to C
+    goes through here, a case object's too (its attribute may have been changed)."""
+    index = case_index(index)
+    if not 0 <= index <= INT_MAX:
+        raise Fp8kvError(f"unknown case {index}: a case index is 0..{INT_MAX} at most")
     return index
 
 

@@ -57,8 +57,10 @@ def _case_array(vectors, profile, index, name):
     changed since it was verified."""
     size = _native.ctypes.c_size_t(0)
     data = _native.take_bytes(
-        _native.lib.fp8kv_py_case_file(vectors.encode(), profile.encode(), index, name.encode(),
-                                       _native.ctypes.byref(size)), size.value)
+        _native.lib.fp8kv_py_case_file(_native.text(vectors, "vectors"),
+                                       _native.text(profile, "profile"), _native.c_index(index),
+                                       _native.text(name, "array"), _native.ctypes.byref(size)),
+        size.value)
     return np.load(io.BytesIO(data), allow_pickle=False)
 
 
@@ -237,9 +239,10 @@ class EngineCase:
         if name not in self._arrays:
             size = _native.ctypes.c_size_t(0)
             data = _native.take_bytes(
-                _native.lib.fp8kv_py_suite_array(self.vectors.encode(), self.profile.encode(),
-                                                 self.index, name.encode(),
-                                                 _native.ctypes.byref(size)), size.value)
+                _native.lib.fp8kv_py_suite_array(
+                    _native.text(self.vectors, "vectors"), _native.text(self.profile, "profile"),
+                    _native.c_index(self.index), _native.text(name, "array"),
+                    _native.ctypes.byref(size)), size.value)
             a = np.frombuffer(data, dtype).reshape(shape)
             a.setflags(write=False)
             self._arrays[name] = a
@@ -291,8 +294,8 @@ class EngineCase:
         shape = (self.query_rows, self.num_q_heads, self.head_size)
         exact, lo, hi = (np.empty(shape, np.float64) for _ in range(3))
         _native.check(_native.lib.fp8kv_py_suite_reference(
-            self.vectors.encode(), self.profile.encode(), self.index,
-            _native.text(arithmetic, "arithmetic"), exact.ctypes.data, lo.ctypes.data,
+            _native.text(self.vectors, "vectors"), _native.text(self.profile, "profile"),
+            _native.c_index(self.index), _native.text(arithmetic, "arithmetic"), exact.ctypes.data, lo.ctypes.data,
             hi.ctypes.data, exact.size))
         for a in (exact, lo, hi):
             a.setflags(write=False)
@@ -331,8 +334,8 @@ def engine_case(profile, index, vectors=None):
     if not 0 <= index < count:
         raise _native.Fp8kvError(f"unknown engine-suite case {index}: the suite has cases "
                                  f"0..{count - 1}")
-    text = _native.take_string(_native.lib.fp8kv_py_suite_case_json(vectors.encode(), name,
-                                                                     index))
+    text = _native.take_string(_native.lib.fp8kv_py_suite_case_json(
+        _native.text(vectors, "vectors"), name, index))
     return EngineCase(json.loads(text), vectors)
 
 
@@ -344,7 +347,7 @@ def profiles():
 def _case_count(profile, vectors):
     """The number of golden cases of profile, after verifying vectors in full (every call)."""
     count = _native.ctypes.c_int(0)
-    _native.check(_native.lib.fp8kv_py_case_count(vectors.encode(),
+    _native.check(_native.lib.fp8kv_py_case_count(_native.text(vectors, "vectors"),
                                                   _native.text(profile, "profile"),
                                                   _native.ctypes.byref(count)))
     return count.value
@@ -376,5 +379,6 @@ def kv_case(profile, index, vectors=None):
         count = _case_count(profile, vectors)
         raise _native.Fp8kvError(f"unknown case {index}: profile {profile} has cases "
                                  f"0..{count - 1}")
-    text = _native.take_string(_native.lib.fp8kv_py_case_json(vectors.encode(), name, index))
+    text = _native.take_string(_native.lib.fp8kv_py_case_json(_native.text(vectors, "vectors"),
+                                                               name, index))
     return KVCase(json.loads(text), vectors)

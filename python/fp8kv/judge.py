@@ -77,8 +77,9 @@ def _judge_suite(case, subject, attention, arithmetic):
     conformant = ctypes.c_int(0)
     text, doc = ctypes.c_void_p(), ctypes.c_void_p()
     _native.check(_native.lib.fp8kv_py_judge_suite(
-        case.vectors.encode(), case.profile.encode(), case.index, subject, _ptr(attention),
-        attention.size, arithmetic.encode(), ctypes.byref(conformant), ctypes.byref(text),
+        _native.text(case.vectors, "vectors"), _native.text(case.profile, "profile"),
+        _native.c_index(case.index), subject, _ptr(attention), attention.size,
+        _native.text(arithmetic, "arithmetic"), ctypes.byref(conformant), ctypes.byref(text),
         ctypes.byref(doc)))
     text = _native.take_string(text.value)
     doc = json.loads(_native.take_string(doc.value))
@@ -91,12 +92,13 @@ def _judge(case, subject, key=None, value=None, key_scales=None, value_scales=No
     conformant = ctypes.c_int(0)
     text, doc = ctypes.c_void_p(), ctypes.c_void_p()
     rc = _native.lib.fp8kv_py_judge_kv(
-        case.vectors.encode(), case.profile.encode(), case.index, subject,
+        _native.text(case.vectors, "vectors"), _native.text(case.profile, "profile"),
+        _native.c_index(case.index), subject,
         _ptr(key), _size(key), _ptr(value), _size(value),
         _ptr(key_scales), _size(key_scales), _ptr(value_scales), _size(value_scales),
         _ptr(gather), _size(gather), gather_dtype,
         _ptr(attention), 0 if attention is None else attention.size,
-        None if arithmetic is None else arithmetic.encode(),
+        None if arithmetic is None else _native.text(arithmetic, "arithmetic"),
         ctypes.byref(conformant), ctypes.byref(text), ctypes.byref(doc))
     _native.check(rc)
     text = _native.take_string(text.value)

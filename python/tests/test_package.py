@@ -418,6 +418,32 @@ def test_bug20261203_a_case_index_wrapped_through_a_c_int():
             fp8kv.kv_case(profile, index)
 
 
+# Fixed on 2026-12-07: a case object's index and names crossed to C unchecked. A copy of case 3
+# whose index was set to 2**32 + 3 was judged as case 3, conformant; a name with a NUL in it was
+# read by C up to the NUL (profile "e4m3fn_satfinite\0x" was e4m3fn_satfinite). Every index and
+# name is checked where it crosses.
+def test_bug20261207_a_case_objects_index_and_names_crossed_to_c_unchecked():
+    import copy
+
+    case = fp8kv.kv_case("e4m3fn_satfinite", 3)
+    caches = (case.key_cache.copy(), case.value_cache.copy(), *case.new_scale_caches())
+    assert fp8kv.judge_store(case, *caches).conformant
+    for index in (2**32 + 3, -1, 2**64):
+        moved = copy.copy(case)
+        moved.index = index
+        with pytest.raises(fp8kv.Fp8kvError, match=f"unknown case {index}"):
+            fp8kv.judge_store(moved, *caches)
+    renamed = copy.copy(case)
+    renamed.profile = "e4m3fn_satfinite\0x"
+    with pytest.raises(fp8kv.Fp8kvError, match="holds a NUL character"):
+        fp8kv.judge_store(renamed, *caches)
+    for call in (lambda: fp8kv.kv_case("e4m3fn_satfinite\0x", 3),
+                 lambda: fp8kv.judge_attention(case, np.zeros(1, np.float32), "f32\0,k=v"),
+                 lambda: fp8kv.encode(np.zeros(4, np.float32), "e4m3fn_satfinite\0x")):
+        with pytest.raises(fp8kv.Fp8kvError, match="holds a NUL character"):
+            call()
+
+
 # Fixed in this change: an input was copied to a contiguous array before its size was checked,
 # so a wrong-sized broadcast view was materialized (16 GiB of one byte reached 18.6 GB) only to
 # be refused. The shape is checked first; nothing of a refused input is copied (here 1 GiB
