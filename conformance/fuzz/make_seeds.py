@@ -72,3 +72,16 @@ seed("cli_input", "values", b"0x43e80001\n464\n-1.0625\ninf\n-nan\n0x1.dp+8\n# c
      b"  7e \n0x7f\n1e-9\n")
 seed("cli_input", "args", b"--profile\ne4m3fn_nan\n--case=3\n--quick\n--\n--json\n")
 seed("cli_input", "args_e5m2", b"--format\nfloat8_e5m2\n--overflow\ninf\n--inf\nclamp\n")
+
+# report: a run's report cut to a few checks (its summary recounted), one failing, and a report
+# of a target compiled but not run
+run = json.loads((root / "reports" / "cpu-x86_64" / "report.json").read_text())
+gated = [c for c in run["checks"] if c["gated"]][:5]
+run["checks"] = gated + [c for c in run["checks"] if not c["gated"]][:2]
+run["summary"] = {"passed": 5, "failed": 0, "reported": 2}
+seed("report", "run", json.dumps(run, indent=2).encode())
+run["checks"][0].update(passed=False, mismatches=3)
+run["summary"] = {"passed": 4, "failed": 1, "reported": 2}
+run["verdict"] = "nonconformant"
+seed("report", "run_failed", json.dumps(run, indent=2).encode())
+seed("report", "not_run", (root / "reports" / "gfx942" / "report.json").read_bytes())

@@ -84,13 +84,34 @@ static int get_number(const struct parser *p, json_t *o, const char *key, double
     return 0;
 }
 
+/* The index of name in names (count of them), or -1. */
+static int name_index(const char *name, const char *const *names, int count)
+{
+    for (int k = 0; name && k < count; k++)
+        if (strcmp(name, names[k]) == 0)
+            return k;
+    return -1;
+}
+
 /* The per-class counts object of a check (every class name a count; a class a report written
- * before it existed does not name counts 0). */
+ * before it existed does not name counts 0; a class this fp8kv does not know is refused, since
+ * its count would go unseen). */
 static int get_classes(const struct parser *p, json_t *o, const char *key, uint64_t *counts)
 {
     json_t *cls = json_object_get(o, key);
     if (!json_is_object(cls))
         return bad(p, key, cls ? "not an object" : "missing");
+    const char *name;
+    json_t *value;
+    json_object_foreach(cls, name, value)
+    {
+        (void)value;
+        if (name_index(name, fp8kv_class_names, FP8KV_CLASS_COUNT) < 0) { /* its count unseen */
+            char what[160];
+            snprintf(what, sizeof what, "an input class this fp8kv does not know: \"%.64s\"", name);
+            return bad(p, key, what);
+        }
+    }
     for (int k = 0; k < FP8KV_CLASS_COUNT; k++) {
         unsigned long long n = 0;
         if (json_object_get(cls, fp8kv_class_names[k]) &&
@@ -99,15 +120,6 @@ static int get_classes(const struct parser *p, json_t *o, const char *key, uint6
         counts[k] = n;
     }
     return 0;
-}
-
-/* The index of name in names (count of them), or -1. */
-static int name_index(const char *name, const char *const *names, int count)
-{
-    for (int k = 0; name && k < count; k++)
-        if (strcmp(name, names[k]) == 0)
-            return k;
-    return -1;
 }
 
 /* A failure object of a shard's "examples" or "first_failures" (key). */

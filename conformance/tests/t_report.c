@@ -577,6 +577,33 @@ Test(report, bug20261203_report_from_believed_the_verdict_written_in_it)
     cr_assert(!rendered_exists(t.target, "report.html"), "nothing rendered");
 }
 
+/* Found by fuzz_report (2026-12-07): a pass whose mismatches were counted under a class name
+ * fp8kv does not know ("underflow ", a space after it) was rendered as a pass: the unknown
+ * class was skipped, its count unseen. A class fp8kv does not know is refused, named. */
+Test(report, bug20261207_a_pass_hid_its_mismatches_under_an_unknown_class)
+{
+    struct fp8kv_target_info t;
+    struct fp8kv_results r = {0};
+    write_planted(&t, &r);
+    fp8kv_results_free(&r);
+    char json[256];
+    snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
+    json_t *root = load_report(t.target), *checks = json_object_get(root, "checks");
+    size_t i;
+    json_t *c = NULL;
+    json_array_foreach(checks, i, c) if (json_is_true(json_object_get(c, "passed")) &&
+                                         json_object_get(c, "class_mismatches")) break;
+    cr_assert_lt(i, json_array_size(checks), "a passing check with class counts");
+    json_object_set_new(json_object_get(c, "class_mismatches"), "underflow ", json_integer(5));
+    rewrite_report(t.target, root);
+    remove_rendered(t.target);
+    cr_assert_neq(fp8kv_report_regenerate(json), 0, "rendered");
+    cr_assert(strstr(fp8kv_last_error(), "class_mismatches: an input class this fp8kv does not "
+                                         "know: \"underflow \""),
+              "%s", fp8kv_last_error());
+    cr_assert(!rendered_exists(t.target, "report.md"), "nothing rendered");
+}
+
 /* Found by the second hostile campaign: a report.json with "vectors": {"verified": false}, or
  * none, rendered "conformant": checks against vectors nobody verified were believed. An
  * executed report needs verified truth now: the writer refuses to write one against vectors
