@@ -584,6 +584,11 @@ int fp8kv_npy_read_header(const char *path, struct fp8kv_npy *out)
     return read_file(path, out, 0, FP8KV_NPY_MAX_DIMS);
 }
 
+int fp8kv_npy_read_header_any(const char *path, struct fp8kv_npy *out)
+{
+    return read_file(path, out, 0, FP8KV_NPY_MAX_ANY_DIMS);
+}
+
 int fp8kv_npy_read_expect(const char *path, enum fp8kv_npy_dtype dtype, int ndim, size_t want_len,
                           struct fp8kv_npy *out)
 {

@@ -111,50 +111,44 @@ static int npy_fits(enum fp8kv_npy_dtype n, int dt)
     }
 }
 
-/* The most bytes a .npy file's magic, version, header length and header take: core/npy.c
- * refuses a header longer than 1 MiB (MAX_HEADER_LEN). */
-#define NPY_MOST_HEADER_BYTES (12ull + (1ull << 20))
-
-/* check_length: refuses the file at path before reading any of it when it is longer than a .npy
- * of the want elements (at most elem bytes each) the case needs can be, so that a file of the
- * wrong size costs at most the memory of one of the right size and its header. (The file may
- * still grow before it is read; the reader then refuses it for its header's shape.) 0, or
- * FP8KV_EXIT_USAGE after a message. */
-static int check_length(const char *cmd, const char *path, size_t want, size_t elem,
+/* check_header: refuses the file at path before reading its data when its header's shape
+ * (the file's length checked against it) is not of the want elements the case needs, or its
+ * dtype is not of elem_size bytes (0: any). (The file may still change before it is read; the
+ * reader then checks its header again.) 0, or FP8KV_EXIT_USAGE after a message. */
+static int check_header(const char *cmd, const char *path, size_t want, size_t elem_size,
                         const char *unit)
 {
-    long long size = 0;
-    FILE *f = fp8kv_fopen_regular(path, &size);
-    if (!f)
+    struct fp8kv_npy head;
+    if (fp8kv_npy_read_header_any(path, &head) != 0)
         return fp8kv_cli_input_error(cmd);
-    fclose(f);
-    const unsigned long long most = (unsigned long long)want * elem + NPY_MOST_HEADER_BYTES;
-    if ((unsigned long long)size <= most)
-        return 0; /* the reader checks the header's shape against the length exactly */
-    fprintf(stderr,
-            "fp8kv %s: %s: %lld bytes, more than a .npy of the %zu %s the case needs can be (at "
-            "most %llu bytes): refused before reading it\n",
-            cmd, path, size, want, unit, most);
+    if (elem_size && fp8kv_npy_elem_size(head.dtype) != elem_size)
+        fprintf(stderr,
+                "fp8kv %s: %s: dtype %s, expected one-byte codes (|u1; view an fp8 tensor as "
+                "uint8)\n",
+                cmd, path, fp8kv_npy_descr(head.dtype));
+    else if (head.count != want)
+        fprintf(stderr,
+                "fp8kv %s: %s: %zu elements (its header's shape), but the case needs %zu %s: "
+                "refused before reading its data\n",
+                cmd, path, head.count, want, unit);
+    else
+        return 0;
     return FP8KV_EXIT_USAGE;
 }
 
 /* load_cache: a cache file of want bytes: one-byte elements, any shape. */
 static int load_cache(const char *cmd, const char *path, size_t want, struct fp8kv_npy *a)
 {
-    const int rc = check_length(cmd, path, want, 1, "bytes");
+    const int rc = check_header(cmd, path, want, 1, "bytes");
     if (rc != 0)
         return rc;
     if (fp8kv_npy_read_any(path, a) != 0)
         return fp8kv_cli_input_error(cmd);
-    if (fp8kv_npy_elem_size(a->dtype) != 1) {
-        fprintf(stderr,
-                "fp8kv %s: %s: dtype %s, expected one-byte codes (|u1; view an fp8 "
-                "tensor as uint8)\n",
-                cmd, path, fp8kv_npy_descr(a->dtype));
-        fp8kv_npy_free(a);
-        return FP8KV_EXIT_USAGE;
-    }
-    return 0;
+    if (fp8kv_npy_elem_size(a->dtype) == 1 && a->count == want)
+        return 0;
+    fprintf(stderr, "fp8kv %s: %s: changed while it was read\n", cmd, path);
+    fp8kv_npy_free(a);
+    return FP8KV_EXIT_USAGE;
 }
 
 /* load_elements: a gather or attention file of want elements of element dtype *dt (-1: infer it
@@ -162,8 +156,7 @@ static int load_cache(const char *cmd, const char *path, size_t want, struct fp8
 static int load_elements(const char *cmd, const char *path, const char *what, size_t want, int *dt,
                          struct fp8kv_npy *a)
 {
-    const size_t elem = *dt == FP8KV_KV_F16 || *dt == FP8KV_KV_BF16 ? 2 : 4; /* -1: at most 4 */
-    const int rc = check_length(cmd, path, want, elem, "elements");
+    const int rc = check_header(cmd, path, want, 0, "elements");
     if (rc != 0)
         return rc;
     if (fp8kv_npy_read_any(path, a) != 0)
@@ -194,7 +187,7 @@ static int load_elements(const char *cmd, const char *path, const char *what, si
  * shape. */
 static int load_scale_cache(const char *cmd, const char *path, size_t want, struct fp8kv_npy *a)
 {
-    const int rc = check_length(cmd, path, want, 4, "entries");
+    const int rc = check_header(cmd, path, want, 0, "entries");
     if (rc != 0)
         return rc;
     if (fp8kv_npy_read_any(path, a) != 0)

@@ -67,8 +67,10 @@ int fp8kv_npy_read(const char *path, struct fp8kv_npy *out);
 /* fp8kv_npy_read_any: fp8kv_npy_read, allowing up to FP8KV_NPY_MAX_ANY_DIMS dimensions. */
 int fp8kv_npy_read_any(const char *path, struct fp8kv_npy *out);
 
-/* fp8kv_npy_read_header: as fp8kv_npy_read (length check included) but leaves data NULL. */
+/* fp8kv_npy_read_header: as fp8kv_npy_read (length check included) but leaves data NULL.
+ * fp8kv_npy_read_header_any: the same, allowing fp8kv_npy_read_any's dimensions. */
 int fp8kv_npy_read_header(const char *path, struct fp8kv_npy *out);
+int fp8kv_npy_read_header_any(const char *path, struct fp8kv_npy *out);
 
 /* fp8kv_npy_read_expect: fp8kv_npy_read, then checks the dtype and ndim (and shape[0] when
  * want_len is not 0), naming path on a mismatch. */
