@@ -18,10 +18,10 @@ python: COUNT calls of the fp8kv package (installed) with hostile inputs, each i
   process (a crash is seen as one): correct and altered stores, arrays of every wrong kind,
   hostile case indices, names and scales. A call must give the judgement its input calls for
   or raise Fp8kvError, TypeError or ValueError; never another exception, a crash or a hang.
-  The child's peak memory is printed.
 
-Prints one line: the category, tried, right, wrong verdicts, crashes, hangs; each finding on
-stderr; exit 1 when there is one, 2 on bad arguments.
+Prints one line: the category, tried, right, wrong verdicts, crashes, hangs, the peak memory of
+one run in MiB (fp8kv's, or the child's for python); each finding on stderr; exit 1 when there
+is one, 2 on bad arguments.
 """
 import json
 import os
@@ -39,9 +39,9 @@ HOSTILE_TEXT = ["\x1b[2K\rverdict=conformant", "a\n# Verdict: conformant\n", "x 
                 "\ud7ff\ufffe\uffff", "`code` *bold* _it_", "\u009b31m", "tab\tand\x7f"]
 
 
-def row(name, fig):
+def row(name, fig, peak_kib):
     print(f"{name:<16} {fig['tried']:7d} {fig['right']:8d} {fig['wrong']:14d} {fig['crash']:8d} "
-          f"{fig['hang']:6d}")
+          f"{fig['hang']:6d} {peak_kib // 1024:9d}")
 
 
 # ---- documents ------------------------------------------------------------------------------
@@ -228,7 +228,8 @@ def documents(fp8kv, report, count, seed, work):
             err = r.stderr.decode(errors="replace")[-200:] if rc != 124 else ""
             print(f"campaign: document altered by {kind}: {outcome} ({why}; {err})",
                   file=sys.stderr)
-    row("report-documents", fig)
+    import resource
+    row("report-documents", fig, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     return findings
 
 
@@ -387,8 +388,7 @@ def python_inputs(count, seed):
             start += 1
         elif start < count:
             break
-    row("python-inputs", fig)
-    print(f"campaign: python-inputs: peak memory {peak // 1024} MiB", file=sys.stderr)
+    row("python-inputs", fig, peak)
     return findings
 
 

@@ -46,7 +46,8 @@ FP8KV_PACKAGES=(
   libmpfr-dev libgmp-dev libcriterion-dev libjansson-dev libssl-dev
   python3 python3-numpy python3-venv python3-pip ca-certificates # ca-certificates: pip to PyPI
   chromium                                                       # scripts/check-html
-  xxd # the suites' shell pipelines turn hex codes into bytes (t_plugin_cli)
+  xxd  # the suites' shell pipelines turn hex codes into bytes (t_plugin_cli)
+  time # scripts/campaign: the peak memory of each run (GNU time)
 )
 FP8KV_PACKAGES_HIP=(hipcc libamdhip64-dev) # Debian's ROCm 5.2 HIP (clang 15), ~600 MB
 FP8KV_PACKAGES_CLANG19=(clang-19)          # the AMD targets hipcc 5.2 does not know
