@@ -204,7 +204,7 @@ def documents(fp8kv, report, count, seed, work):
         why = None
         if rc == 124:
             outcome = "hang"
-        elif rc < 0 or rc > 128:
+        elif rc < 0 or rc > 128 or rc == 86:  # 86: a sanitizer's report (scripts/campaign)
             outcome = "crash"
         elif rc not in (0, 2):
             outcome, why = "wrong", f"exit {rc}"
