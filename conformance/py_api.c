@@ -95,10 +95,7 @@ const char *fp8kv_py_default(const char *what)
 
 static const struct fp8kv_profile *profile_named(const char *name)
 {
-    const struct fp8kv_profile *p = name ? fp8kv_profile_by_name(name) : NULL;
-    if (!p)
-        fp8kv_fail("unknown profile '%s'", name ? name : "(none)");
-    return p;
+    return fp8kv_profile_named(name);
 }
 
 /* fp8kv_py_case_count: the number of golden KV cases of profile, after verifying vectors in

@@ -1,5 +1,6 @@
 /* spec.c — the descriptor tables of fp8kv/spec.h and the small MPFR-free helpers on them. */
 #include "fp8kv/spec.h"
+#include "fp8kv/diag.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -120,6 +121,49 @@ const struct fp8kv_profile *fp8kv_default_profile(void)
     const struct fp8kv_profile *p =
         fp8kv_profile_find(FP8KV_DEFAULT_FORMAT, FP8KV_DEFAULT_OVERFLOW, FP8KV_DEFAULT_INF);
     return p ? p : &fp8kv_profiles[0];
+}
+
+/* The edit distance (insertions, deletions, substitutions) of a and b, stopping at 9. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    if (n > 63 || strlen(a) > 63)
+        return 9;
+    int row[64];
+    for (size_t j = 0; j <= n; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; a[i - 1]; i++) {
+        int diagonal = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= n; j++) {
+            const int up = row[j];
+            const int cost = a[i - 1] != b[j - 1];
+            int best = diagonal + cost;
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = up;
+        }
+    }
+    return row[n] < 9 ? row[n] : 9;
+}
+
+const char *fp8kv_names_nearest(const char *given, const char *const *names, int count)
+{
+    const char *best = NULL;
+    int best_distance = 9;
+    const int len = (int)strlen(given);
+    const int limit = len < 4 ? 1 : len < 9 ? 2 : 3;
+    for (int i = 0; i < count; i++) {
+        const int d = edit_distance(given, names[i]);
+        if (d < best_distance) {
+            best_distance = d;
+            best = names[i];
+        }
+    }
+    return best_distance <= limit ? best : NULL;
 }
 
 char *fp8kv_names_list(const char *const *names, int count, const char *sep, const char *last_sep,
@@ -345,4 +389,22 @@ uint64_t fp8kv_splitmix64(uint64_t *state)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+const struct fp8kv_profile *fp8kv_profile_named(const char *name)
+{
+    const struct fp8kv_profile *p = name ? fp8kv_profile_by_name(name) : NULL;
+    if (p)
+        return p;
+    const char *names[64];
+    int n = 0;
+    for (int i = 0; i < fp8kv_profile_count && n < 64; i++)
+        names[n++] = fp8kv_profiles[i].name;
+    char valid[1024], near[96] = "";
+    fp8kv_names_list(names, n, ", ", NULL, valid, sizeof valid);
+    const char *best = name ? fp8kv_names_nearest(name, names, n) : NULL;
+    if (best)
+        snprintf(near, sizeof near, "; did you mean '%s'?", best);
+    fp8kv_fail("unknown profile '%s'%s (valid: %s)", name ? name : "(none)", near, valid);
+    return NULL;
 }

@@ -27,49 +27,6 @@ int fp8kv_cli_usage_error(const char *cmd, const char *fmt, ...)
     return FP8KV_EXIT_USAGE;
 }
 
-/* The edit distance (insertions, deletions, substitutions) of a and b, stopping at 9. */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(b);
-    if (n > 63 || strlen(a) > 63)
-        return 9;
-    int row[64];
-    for (size_t j = 0; j <= n; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; a[i - 1]; i++) {
-        int diagonal = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= n; j++) {
-            const int up = row[j];
-            const int cost = a[i - 1] != b[j - 1];
-            int best = diagonal + cost;
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diagonal = up;
-        }
-    }
-    return row[n] < 9 ? row[n] : 9;
-}
-
-const char *fp8kv_cli_suggest(const char *given, const char *const *names, int count)
-{
-    const char *best = NULL;
-    int best_distance = 9;
-    const int len = (int)strlen(given);
-    const int limit = len < 4 ? 1 : len < 9 ? 2 : 3;
-    for (int i = 0; i < count; i++) {
-        const int d = edit_distance(given, names[i]);
-        if (d < best_distance) {
-            best_distance = d;
-            best = names[i];
-        }
-    }
-    return best_distance <= limit ? best : NULL;
-}
-
 void fp8kv_cli_list(const char *const *names, int count, const char *prefix, const char *separator,
                     char *buf, size_t size)
 {
@@ -86,7 +43,7 @@ int fp8kv_cli_unknown_choice(const char *cmd, const char *what, const char *pref
 {
     char accepted[512], text[80];
     fp8kv_cli_list(names, count, prefix, ", ", accepted, sizeof accepted);
-    const char *near = fp8kv_cli_suggest(given, names, count);
+    const char *near = fp8kv_names_nearest(given, names, count);
     if (near)
         snprintf(text, sizeof text, "; did you mean '%s%s'?", prefix, near);
     else

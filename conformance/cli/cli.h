@@ -138,10 +138,6 @@ void fp8kv_cli_print_help(const char *text, FILE *out);
 int fp8kv_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* fp8kv_cli_suggest: the name of names nearest to given by edit distance, when it is near enough
- * to be a slip of the keyboard (1 edit for short words, 2 or 3 for longer ones); else NULL. */
-const char *fp8kv_cli_suggest(const char *given, const char *const *names, int count);
-
 /* fp8kv_cli_list: names joined by separator, each after prefix, into buf (truncated to size). */
 void fp8kv_cli_list(const char *const *names, int count, const char *prefix, const char *separator,
                     char *buf, size_t size);

@@ -314,9 +314,9 @@ static int check_args(const char *cmd, const struct fp8kv_cli_args *a, int *inde
 /* judge_suite: --attention against engine-suite case index. */
 static int judge_suite(const char *cmd, const struct fp8kv_cli_args *a, const char *dir, int index)
 {
-    const struct fp8kv_profile *p = fp8kv_profile_by_name(a->value[OPT_PROFILE]);
+    const struct fp8kv_profile *p = fp8kv_cli_profile(cmd, a->value[OPT_PROFILE]);
     if (!p)
-        return fp8kv_cli_usage_error(cmd, "unknown profile '%s'", a->value[OPT_PROFILE]);
+        return FP8KV_EXIT_USAGE;
     struct fp8kv_suite_case c;
     if (fp8kv_vectors_trust(dir) != 0 || fp8kv_suite_case_make(dir, p, index, &c) != 0)
         return fp8kv_cli_input_error(cmd);

@@ -38,10 +38,10 @@ int fp8kv_cmd_suite(int argc, char **argv)
         return fp8kv_suite_print_digests(dir, stdout) == 0 ? FP8KV_EXIT_CONFORMANT
                                                            : fp8kv_cli_input_error("suite");
     const struct fp8kv_profile *p = a.value[OPT_PROFILE]
-                                        ? fp8kv_profile_by_name(a.value[OPT_PROFILE])
+                                        ? fp8kv_cli_profile("suite", a.value[OPT_PROFILE])
                                         : fp8kv_default_profile();
     if (!p)
-        return fp8kv_cli_usage_error("suite", "unknown profile '%s'", a.value[OPT_PROFILE]);
+        return FP8KV_EXIT_USAGE;
     for (int i = 0; i < fp8kv_suite_case_count(); i++) {
         struct fp8kv_suite_case c;
         if (fp8kv_suite_case_make(dir, p, i, &c) != 0)

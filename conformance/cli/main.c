@@ -116,7 +116,7 @@ int main(int argc, char **argv)
     const char *names[sizeof commands / sizeof commands[0]];
     for (int i = 0; i < command_count; i++)
         names[i] = commands[i].name;
-    const char *near = fp8kv_cli_suggest(argv[1], names, command_count);
+    const char *near = fp8kv_names_nearest(argv[1], names, command_count);
     fprintf(stderr, "fp8kv: unknown command '%s'", argv[1]);
     if (near)
         fprintf(stderr, "; did you mean '%s'?", near);

@@ -276,10 +276,8 @@ static char *render_json(const struct fp8kv_kv_case *c, const struct fp8kv_profi
 static int find_case(const char *vectors, const char *profile, int case_index,
                      const struct fp8kv_profile **p, struct fp8kv_kv_case *c)
 {
-    *p = profile ? fp8kv_profile_by_name(profile) : NULL;
-    if (!*p)
-        return fp8kv_fail("unknown profile '%s' (the profiles of vectors/README.md)",
-                          profile ? profile : "(none)");
+    if (!(*p = fp8kv_profile_named(profile)))
+        return FP8KV_ERR;
     if (fp8kv_vectors_trust(vectors) != 0)
         return FP8KV_ERR;
     return fp8kv_kv_case_find(vectors, *p, case_index, c);

@@ -335,6 +335,9 @@ Test(judge_kv, bad_input_is_an_error_naming_the_part)
     cr_assert_not_null(strstr(fp8kv_last_error(), "unknown case 1000"), "%s", fp8kv_last_error());
     cr_assert_eq(fp8kv_judge_kv(VECTORS, "e4m3fn_nope", 0, &in, &r), FP8KV_ERR);
     cr_assert_not_null(strstr(fp8kv_last_error(), "unknown profile"), "%s", fp8kv_last_error());
+    cr_assert_eq(fp8kv_judge_kv(VECTORS, "e4m3fn_satfinte", 0, &in, &r), FP8KV_ERR);
+    cr_assert_not_null(strstr(fp8kv_last_error(), "did you mean 'e4m3fn_satfinite'? (valid: "),
+                       "%s", fp8kv_last_error());
     in.value_cache = NULL;
     cr_assert_eq(fp8kv_judge_kv(VECTORS, p->name, 0, &in, &r), FP8KV_ERR);
     cr_assert_not_null(strstr(fp8kv_last_error(), "give both"), "%s", fp8kv_last_error());

@@ -200,6 +200,8 @@ def test_bad_input_is_an_error_naming_the_part():
         fp8kv.kv_case("e4m3fn_satfinite", 99)
     with pytest.raises(fp8kv.Fp8kvError, match="unknown profile"):
         fp8kv.kv_cases("e4m3fn_bogus")
+    with pytest.raises(fp8kv.Fp8kvError, match="did you mean 'e5m2_inf'"):
+        fp8kv.kv_case("e5m2_ifn", 0)
     token = next(t for t in fp8kv.kv_cases("e4m3fn_satfinite") if t.scale_granularity ==
                  "token_head")
     tk, tv, tks, tvs = stored(token)

@@ -180,6 +180,15 @@ extern const char *const fp8kv_nan_check_notes[FP8KV_NAN_CHECK_COUNT];
  * Inf policy above (e4m3fn_satfinite). Never NULL. */
 const struct fp8kv_profile *fp8kv_default_profile(void);
 
+/* fp8kv_names_nearest: the name of names nearest to given by edit distance, when it is near
+ * enough to be a slip of the keyboard (1 edit for short words, 2 or 3 for longer ones); else
+ * NULL. */
+const char *fp8kv_names_nearest(const char *given, const char *const *names, int count);
+
+/* fp8kv_profile_named: the profile called name; else NULL with the error (fp8kv_last_error)
+ * "unknown profile 'x'; did you mean 'y'? (valid: ...)". */
+const struct fp8kv_profile *fp8kv_profile_named(const char *name);
+
 /* fp8kv_names_list: the count names joined into buf (size bytes, always terminated; a list
  * too long is cut short): sep between two names, last_sep (NULL: sep) before the last one, so
  * {"a", "b", "c"} gives "a|b|c" with sep "|", "a, b or c" with ", " and " or ". Returns buf. */
