@@ -226,9 +226,19 @@ static char *render_text(const struct fp8kv_kv_case *c, const struct fp8kv_profi
     fprintf(f, "judge-kv %s case%d: %s\n", p->name, c->index, words);
     for (size_t i = 0; i < out->checks.count; i++)
         text_check(f, c, &out->checks.items[i], out);
-    fprintf(f, "judge-kv %s case%d: bytes=%llu mismatches=%llu verdict=%s\n", p->name, c->index,
-            (unsigned long long)out->bytes, (unsigned long long)out->mismatches,
-            out->conformant ? "conformant" : "nonconformant");
+    /* the last line counts each part judged: bytes (and gather elements), attention outputs */
+    const struct fp8kv_check *attention = NULL;
+    for (size_t i = 0; i < out->checks.count; i++)
+        if (strcmp(out->checks.items[i].name, "kv-attention") == 0)
+            attention = &out->checks.items[i];
+    fprintf(f, "judge-kv %s case%d:", p->name, c->index);
+    if (!attention || out->checks.count > 1)
+        fprintf(f, " bytes=%llu mismatches=%llu", (unsigned long long)out->bytes,
+                (unsigned long long)out->mismatches);
+    if (attention)
+        fprintf(f, " outputs=%llu outside=%llu", (unsigned long long)attention->cases,
+                (unsigned long long)attention->mismatches);
+    fprintf(f, " verdict=%s\n", out->conformant ? "conformant" : "nonconformant");
     if (fclose(f) != 0) {
         free(text);
         return NULL;
@@ -337,7 +347,7 @@ static char *render_suite_text(const struct fp8kv_suite_case *c, const struct fp
     const struct fp8kv_check *chk = &out->checks.items[0];
     text_attention(f, chk);
     text_failures(f, chk);
-    fprintf(f, "judge-kv %s engine/case%d: outputs=%llu mismatches=%llu verdict=%s\n", p->name,
+    fprintf(f, "judge-kv %s engine/case%d: outputs=%llu outside=%llu verdict=%s\n", p->name,
             c->index, (unsigned long long)chk->cases, (unsigned long long)chk->mismatches,
             out->conformant ? "conformant" : "nonconformant");
     if (fclose(f) != 0) {

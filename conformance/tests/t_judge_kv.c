@@ -214,8 +214,9 @@ Test(judge_kv, correct_outputs_are_conformant_on_every_case)
                 cr_assert_eq(r.checks.count, 3);
                 char last[160];
                 snprintf(last, sizeof last,
-                         "judge-kv %s case%d: bytes=%zu mismatches=0 verdict=conformant\n", p->name,
-                         index, 2 * c.cache_bytes);
+                         "judge-kv %s case%d: bytes=%zu mismatches=0 outputs=%zu outside=0 "
+                         "verdict=conformant\n",
+                         p->name, index, 2 * c.cache_bytes, n);
                 cr_assert_not_null(strstr(r.text, last), "%s", r.text);
                 cr_assert_not_null(strstr(r.json, "\"verdict\": \"conformant\""), "%s", r.json);
                 fp8kv_judge_kv_result_free(&r);
@@ -273,6 +274,33 @@ static void expect_fault_caught(enum fault fault, const char *cache, int key_onl
         if (fault == FAULT_HEAD0_SCALE || fault == FAULT_RECIP_ROW)
             cr_assert_gt(applicable, 0, "%s: no case for fault %d", p->name, fault);
     }
+}
+
+/* Fixed on 2026-12-07: an attention judged alone, and wrong, ended in "bytes=0 mismatches=0
+ * verdict=nonconformant" (the counts were the caches', none judged). The last line counts the
+ * parts judged: an attention's outputs and those outside the bound. */
+Test(judge_kv, bug20261207_a_wrong_attention_alone_ended_in_zero_counts)
+{
+    const struct fp8kv_profile *p = fp8kv_default_profile();
+    struct fp8kv_kv_case c;
+    cr_assert_eq(fp8kv_kv_case_load(VECTORS, p, 0, &c), 0, "%s", fp8kv_last_error());
+    const size_t n = (size_t)c.attention.count;
+    float *att = malloc(n * sizeof *att);
+    for (size_t j = 0; j < n; j++)
+        att[j] = 0.5f;
+    struct fp8kv_judge_kv_input in = {
+        .subject = "engine", .attention = att, .attention_count = n, .attention_name = "a"};
+    struct fp8kv_judge_kv_result r;
+    cr_assert_eq(fp8kv_judge_kv(VECTORS, p->name, 0, &in, &r), 0, "%s", fp8kv_last_error());
+    cr_assert(!r.conformant);
+    char last[160];
+    snprintf(last, sizeof last,
+             "judge-kv %s case0: outputs=%zu outside=%zu verdict=nonconformant\n", p->name, n, n);
+    cr_assert_not_null(strstr(r.text, last), "%s", r.text);
+    cr_assert_null(strstr(r.text, "bytes=0"), "%s", r.text);
+    fp8kv_judge_kv_result_free(&r);
+    free(att);
+    fp8kv_kv_case_free(&c);
 }
 
 Test(judge_kv, scale_ignored_is_caught)
