@@ -223,7 +223,7 @@ static size_t report_checks(const struct fp8kv_block_report *r, const struct not
         for (int i = 0; i < r->nlines && c->failure_lines < FP8KV_MAX_FAILURE_LINES; i++)
             if (r->line_kind[i] == (uint8_t)k) {
                 c->line_class[c->failure_lines] = FP8KV_NO_CLASS;
-                snprintf(c->failures[c->failure_lines++], FP8KV_FAILURE_LINE_SIZE, "%.190s",
+                snprintf(c->failures[c->failure_lines++], FP8KV_FAILURE_LINE_SIZE, "%s",
                          r->lines[i]);
             }
     }

@@ -29,8 +29,9 @@ static struct {
     size_t n;
 } originals[BASE_CASES][FILES];
 
-/* load_originals: the base cases' files, and the profile's decode.npy written once into the
- * fuzz directory (a case's folded attention reads it: the loader loads it with the case). */
+/* load_originals: the base cases' files, and the profile's decode.npy and boundaries.npy
+ * written once into the fuzz directory (the loader loads them with a case: the folded
+ * attention reads one, the failure lines the other). */
 static void load_originals(void)
 {
     static int done;
@@ -38,10 +39,14 @@ static void load_originals(void)
         return;
     char from[1024];
     size_t n = 0;
-    snprintf(from, sizeof from, "%s/vectors/%s/decode.npy", FP8KV_SOURCE_DIR, PROFILE);
-    char *decode = fuzz_read(from, &n);
-    fuzz_write(PROFILE "/decode.npy", decode, n);
-    free(decode);
+    static const char *const tables[] = {"decode.npy", "boundaries.npy"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(from, sizeof from, "%s/vectors/%s/%s", FP8KV_SOURCE_DIR, PROFILE, tables[i]);
+        char *table = fuzz_read(from, &n), to[64];
+        snprintf(to, sizeof to, "%s/%s", PROFILE, tables[i]);
+        fuzz_write(to, table, n);
+        free(table);
+    }
     for (int c = 0; c < BASE_CASES; c++)
         for (size_t f = 0; f < FILES; f++) {
             snprintf(from, sizeof from, "%s/vectors/%s/kv/case%d_%s.npy", FP8KV_SOURCE_DIR, PROFILE,

@@ -15,8 +15,10 @@
 #include <string.h>
 
 #include "fp8kv/diag.h"
+#include "fp8kv/checks.h"
 #include "fp8kv/kv_attention.h"
 #include "fp8kv/npy.h"
+#include "fp8kv/sweep.h"
 #include "fp8kv/verify.h"
 
 #define MAX_DIM 4096 /* any one shape parameter of a case; the cases are small */
@@ -81,6 +83,8 @@ void fp8kv_kv_case_free(struct fp8kv_kv_case *c)
         fp8kv_npy_free(all[i]);
     free(c->slot_token);
     c->slot_token = NULL;
+    free(c->boundaries);
+    c->boundaries = NULL;
 }
 
 /* ---- loading --------------------------------------------------------------------------------- */
@@ -248,8 +252,9 @@ static int load_outputs(const char *dir, const struct fp8kv_profile *p, struct f
         return FP8KV_ERR;
     char rel[128];
     snprintf(rel, sizeof rel, "%s/decode.npy", p->name);
-    return fp8kv_vectors_read_npy(dir, rel, FP8KV_NPY_F32, 1, 256, &c->decode);
-    return FP8KV_OK;
+    if (fp8kv_vectors_read_npy(dir, rel, FP8KV_NPY_F32, 1, 256, &c->decode) != 0)
+        return FP8KV_ERR;
+    return (c->boundaries = fp8kv_load_boundaries(dir, p)) ? FP8KV_OK : FP8KV_ERR;
 }
 
 int fp8kv_kv_case_load(const char *dir, const struct fp8kv_profile *p, int index,
@@ -399,6 +404,35 @@ static int quotient_class(const struct fp8kv_profile *p, float x, float scale)
     return (int)fp8kv_classify_f32(p->format, fp8kv_f32_bits(q));
 }
 
+/* models_writing: which kernel scale models (fp8kv_is_kernel_model) store x (f32 bits) at scale s
+ * as the byte got, by the verified boundary table, in words into buf: "f32_mul_recip writes
+ * 40" or "no scale model writes 40 (f32_div, ...)". */
+static void models_writing(const struct fp8kv_kv_case *c, const struct fp8kv_profile *p, uint32_t x,
+                           uint32_t s, uint8_t got, char *buf, size_t size)
+{
+    const char *names[FP8KV_MODEL_COUNT], *all[FP8KV_MODEL_COUNT];
+    int n = 0, tried = 0;
+    for (int m = 0; m < FP8KV_MODEL_COUNT; m++) {
+        uint8_t code;
+        int nan_by_class;
+        if (!fp8kv_is_kernel_model((enum fp8kv_scale_model)m) ||
+            fp8kv_sweep_expected_scaled(p, c->boundaries, (enum fp8kv_scale_model)m, x, s, &code,
+                                        &nan_by_class) != 0)
+            continue;
+        all[tried++] = fp8kv_model_names[m];
+        if (code == got)
+            names[n++] = fp8kv_model_names[m];
+    }
+    char list[128];
+    if (n) {
+        fp8kv_names_list(names, n, ", ", " and ", list, sizeof list);
+        snprintf(buf, size, "%s write%s %02x", list, n > 1 ? "" : "s", got);
+    } else {
+        fp8kv_names_list(all, tried, ", ", NULL, list, sizeof list);
+        snprintf(buf, size, "no scale model writes %02x (%s)", got, list);
+    }
+}
+
 static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
                         const struct fp8kv_profile *p, int is_key, const uint8_t *got)
 {
@@ -433,13 +467,18 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
                                 cache, o, slot, block, offset, h, d, got[o], want[o]);
             continue;
         }
-        char text[48];
+        char text[48], models[160];
         input_text(c->in, x, text, sizeof text);
+        const float xf = fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, x));
+        const float *value = c->decode.data;
+        models_writing(c, p, fp8kv_f32_bits(xf), fp8kv_f32_bits(scale), got[o], models,
+                       sizeof models);
         fp8kv_check_failure(chk, cls,
                             "%s[%zu] token %d (slot %lld = block %zu offset %zu) head %d dim %d: "
-                            "%s / %.9g => %02x  expected %02x  %s",
+                            "%s / %.9g = %.9g => %02x (%.9g)  expected %02x (%.9g)  %s; %s",
                             cache, o, (int)t, slot, block, offset, h, d, text, (double)scale,
-                            got[o], want[o], fp8kv_class_names[cls]);
+                            (double)xf / (double)scale, got[o], (double)value[got[o]], want[o],
+                            (double)value[want[o]], fp8kv_class_names[cls], models);
     }
 }
 

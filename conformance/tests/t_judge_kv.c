@@ -30,6 +30,7 @@ enum fault {
     FAULT_SPLIT_X_8,     /* the split-x key layout with x = 8 instead of 16 */
     FAULT_HEAD0_SCALE,   /* per-head scales: every head stored with head 0's scale */
     FAULT_RECIP_ROW,     /* per-token scales: amax * (1 / max) instead of amax / max */
+    FAULT_RECIP_STORE,   /* every byte stored as fp8(x * RN32(1 / s)) (model f32_mul_recip) */
 };
 
 /* What a store wrote: the caches and, per token and head, the scale caches. */
@@ -130,8 +131,11 @@ static void engine_store(const struct fp8kv_kv_case *c, const struct fp8kv_profi
         k.heads = k_head0;
         v.heads = v_head0;
     }
-    cr_assert_eq(fp8kv_cpu_reshape_and_cache(fp8kv_profile_cfg(as), &c->shape, c->in, c->key.data,
-                                             c->value.data, c->num_tokens, slots, &k, &v, kc, vc),
+    struct fp8kv_codec_cfg cfg = fp8kv_profile_cfg(as);
+    if (fault == FAULT_RECIP_STORE)
+        cfg.model = FP8KV_CODEC_F32_MUL_RECIP;
+    cr_assert_eq(fp8kv_cpu_reshape_and_cache(cfg, &c->shape, c->in, c->key.data, c->value.data,
+                                             c->num_tokens, slots, &k, &v, kc, vc),
                  0, "%s", fp8kv_last_error());
     if (fault == FAULT_RECIP_ROW && c->granularity == FP8KV_SCALE_TOKEN_HEAD)
         recip_row(c, p, st);
@@ -301,6 +305,37 @@ Test(judge_kv, bug20261207_a_wrong_attention_alone_ended_in_zero_counts)
     fp8kv_judge_kv_result_free(&r);
     free(att);
     fp8kv_kv_case_free(&c);
+}
+
+/* Failure lines name the values and which scale models write the byte found: a store that
+ * multiplies by the reciprocal is told apart from one that divides (issue: failures that name
+ * the cause). */
+Test(judge_kv, a_reciprocal_store_is_named_in_its_failure_lines)
+{
+    int named = 0;
+    for (int index = 0; index < 16 && !named; index++) {
+        const struct fp8kv_profile *p = fp8kv_default_profile();
+        struct fp8kv_kv_case c;
+        if (fp8kv_kv_case_load(VECTORS, p, index, &c) != 0)
+            break;
+        struct stored st = stored_new(&c);
+        engine_store(&c, p, FAULT_RECIP_STORE, &st);
+        struct fp8kv_judge_kv_result r = judge(&c, p, &st);
+        const struct fp8kv_check *store = &r.checks.items[0];
+        for (int l = 0; l < store->failure_lines; l++) {
+            const char *line = store->failures[l];
+            if (!strstr(line, "token"))
+                continue;
+            cr_assert(strstr(line, "f32_mul_recip") && strstr(line, " write") &&
+                          strstr(line, " = ") && strstr(line, ")  expected "),
+                      "%s", line);
+            named++;
+        }
+        fp8kv_judge_kv_result_free(&r);
+        stored_free(&st);
+        fp8kv_kv_case_free(&c);
+    }
+    cr_assert_gt(named, 0, "no case told the reciprocal store apart");
 }
 
 Test(judge_kv, scale_ignored_is_caught)

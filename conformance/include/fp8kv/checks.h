@@ -32,7 +32,7 @@ extern "C" {
 #define FP8KV_UNCLASSED_LINES 12   /* lines kept of failures that have no input class */
 #define FP8KV_MAX_FAILURE_LINES                                                                    \
     (FP8KV_CLASS_COUNT * FP8KV_EXAMPLES_PER_CLASS + FP8KV_UNCLASSED_LINES)
-#define FP8KV_FAILURE_LINE_SIZE 192      /* bytes of one failure line, its NUL included */
+#define FP8KV_FAILURE_LINE_SIZE 256      /* bytes of one failure line, its NUL included */
 #define FP8KV_NO_CLASS FP8KV_CLASS_COUNT /* the cls of a failure without an input class */
 
 /* One failing input of an encoder, or a range of adjacent inputs that failed alike. */

@@ -49,6 +49,8 @@ struct fp8kv_kv_case {
     struct fp8kv_npy head_scales;          /* per head: f32 bits [2, num_heads], key then value */
     struct fp8kv_npy scale_cache;          /* per token: f32 bits [2, scale_entries] */
     struct fp8kv_npy decode; /* the profile's decode.npy: each code's exact value, f32 [256] */
+    uint32_t *boundaries;    /* the profile's boundaries.npy (fp8kv_load_boundaries): which
+                                code each scale model's quotient gives, for failure lines */
 };
 
 /* fp8kv_kv_case_has_file: whether case c has file fp8kv_kv_case_files[i]. */
