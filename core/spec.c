@@ -391,15 +391,21 @@ uint64_t fp8kv_splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+int fp8kv_profile_names(const char **names, int room)
+{
+    int n = 0;
+    for (int i = 0; i < fp8kv_profile_count && n < room; i++)
+        names[n++] = fp8kv_profiles[i].name;
+    return n;
+}
+
 const struct fp8kv_profile *fp8kv_profile_named(const char *name)
 {
     const struct fp8kv_profile *p = name ? fp8kv_profile_by_name(name) : NULL;
     if (p)
         return p;
     const char *names[64];
-    int n = 0;
-    for (int i = 0; i < fp8kv_profile_count && n < 64; i++)
-        names[n++] = fp8kv_profiles[i].name;
+    const int n = fp8kv_profile_names(names, 64);
     char valid[1024], near[96] = "";
     fp8kv_names_list(names, n, ", ", NULL, valid, sizeof valid);
     const char *best = name ? fp8kv_names_nearest(name, names, n) : NULL;

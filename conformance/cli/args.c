@@ -129,9 +129,7 @@ const struct fp8kv_profile *fp8kv_cli_profile(const char *cmd, const char *name)
     if (p)
         return p;
     const char *names[64];
-    int n = 0;
-    for (int i = 0; i < fp8kv_profile_count && n < 64; i++)
-        names[n++] = fp8kv_profiles[i].name;
+    const int n = fp8kv_profile_names(names, 64);
     fp8kv_cli_unknown_choice(cmd, "--profile: no profile", "", name, names, n);
     return NULL;
 }

@@ -185,6 +185,10 @@ const struct fp8kv_profile *fp8kv_default_profile(void);
  * NULL. */
 const char *fp8kv_names_nearest(const char *given, const char *const *names, int count);
 
+/* fp8kv_profile_names: the profiles' names, in table order, into names (room entries at
+ * most); how many. */
+int fp8kv_profile_names(const char **names, int room);
+
 /* fp8kv_profile_named: the profile called name; else NULL with the error (fp8kv_last_error)
  * "unknown profile 'x'; did you mean 'y'? (valid: ...)". */
 const struct fp8kv_profile *fp8kv_profile_named(const char *name);
