@@ -232,19 +232,30 @@ static size_t process_memory(pid_t pid)
     return kib << 10;
 }
 
-/* The bytes of the region shared with c that are resident (the most of it a worker can hold). */
-static size_t region_resident(const struct fp8kv_child *c)
+/* The bytes of the region shared with c that the child holds resident: the Rss of its mappings
+ * of the region in /proc/<pid>/smaps (the region's pages the child never touched are not its
+ * memory; other shared memory it holds is). Read only when the child is near its limit. */
+static size_t region_held(const struct fp8kv_child *c)
 {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const uintptr_t lo = (uintptr_t)c->shared / page * page;
-    const size_t pages = ((uintptr_t)c->shared + c->shared_bytes - lo + page - 1) / page;
-    unsigned char *in = malloc(pages);
-    size_t n = 0;
-    if (in && mincore((void *)lo, pages * page, in) == 0)
-        for (size_t i = 0; i < pages; i++)
-            n += in[i] & 1u;
-    free(in);
-    return n * page;
+    const uintptr_t hi = (uintptr_t)c->shared + c->shared_bytes;
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/smaps", (int)c->pid);
+    FILE *f = fopen(path, "r");
+    size_t kib = 0;
+    int inside = 0;
+    unsigned long start, end;
+    unsigned long long k;
+    while (f && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx ", &start, &end) == 2) /* a mapping's first line */
+            inside = start >= lo && end <= hi + page;    /* (the fences split the region) */
+        else if (inside && sscanf(line, "Rss: %llu", &k) == 1)
+            kib += (size_t)k;
+    }
+    if (f)
+        fclose(f);
+    return kib << 10;
 }
 
 /* Whether the child, and every process below it, hold more memory than c->memory_limit (the
@@ -266,7 +277,7 @@ static int watch_memory(struct fp8kv_child *c, const char *doing)
     }
     if (held <= c->memory_limit) /* (the region's share is only ever subtracted) */
         return 0;
-    const size_t region = region_resident(c);
+    const size_t region = region_held(c);
     held = held > region ? held - region : 0;
     if (held <= c->memory_limit)
         return 0;
