@@ -83,41 +83,22 @@ static int hostile_hold(int how, size_t bytes)
     return 0;
 }
 
-/* Starts a child that holds `bytes` (malloc) and sleeps; returns once it holds them. */
-static void hostile_child_holding(size_t bytes)
+/* Leaves a process behind, sleeping, and returns once it is ready: a child holding `bytes`
+ * (malloc), or with daemon a grandchild in a session of its own (witnessed). */
+static void hostile_leave_process(int daemon, size_t bytes)
 {
     int ready[2];
     if (pipe(ready) != 0)
         return;
     if (fork() == 0) {
-        if (hostile_hold(0, bytes) != 0 || write(ready[1], "1", 1) != 1)
+        if (daemon && (setsid(), fork() != 0)) /* the grandchild: no parent left in the group */
+            _exit(0);
+        if (daemon)
+            hostile_witness("daemon", (long)getpid());
+        if ((!daemon && hostile_hold(0, bytes) != 0) || write(ready[1], "1", 1) != 1)
             _exit(1);
         for (;;)
             pause();
-    }
-    char c;
-    if (read(ready[0], &c, 1) != 1)
-        c = 0;
-    close(ready[0]);
-    close(ready[1]);
-}
-
-/* Leaves a process behind: a grandchild in a session of its own, sleeping (witnessed). */
-static void hostile_daemon(void)
-{
-    int ready[2];
-    if (pipe(ready) != 0)
-        return;
-    if (fork() == 0) {
-        setsid();
-        if (fork() == 0) { /* the grandchild: no parent left in the worker's group */
-            hostile_witness("daemon", (long)getpid());
-            if (write(ready[1], "1", 1) != 1)
-                _exit(1);
-            for (;;)
-                pause();
-        }
-        _exit(0);
     }
     char c;
     if (read(ready[0], &c, 1) != 1)
@@ -177,7 +158,7 @@ static enum hostile_do hostile_act(const char *entry)
     else if (!strcmp(a, "forge"))
         hostile_forge();
     else if (!strcmp(a, "daemon"))
-        hostile_daemon();
+        hostile_leave_process(1, 0);
     else if (!strcmp(a, "segv"))
         *(volatile int *)(uintptr_t)(hostile.arg * 0) = 1;
     else if (!strcmp(a, "abort"))
@@ -205,7 +186,7 @@ static enum hostile_do hostile_act(const char *entry)
                    : HOSTILE_GO_ON;
     else if (!strcmp(a, "hog_children"))
         for (int i = 0; i < 3; i++)
-            hostile_child_holding(mib / 3);
+            hostile_leave_process(0, mib / 3);
     else if (!strcmp(a, "fail"))
         return HOSTILE_FAIL;
     else if (!strcmp(a, "poke_after"))
