@@ -112,16 +112,15 @@ static int npy_fits(enum fp8kv_npy_dtype n, int dt)
 }
 
 /* check_header: refuses the file at path before reading its data when its header's shape
- * (the file's length checked against it) is not of the want elements the case needs, or its
- * dtype is not of elem_size bytes (0: any). (The file may still change before it is read; the
+ * (the file's length checked against it) is not of the want elements the case needs, or, with
+ * codes, its dtype is not of one byte. (The file may still change before it is read; the
  * reader then checks its header again.) 0, or FP8KV_EXIT_USAGE after a message. */
-static int check_header(const char *cmd, const char *path, size_t want, size_t elem_size,
-                        const char *unit)
+static int check_header(const char *cmd, const char *path, size_t want, int codes, const char *unit)
 {
     struct fp8kv_npy head;
     if (fp8kv_npy_read_header_any(path, &head) != 0)
         return fp8kv_cli_input_error(cmd);
-    if (elem_size && fp8kv_npy_elem_size(head.dtype) != elem_size)
+    if (codes && fp8kv_npy_elem_size(head.dtype) != 1)
         fprintf(stderr,
                 "fp8kv %s: %s: dtype %s, expected one-byte codes (|u1; view an fp8 tensor as "
                 "uint8)\n",

@@ -447,12 +447,13 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
         const int32_t t = c->slot_token[slot];
         const float scale = fp8kv_kv_case_scale(c, is_key, slot, h);
         uint32_t x = 0;
+        float xf = 0.0f; /* x widened to f32 */
         int cls = -1;
         if (t >= 0) {
             x = element_bits(in->data, esize,
                              (size_t)t * c->width + (size_t)h * c->shape.head_size + (size_t)d);
-            cls = quotient_class(
-                p, fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, x)), scale);
+            xf = fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, x));
+            cls = quotient_class(p, xf, scale);
         }
         chk->cases++;
         if (cls >= 0)
@@ -469,7 +470,6 @@ static void judge_cache(struct fp8kv_check *chk, const struct fp8kv_kv_case *c,
         }
         char text[48], models[160];
         input_text(c->in, x, text, sizeof text);
-        const float xf = fp8kv_f32_from_bits(fp8kv_widen_to_f32((enum fp8kv_dtype)c->in, x));
         const float *value = c->decode.data;
         models_writing(c, p, fp8kv_f32_bits(xf), fp8kv_f32_bits(scale), got[o], models,
                        sizeof models);

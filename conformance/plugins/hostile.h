@@ -2,9 +2,9 @@
  * hostile_block.c), chosen at run time so that one library tries every kind:
  *   FP8KV_HOSTILE="ENTRY ACTION ARG CALL"  act in the CALL-th call (from 1) of entry point
  *                                           ENTRY (store, gather, attention; encode, decode)
- *   FP8KV_HOSTILE_WITNESS=FILE              where the plugin writes what it did: "fired ACTION"
+ *   FP8KV_HOSTILE_WITNESS=FILE              where the plugin writes what it did: "ACTION ARG"
  *                                           when it acts, "daemon PID" for a process it leaves
- * ACTION is one of hostile_actions below. Those done here: none (honest), chatty (1 MiB and
+ * ACTION is one of the names below. Those done here: none (honest), chatty (1 MiB and
  * forged verdict lines on stdout and stderr), forge (a forged verdict line through
  * /proc/<parent>/fd/1), daemon (a process that leaves the session and sleeps), segv, abort,
  * kill (SIGKILL itself), exit0, exit3, stop (SIGSTOP itself), sleep, spin, close_fds (every
@@ -38,12 +38,6 @@ enum hostile_do {
     HOSTILE_FLIP
 };
 
-static const char *const hostile_actions[] = {
-    "none",       "chatty",      "forge",      "daemon",     "segv",      "abort",
-    "kill",       "exit0",       "exit3",      "stop",       "sleep",     "spin",
-    "close_fds",  "fail",        "hog_malloc", "hog_shared", "hog_memfd", "hog_children",
-    "poke_after", "poke_before", "poke_input", "flip"};
-
 static struct {
     int parsed;
     char entry[16], action[16];
@@ -62,18 +56,21 @@ static void hostile_witness(const char *what, long value)
     }
 }
 
-/* Holds `bytes` of memory the way `how` says (0 malloc, 1 shared, 2 memfd) and never gives it
- * back; 0, or -1 when it could not. */
-static int hostile_hold(int how, size_t bytes)
+/* How hostile_hold holds memory. */
+enum hostile_hold_by { HOLD_MALLOC, HOLD_SHARED, HOLD_MEMFD };
+
+/* Holds `bytes` of memory the way `how` says and never gives it back; 0, or -1 when it could
+ * not. */
+static int hostile_hold(enum hostile_hold_by how, size_t bytes)
 {
-    if (how == 0) {
+    if (how == HOLD_MALLOC) {
         char *p = malloc(bytes);
         if (p)
             memset(p, 1, bytes);
         return p ? 0 : -1;
     }
-    const int fd = how == 2 ? memfd_create("hostile", 0) : -1;
-    if (how == 2 && (fd < 0 || ftruncate(fd, (off_t)bytes) != 0))
+    const int fd = how == HOLD_MEMFD ? memfd_create("hostile", 0) : -1;
+    if (how == HOLD_MEMFD && (fd < 0 || ftruncate(fd, (off_t)bytes) != 0))
         return -1;
     char *p =
         mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0), fd, 0);
@@ -95,7 +92,7 @@ static void hostile_leave_process(int daemon, size_t bytes)
             _exit(0);
         if (daemon)
             hostile_witness("daemon", (long)getpid());
-        if ((!daemon && hostile_hold(0, bytes) != 0) || write(ready[1], "1", 1) != 1)
+        if ((!daemon && hostile_hold(HOLD_MALLOC, bytes) != 0) || write(ready[1], "1", 1) != 1)
             _exit(1);
         for (;;)
             pause();
@@ -177,14 +174,12 @@ static enum hostile_do hostile_act(const char *entry)
     } else if (!strcmp(a, "spin"))
         for (volatile unsigned long spin = 0;; spin++)
             ;
-    else if (!strncmp(a, "hog_", 4) && strcmp(a, "hog_children") != 0)
-        return hostile_hold(a[4] == 'm' && a[5] == 'a' ? 0
-                            : a[4] == 's'              ? 1
-                                                       : 2,
-                            mib) != 0
-                   ? HOSTILE_FAIL
-                   : HOSTILE_GO_ON;
-    else if (!strcmp(a, "hog_children"))
+    else if (!strcmp(a, "hog_malloc") || !strcmp(a, "hog_shared") || !strcmp(a, "hog_memfd")) {
+        const enum hostile_hold_by how = !strcmp(a, "hog_malloc")   ? HOLD_MALLOC
+                                         : !strcmp(a, "hog_shared") ? HOLD_SHARED
+                                                                    : HOLD_MEMFD;
+        return hostile_hold(how, mib) != 0 ? HOSTILE_FAIL : HOSTILE_GO_ON;
+    } else if (!strcmp(a, "hog_children"))
         for (int i = 0; i < 3; i++)
             hostile_leave_process(0, mib / 3);
     else if (!strcmp(a, "fail"))

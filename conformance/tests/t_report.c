@@ -231,6 +231,16 @@ static void write_planted(struct fp8kv_target_info *t, struct fp8kv_results *r)
     cr_assert_eq(fp8kv_report_write(out_dir, &m, r), 0, "%s", fp8kv_last_error());
 }
 
+/* planted_report_json: write_planted, its results freed, and the path of its report.json into
+ * json (size bytes). */
+static void planted_report_json(struct fp8kv_target_info *t, char *json, size_t size)
+{
+    struct fp8kv_results r = {0};
+    write_planted(t, &r);
+    fp8kv_results_free(&r);
+    snprintf(json, size, "%s/%s/report.json", out_dir, t->target);
+}
+
 Test(report, html_shows_verdict_matrix_explanations_pictures)
 {
     struct fp8kv_target_info t;
@@ -487,11 +497,8 @@ static int run_cli(const char *cmd, const char *path, char *out, size_t size)
 Test(report, bug20261203_a_pass_was_believed_against_its_own_evidence)
 {
     struct fp8kv_target_info t;
-    struct fp8kv_results r = {0};
-    write_planted(&t, &r);
-    fp8kv_results_free(&r);
     char json[256];
-    snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
+    planted_report_json(&t, json, sizeof json);
     char *original = read_report_file(t.target, "report.json");
     static const char *const says[] = {"true, but its class normal counts 3 mismatches",
                                        "true, but it lists 1 failure lines",
@@ -522,9 +529,8 @@ Test(report, bug20261203_a_pass_was_believed_against_its_own_evidence)
 Test(report, bug20261203_report_from_believed_the_verdict_written_in_it)
 {
     struct fp8kv_target_info t;
-    struct fp8kv_results r = {0};
-    write_planted(&t, &r); /* edges bits fails with 3 mismatches: nonconformant */
-    fp8kv_results_free(&r);
+    char json[256];
+    planted_report_json(&t, json, sizeof json); /* edges bits fails with 3 mismatches */
     static const struct {
         const char *edit, *says;
     } cases[] = {
@@ -534,8 +540,6 @@ Test(report, bug20261203_report_from_believed_the_verdict_written_in_it)
         {"summary", "summary: says 6 passed, 0 failed, 3 reported"},
         {"status", "checks: the status is \"not run\", yet it lists 7 checks"},
     };
-    char json[256];
-    snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
     char *original = read_report_file(t.target, "report.json");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_text_file(json, original);
@@ -583,11 +587,8 @@ Test(report, bug20261203_report_from_believed_the_verdict_written_in_it)
 Test(report, bug20261207_a_pass_hid_its_mismatches_under_an_unknown_class)
 {
     struct fp8kv_target_info t;
-    struct fp8kv_results r = {0};
-    write_planted(&t, &r);
-    fp8kv_results_free(&r);
     char json[256];
-    snprintf(json, sizeof json, "%s/%s/report.json", out_dir, t.target);
+    planted_report_json(&t, json, sizeof json);
     json_t *root = load_report(t.target), *checks = json_object_get(root, "checks");
     size_t i;
     json_t *c = NULL;

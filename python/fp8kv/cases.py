@@ -295,8 +295,8 @@ class EngineCase:
         exact, lo, hi = (np.empty(shape, np.float64) for _ in range(3))
         _native.check(_native.lib.fp8kv_py_suite_reference(
             _native.text(self.vectors, "vectors"), _native.text(self.profile, "profile"),
-            _native.c_index(self.index), _native.text(arithmetic, "arithmetic"), exact.ctypes.data, lo.ctypes.data,
-            hi.ctypes.data, exact.size))
+            _native.c_index(self.index), _native.text(arithmetic, "arithmetic"),
+            exact.ctypes.data, lo.ctypes.data, hi.ctypes.data, exact.size))
         for a in (exact, lo, hi):
             a.setflags(write=False)
         return exact, lo, hi
