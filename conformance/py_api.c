@@ -267,34 +267,50 @@ int fp8kv_py_decode(const char *profile, float scale, const uint8_t *codes, size
 }
 
 /* ---- the engine suite ------------------------------------------------------------------------
- * A case is generated once and kept (the last one asked for: a test judges one case many times);
- * the lock makes the calls of several threads take turns. */
+ * A case is generated once and kept (the last SUITE_KEPT asked for, about 50 MB for the largest
+ * case: a test judges a few cases many times, and generating one takes up to a second); the lock
+ * makes the calls of several threads take turns. */
+
+#define SUITE_KEPT 8
 
 static pthread_mutex_t suite_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fp8kv_suite_case suite_kept;
-static char suite_kept_vectors[1024], suite_kept_profile[64];
-static int suite_kept_valid;
+static struct suite_kept {
+    int valid;
+    char vectors[1024], profile[64];
+    unsigned long long last_used;
+    struct fp8kv_suite_case c;
+} suite_kept[SUITE_KEPT];
+static unsigned long long suite_clock;
 
-/* suite_case: case index of profile (the kept one, or generated now); the caller holds the
- * lock. NULL with a message. */
+/* suite_case: case index of profile (a kept one, or generated now in place of the least
+ * recently used); the caller holds the lock. NULL with a message. */
 static const struct fp8kv_suite_case *suite_case(const char *vectors, const char *profile,
                                                  int index, const struct fp8kv_profile **p)
 {
     *p = profile_named(profile);
     if (!*p || fp8kv_vectors_trust(vectors) != 0)
         return NULL;
-    if (suite_kept_valid && suite_kept.index == index && strcmp(suite_kept_vectors, vectors) == 0 &&
-        strcmp(suite_kept_profile, profile) == 0)
-        return &suite_kept;
-    fp8kv_suite_case_free(&suite_kept);
-    suite_kept_valid = 0;
-    if (strlen(vectors) >= sizeof suite_kept_vectors ||
-        fp8kv_suite_case_make(vectors, *p, index, &suite_kept) != 0)
+    struct suite_kept *slot = &suite_kept[0];
+    for (int i = 0; i < SUITE_KEPT; i++) {
+        struct suite_kept *k = &suite_kept[i];
+        if (k->valid && k->c.index == index && strcmp(k->vectors, vectors) == 0 &&
+            strcmp(k->profile, profile) == 0) {
+            k->last_used = ++suite_clock;
+            return &k->c;
+        }
+        if (!k->valid || (slot->valid && k->last_used < slot->last_used))
+            slot = k;
+    }
+    fp8kv_suite_case_free(&slot->c);
+    slot->valid = 0;
+    if (strlen(vectors) >= sizeof slot->vectors ||
+        fp8kv_suite_case_make(vectors, *p, index, &slot->c) != 0)
         return NULL;
-    snprintf(suite_kept_vectors, sizeof suite_kept_vectors, "%s", vectors);
-    snprintf(suite_kept_profile, sizeof suite_kept_profile, "%s", profile);
-    suite_kept_valid = 1;
-    return &suite_kept;
+    snprintf(slot->vectors, sizeof slot->vectors, "%s", vectors);
+    snprintf(slot->profile, sizeof slot->profile, "%s", profile);
+    slot->valid = 1;
+    slot->last_used = ++suite_clock;
+    return &slot->c;
 }
 
 int fp8kv_py_suite_count(void)

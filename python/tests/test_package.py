@@ -4,6 +4,7 @@ input. Run from the repository root after `pip install ./python`:
 
     .venv/bin/python3 -m pytest python/tests examples/python
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -479,3 +480,37 @@ def test_bug20261203_inputs_were_copied_before_their_size_was_checked():
     assert peak < 64 << 20, f"{peak} bytes allocated to refuse inputs of the wrong size"
     # the right size is still judged, whatever its strides
     assert not fp8kv.judge_store(c, np.broadcast_to(np.uint8(0xA5), k.shape), v)
+
+
+def test_kept_references_give_the_verdicts_of_a_fresh_computation(tmp_path):
+    """The engine suite's references are kept in the process (fp8kv_suite_judge_attention):
+    judging outputs of one case under several arithmetics, with another case between, gives
+    every verdict document that a process computing each reference afresh gives."""
+    profile = "e4m3fn_satfinite"
+    case = fp8kv.engine_case(profile, 8)
+    exact, lo, hi = case.reference("f32")
+    good = exact.astype(np.float32)
+    bad = good.copy()
+    bad[1, 1, 3] = np.float32(hi[1, 1, 3] + 4 * (hi[1, 1, 3] - lo[1, 1, 3]))
+    other = fp8kv.engine_case(profile, 7)
+    other_out = other.reference("f32")[0].astype(np.float32)
+    steps = [(good, "f32"), (bad, "f32"), (bad, "f32,exp_ulps=4000"), (other_out, "f32"),
+             (good, "f32"), (bad, "f32"), (bad, "f32,exp_ulps=4000")]
+    docs = []
+    for out, arithmetic in steps:
+        target = other if out is other_out else case
+        docs.append(fp8kv.judge_attention(target, out, arithmetic=arithmetic).json)
+    assert docs[4:] == [docs[0], docs[1], docs[2]]
+    assert [d["verdict"] for d in docs[:2]] == ["conformant", "nonconformant"]
+    ratio = [float(d["checks"][-1]["bound_ratio"]) for d in docs[1:3]]
+    assert ratio[0] != ratio[1]  # the arithmetic's fields are part of what a kept one is for
+    # afresh: each in a process of its own
+    for (out, arithmetic), doc in zip(steps[:3], docs[:3]):
+        np.save(tmp_path / "out.npy", out)
+        script = ("import json, sys, numpy as np, fp8kv\n"
+                  f"c = fp8kv.engine_case({profile!r}, 8)\n"
+                  f"out = np.load({str(tmp_path / 'out.npy')!r})\n"
+                  f"print(json.dumps(fp8kv.judge_attention(c, out, arithmetic={arithmetic!r}).json))")
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout) == doc

@@ -97,7 +97,10 @@ int fp8kv_suite_reference_checked(const struct fp8kv_suite_case *c, const char *
 /* fp8kv_suite_judge_attention: judges y (c's decode output under a, elements of a->out) into
  * chk ("kv-attention-engine"): the reference's digest is compared with the committed one for
  * a's roundings first (FP8KV_ERR when it differs; a combination of roundings no preset has
- * is judged with no committed digest, which the detail says). 0, or FP8KV_ERR. */
+ * is judged with no committed digest, which the detail says). The last few references are kept
+ * in the process (keyed by the case's inputs digest, decode table, index and a's fields), so
+ * judging many outputs of one case computes its reference once (the last 32). Thread-safe. 0, or
+ * FP8KV_ERR. */
 int fp8kv_suite_judge_attention(const struct fp8kv_suite_case *c, const char *profile,
                                 const char *subject, const struct fp8kv_attention_arith *a,
                                 const void *y, struct fp8kv_check *chk);
