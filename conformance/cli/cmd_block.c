@@ -1,5 +1,6 @@
-/* cmd_block.c — `fp8kv encode-block` and `fp8kv decode-block`: the block oracle
- * (fp8kv/block_oracle.h) as a filter, one block per line, for the MX and NVFP4 formats. */
+/* cmd_block.c — `fp8kv encode-block` and `fp8kv decode-block`: the block oracles as a filter,
+ * one block per line: fp8kv/block_oracle.h for the MX and NVFP4 formats, fp8kv/intq_oracle.h for
+ * the integer formats (q8_0, q4_0). */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,19 +10,24 @@
 #include "cli.h"
 #include "fp8kv/block_oracle.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/intq_oracle.h"
 
 static const char encode_block_help[] =
     "usage: fp8kv encode-block --format F [options]\n"
     "\n"
     "The exact codes of each block of f32 values, computed with MPFR (docs/DESIGN.md §10).\n"
     "Reads one block per line from stdin (or --input FILE): exactly 32 values for the MX\n"
-    "formats, 16 for nvfp4, whitespace-separated, each hex f32 bits (0x3f800000) or a decimal\n"
-    "(1.5, -0, inf, nan; rounded once to f32); blank lines and '#' comments are skipped.\n"
-    "Prints one line per block: the scale code, then the element codes, in hex:\n"
+    "and integer formats, 16 for nvfp4, whitespace-separated, each hex f32 bits (0x3f800000)\n"
+    "or a decimal (1.5, -0, inf, nan; rounded once to f32); blank lines and '#' comments are\n"
+    "skipped. Prints one line per block: the scale code, then the element codes, in hex:\n"
     "  7f 1 2 f ...\n"
+    "The integer formats (llama.cpp's KV caches; presets llamacpp_q8_0, llamacpp_q4_0) store\n"
+    "an f16 scale, printed as its 4 hex digits, and one code a byte: q8_0 the int8 byte (ff is\n"
+    "-1), q4_0 the nibble 0..f (value q - 8). Their encoding is the steps of llama.cpp's CUDA\n"
+    "store in f32 (docs/DESIGN.md §11); a block holding a NaN or an Inf has no code (exit 2).\n"
     "\n"
     "options:\n"
-    "  --format F         {block_formats}\n"
+    "  --format F         {block_formats}, q8_0, q4_0\n"
     "  --rule R           MX: {mx_rules:comma_default} (floor: OCP MX v1.0);\n"
     "                     nvfp4: {nvfp4_rules:comma_default}\n"
     "  --model M          {block_models:or_default}; exact: one rounding per stored byte;\n"
@@ -41,13 +47,14 @@ static const char decode_block_help[] =
     "usage: fp8kv decode-block --format F [options]\n"
     "\n"
     "The f32 values of each encoded block, computed with MPFR: RN32(element * scale) (MX),\n"
-    "RN32(element * s * G) (nvfp4). Reads one block per line from stdin (or --input FILE):\n"
+    "RN32(element * s * G) (nvfp4), RN32((q - zero) * f32(scale)) (q8_0: zero 0; q4_0: 8; the\n"
+    "f16 scale as 4 hex digits). Reads one block per line from stdin (or --input FILE):\n"
     "the scale code then the element codes, in hex (`fp8kv encode-block` output); prints one\n"
     "line per block: the decoded values, as the shortest decimals that read back to the same\n"
     "f32 (integers below 2^24 in full; inf, -inf, nan, -nan), or with --hex their f32 bits.\n"
     "\n"
     "options:\n"
-    "  --format F         {block_formats}\n"
+    "  --format F         {block_formats}, q8_0, q4_0\n"
     "  --global-scale G   nvfp4's f32 per-tensor decode scale, finite > 0 (default 1)\n"
     "  --hex              print f32 bits instead of decimals\n"
     "  --input FILE       read FILE (a regular file or a pipe; '-': stdin) instead of stdin\n"
@@ -74,7 +81,8 @@ static const struct fp8kv_cli_option block_options[OPT_COUNT] = {
 
 /* What a block command was asked. */
 struct block_job {
-    const struct fp8kv_block_format *format;
+    const struct fp8kv_block_format *format; /* NULL for an integer format */
+    const struct fp8kv_intq_format *intq;    /* an integer format, or NULL */
     struct fp8kv_block_params params;
     int hex;
     int fixed_scale; /* --scale-code: every block takes scale code scale_code */
@@ -84,6 +92,57 @@ struct block_job {
 };
 
 static int parse_hex_code(const char *text, unsigned limit, const char *what, uint8_t *code);
+
+/* open_input: job's input (--input, else stdin); 0 with *exit_code 0, or 1 (a usage error). */
+static int open_input(const char *cmd, const struct fp8kv_cli_args *a, struct block_job *job,
+                      int *exit_code)
+{
+    job->input = stdin;
+    job->input_name = "stdin";
+    if (a->value[OPT_INPUT] && strcmp(a->value[OPT_INPUT], "-") != 0) {
+        job->input = fp8kv_cli_open_lines(cmd, "input", a->value[OPT_INPUT]);
+        job->input_name = a->value[OPT_INPUT];
+        if (!job->input)
+            return 1;
+    }
+    *exit_code = 0;
+    return 0;
+}
+
+/* parse_intq_job: --format names an integer format (or no format at all: the error lists every
+ * format): it takes no rule, model, global scale or fixed scale. As parse_job. */
+static int parse_intq_job(const char *cmd, const struct fp8kv_cli_args *a, struct block_job *job,
+                          int *exit_code)
+{
+    const char *names[FP8KV_BLOCK_FORMAT_COUNT + FP8KV_INTQ_FORMAT_COUNT];
+    int n = 0;
+    for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
+        names[n++] = fp8kv_block_formats[i].name;
+    for (int i = 0; i < FP8KV_INTQ_FORMAT_COUNT; i++)
+        names[n++] = fp8kv_intq_formats[i].name;
+    char list[192];
+    if (!a->value[OPT_FORMAT]) {
+        fp8kv_cli_usage_error(cmd, "--format is required (%s)",
+                              fp8kv_names_list(names, n, ", ", NULL, list, sizeof list));
+        return 1;
+    }
+    job->intq = fp8kv_intq_format_by_name(a->value[OPT_FORMAT]);
+    if (!job->intq) {
+        *exit_code = fp8kv_cli_unknown_choice(cmd, "--format: unknown block format", "",
+                                              a->value[OPT_FORMAT], names, n);
+        return 1;
+    }
+    static const int fixed[] = {OPT_RULE, OPT_MODEL, OPT_GLOBAL_SCALE, OPT_SCALE_CODE};
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
+        if (a->value[fixed[k]]) {
+            fp8kv_cli_usage_error(cmd,
+                                  "--%s does not apply to %s (its arithmetic is fixed: "
+                                  "docs/DESIGN.md §11)",
+                                  block_options[fixed[k]].name, job->intq->name);
+            return 1;
+        }
+    return open_input(cmd, a, job, exit_code);
+}
 
 /* Parses the command line of cmd (its options: bit k for option k): 0 to go on, or 1 when the
  * command is done (--help, or a usage error) with its exit code in *exit_code. */
@@ -100,19 +159,11 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
                                   cmd);
             return 1;
         }
-    if (!a.value[OPT_FORMAT]) {
-        const char *names[FP8KV_BLOCK_FORMAT_COUNT];
-        for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
-            names[i] = fp8kv_block_formats[i].name;
-        char list[128];
-        fp8kv_cli_usage_error(
-            cmd, "--format is required (%s)",
-            fp8kv_names_list(names, FP8KV_BLOCK_FORMAT_COUNT, ", ", NULL, list, sizeof list));
-        return 1;
+    if (!a.value[OPT_FORMAT] || !fp8kv_block_format_by_name(a.value[OPT_FORMAT])) {
+        *job = (struct block_job){.hex = a.value[OPT_HEX] != NULL};
+        return parse_intq_job(cmd, &a, job, exit_code);
     }
-    const struct fp8kv_block_format *f;
-    if (fp8kv_cli_block_format(cmd, a.value[OPT_FORMAT], &f) != 0)
-        return 1;
+    const struct fp8kv_block_format *f = fp8kv_block_format_by_name(a.value[OPT_FORMAT]);
     *job = (struct block_job){.format = f, .hex = a.value[OPT_HEX] != NULL};
     job->params =
         (struct fp8kv_block_params){f->default_rule, FP8KV_BLOCK_DEFAULT_MODEL, 0x3F800000u};
@@ -159,16 +210,7 @@ static int parse_job(const char *cmd, const char *help, unsigned takes, int argc
         }
         job->fixed_scale = 1;
     }
-    job->input = stdin;
-    job->input_name = "stdin";
-    if (a.value[OPT_INPUT] && strcmp(a.value[OPT_INPUT], "-") != 0) {
-        job->input = fp8kv_cli_open_lines(cmd, "input", a.value[OPT_INPUT]);
-        job->input_name = a.value[OPT_INPUT];
-        if (!job->input)
-            return 1;
-    }
-    *exit_code = 0;
-    return 0;
+    return open_input(cmd, &a, job, exit_code);
 }
 
 /* split: the whitespace-separated words of line into words[0 .. max); their count, or max + 1
@@ -184,35 +226,47 @@ static int split(char *line, char **words, int max)
     return n;
 }
 
-/* parse_hex_code: a code of hex digits (optionally 0x) below limit: 0, or FP8KV_ERR. */
-static int parse_hex_code(const char *text, unsigned limit, const char *what, uint8_t *code)
+/* parse_hex: a code of at most `digits` hex digits (optionally 0x) below limit: 0, or FP8KV_ERR
+ * naming `what`. */
+static int parse_hex(const char *text, int digits, unsigned limit, const char *what,
+                     unsigned *value)
 {
     const char *d = text;
     if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
         d += 2;
     const size_t n = strlen(d);
-    int ok = n >= 1 && n <= 2;
+    int ok = n >= 1 && n <= (size_t)digits;
     for (size_t i = 0; ok && i < n; i++)
         ok = isxdigit((unsigned char)d[i]) != 0;
     if (!ok)
-        return fp8kv_fail("%s '%s' is not a code: give hex digits (e.g. 7f)", what, text);
-    const unsigned v = (unsigned)strtoul(d, NULL, 16);
-    if (v >= limit)
-        return fp8kv_fail("%s 0x%x is out of range (codes 0..0x%x)", what, v, limit - 1);
+        return fp8kv_fail("%s '%s' is not a code: give %s hex digits (e.g. %s)", what, text,
+                          digits == 2 ? "1 or 2" : "1 to 4", digits == 2 ? "7f" : "3c00");
+    *value = (unsigned)strtoul(d, NULL, 16);
+    if (*value >= limit)
+        return fp8kv_fail("%s 0x%x is out of range (codes 0..0x%x)", what, *value, limit - 1);
+    return FP8KV_OK;
+}
+
+/* parse_hex_code: a one-byte code below limit (parse_hex). */
+static int parse_hex_code(const char *text, unsigned limit, const char *what, uint8_t *code)
+{
+    unsigned v;
+    if (parse_hex(text, 2, limit, what, &v) != 0)
+        return FP8KV_ERR;
     *code = (uint8_t)v;
     return FP8KV_OK;
 }
 
-/* The block of one line (words) in f32 bits, or FP8KV_ERR naming the problem; no NaN when
- * fixed_scale (an element cast of NaN has no code). */
-static int parse_block(const struct fp8kv_block_format *f, int fixed_scale, char *line, uint32_t *x)
+/* The block of one line (words, block_size of them, format `name`) in f32 bits, or FP8KV_ERR
+ * naming the problem; no NaN when fixed_scale (an element cast of NaN has no code). */
+static int parse_block(const char *name, int block_size, int fixed_scale, char *line, uint32_t *x)
 {
     char *words[FP8KV_BLOCK_MAX];
-    const int n = split(line, words, f->block_size);
-    if (n != f->block_size)
+    const int n = split(line, words, block_size);
+    if (n != block_size)
         return fp8kv_fail("%s%d values, %s takes exactly %d per line",
-                          n > f->block_size ? "more than " : "",
-                          n > f->block_size ? f->block_size : n, f->name, f->block_size);
+                          n > block_size ? "more than " : "", n > block_size ? block_size : n, name,
+                          block_size);
     for (int i = 0; i < n; i++) {
         if (fp8kv_cli_parse_value(FP8KV_DTYPE_F32, words[i], &x[i]) != 0)
             return fp8kv_fail("value %d: %s", i + 1, fp8kv_last_error());
@@ -224,24 +278,37 @@ static int parse_block(const struct fp8kv_block_format *f, int fixed_scale, char
     return FP8KV_OK;
 }
 
-/* The codes of one line (scale then elements), or FP8KV_ERR naming the problem. */
-static int parse_codes(const struct fp8kv_block_format *f, char *line, uint8_t *scale,
-                       uint8_t *elements)
+/* The codes of one line (scale then elements) of the job's format: a one-byte scale code (MX,
+ * NVFP4) or an f16 scale's 4 hex digits (integer formats) into *scale; or FP8KV_ERR naming the
+ * problem. */
+static int parse_codes(const struct block_job *job, char *line, uint16_t *scale, uint8_t *elements)
 {
+    const struct fp8kv_block_format *f = job->format;
+    const char *name = f ? f->name : job->intq->name;
+    const int size = f ? f->block_size : job->intq->block_size;
     char *words[1 + FP8KV_BLOCK_MAX];
-    const int want = 1 + f->block_size, n = split(line, words, want);
+    const int want = 1 + size, n = split(line, words, want);
     if (n != want)
         return fp8kv_fail("%s%d codes, %s takes exactly %d per line (the scale and %d elements)",
-                          n > want ? "more than " : "", n > want ? want : n, f->name, want,
-                          f->block_size);
-    if (parse_hex_code(words[0], (unsigned)fp8kv_block_scale_code_count(f), "the scale", scale) !=
-        0)
-        return FP8KV_ERR;
-    for (int i = 0; i < f->block_size; i++) {
+                          n > want ? "more than " : "", n > want ? want : n, name, want, size);
+    if (f) {
+        uint8_t code;
+        if (parse_hex_code(words[0], (unsigned)fp8kv_block_scale_code_count(f), "the scale",
+                           &code) != 0)
+            return FP8KV_ERR;
+        *scale = code;
+    } else {
+        unsigned bits;
+        if (parse_hex(words[0], 4, 0x10000u, "the f16 scale", &bits) != 0)
+            return FP8KV_ERR;
+        *scale = (uint16_t)bits;
+    }
+    const unsigned limit = f ? (unsigned)fp8kv_element_code_count(f->element)
+                             : (job->intq->code_min < 0 ? 256u : (unsigned)job->intq->code_max + 1);
+    for (int i = 0; i < size; i++) {
         char what[32];
         snprintf(what, sizeof what, "element %d", i + 1);
-        if (parse_hex_code(words[1 + i], (unsigned)fp8kv_element_code_count(f->element), what,
-                           &elements[i]) != 0)
+        if (parse_hex_code(words[1 + i], limit, what, &elements[i]) != 0)
             return FP8KV_ERR;
     }
     return FP8KV_OK;
@@ -270,10 +337,38 @@ static void print_f32(uint32_t bits)
     fputs(buf, stdout);
 }
 
+/* encode_line: the scale and element codes of block x under job; 0, or FP8KV_ERR naming the
+ * problem (an integer block holding a NaN or an Inf). */
+static int encode_line(const struct block_job *job, const uint32_t *x, uint16_t *scale, uint8_t *e)
+{
+    const struct fp8kv_block_format *f = job->format;
+    if (!f)
+        return fp8kv_oracle_intq_encode(job->intq, x, scale, e);
+    uint8_t code = job->scale_code;
+    if (job->fixed_scale)
+        for (int i = 0; i < f->block_size; i++)
+            e[i] = fp8kv_oracle_block_element(f, &job->params, code, x[i]);
+    else
+        fp8kv_oracle_block_encode(f, &job->params, x, &code, e);
+    *scale = code;
+    return FP8KV_OK;
+}
+
+/* decode_value: the f32 bits element e of a block with this scale decodes to under job */
+static uint32_t decode_value(const struct block_job *job, uint16_t scale, uint8_t e)
+{
+    int ok;
+    if (!job->format)
+        return fp8kv_oracle_intq_decode_one(job->intq, scale, e, &ok); /* (e checked) */
+    return fp8kv_oracle_block_decode_one(job->format, job->params.global_scale_bits, (uint8_t)scale,
+                                         e);
+}
+
 /* run_lines: each input line of job through one (encode: 1, decode: 0); an exit code. */
 static int run_lines(const char *cmd, struct block_job *job, int encode)
 {
-    const struct fp8kv_block_format *f = job->format;
+    const char *name = job->format ? job->format->name : job->intq->name;
+    const int size = job->format ? job->format->block_size : job->intq->block_size;
     struct fp8kv_cli_inputs in;
     fp8kv_cli_inputs_open(&in, 0, NULL, 0);
     fp8kv_cli_inputs_from(&in, job->input, job->input_name);
@@ -281,29 +376,23 @@ static int run_lines(const char *cmd, struct block_job *job, int encode)
     char *line;
     while ((line = (char *)fp8kv_cli_inputs_next(&in))) {
         uint32_t x[FP8KV_BLOCK_MAX];
-        uint8_t scale, e[FP8KV_BLOCK_MAX];
-        if (in.invalid || (encode ? parse_block(f, job->fixed_scale, line, x)
-                                  : parse_codes(f, line, &scale, e))) {
+        uint16_t scale;
+        uint8_t e[FP8KV_BLOCK_MAX];
+        if (in.invalid || (encode ? parse_block(name, size, job->fixed_scale, line, x) ||
+                                        encode_line(job, x, &scale, e)
+                                  : parse_codes(job, line, &scale, e))) {
             fflush(stdout);
             fprintf(stderr, "fp8kv %s: %s: %s\n", cmd, in.where, fp8kv_last_error());
             rc = FP8KV_EXIT_USAGE;
             break;
         }
-        if (encode && job->fixed_scale) {
-            scale = job->scale_code;
-            for (int i = 0; i < f->block_size; i++)
-                e[i] = fp8kv_oracle_block_element(f, &job->params, scale, x[i]);
-        } else if (encode) {
-            fp8kv_oracle_block_encode(f, &job->params, x, &scale, e);
-        }
         if (encode) {
-            printf("%x", scale);
-            for (int i = 0; i < f->block_size; i++)
+            printf(job->format ? "%x" : "%04x", scale);
+            for (int i = 0; i < size; i++)
                 printf(" %x", e[i]);
         } else {
-            for (int i = 0; i < f->block_size; i++) {
-                const uint32_t y =
-                    fp8kv_oracle_block_decode_one(f, job->params.global_scale_bits, scale, e[i]);
+            for (int i = 0; i < size; i++) {
+                const uint32_t y = decode_value(job, scale, e[i]);
                 if (i)
                     putchar(' ');
                 if (job->hex)
