@@ -7,6 +7,7 @@
 #include "fp8kv/block.h"
 #include "fp8kv/checks.h"
 #include "fp8kv/choices.h"
+#include "fp8kv/intq.h"
 #include "fp8kv/kv_attention.h"
 
 /* ---- the tables of descriptors: entry i, NULL past the last ---------------------------------- */
@@ -22,6 +23,11 @@ static const char *profile_entry(int i)
 static const char *block_format_entry(int i)
 {
     return i < FP8KV_BLOCK_FORMAT_COUNT ? fp8kv_block_formats[i].name : NULL;
+}
+
+static const char *intq_format_entry(int i)
+{
+    return i < FP8KV_INTQ_FORMAT_COUNT ? fp8kv_intq_formats[i].name : NULL;
 }
 
 /* ---- the choices that keep some of their table's entries ------------------------------------- */
@@ -158,6 +164,7 @@ static const struct fp8kv_choice choices[] = {
      NULL, NULL},
     {"class", fp8kv_class_names, FP8KV_CLASS_COUNT, NULL, NULL, NULL, NULL},
     {"block_format", NULL, 0, block_format_entry, NULL, NULL, NULL},
+    {"intq_format", NULL, 0, intq_format_entry, NULL, NULL, NULL},
     {"block_rule", fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT, NULL, NULL, NULL, NULL},
     {"mx_rule", fp8kv_block_rule_names, FP8KV_BLOCK_RULE_COUNT, NULL, mx_rule, default_mx_rule,
      NULL},

@@ -13,6 +13,7 @@
 #include "fp8kv/checks.h"
 #include "fp8kv/choices.h"
 #include "fp8kv/diag.h"
+#include "fp8kv/intq.h"
 #include "fp8kv/kv_cache.h"
 #include "fp8kv/kv_judge.h"
 #include "fp8kv/spec.h"
@@ -178,7 +179,7 @@ Test(names, every_choice_resolves)
         for (int k = 0; k < count; k++)
             cr_assert_str_neq(fp8kv_choice_name(fp8kv_choice_at(k)), what);
     }
-    cr_assert_eq(count, 21, "a choice added or gone: say so in DESIGN §1.5 and here");
+    cr_assert_eq(count, 22, "a choice added or gone: say so in DESIGN §1.5 and here");
     cr_assert_null(fp8kv_choice_at(-1));
     cr_assert_null(fp8kv_choice_named("nope"));
     cr_assert_null(fp8kv_choice_named("formats"), "choices are named in the singular");
@@ -205,6 +206,10 @@ Test(names, choices_are_the_tables)
     assert_choice("format", formats, FP8KV_FORMAT_COUNT);
     assert_choice("profile", profiles, fp8kv_profile_count);
     assert_choice("block_format", blocks, FP8KV_BLOCK_FORMAT_COUNT);
+    const char *intq[FP8KV_INTQ_FORMAT_COUNT];
+    for (int i = 0; i < FP8KV_INTQ_FORMAT_COUNT; i++)
+        intq[i] = fp8kv_intq_formats[i].name;
+    assert_choice("intq_format", intq, FP8KV_INTQ_FORMAT_COUNT);
     assert_choice("overflow", fp8kv_overflow_names, FP8KV_OVERFLOW_COUNT);
     assert_choice("inf", fp8kv_inf_names, FP8KV_INF_COUNT);
     assert_choice("model", fp8kv_model_names, FP8KV_MODEL_COUNT);
@@ -312,11 +317,14 @@ Test(names, every_help_filled)
 
 Test(names, help_lists_are_the_tables)
 {
-    const char *formats[FP8KV_FORMAT_COUNT], *blocks[FP8KV_BLOCK_FORMAT_COUNT];
+    const char *formats[FP8KV_FORMAT_COUNT], *blocks[FP8KV_BLOCK_FORMAT_COUNT],
+        *intq[FP8KV_INTQ_FORMAT_COUNT];
     for (int i = 0; i < FP8KV_FORMAT_COUNT; i++)
         formats[i] = fp8kv_formats[i].name;
     for (int i = 0; i < FP8KV_BLOCK_FORMAT_COUNT; i++)
         blocks[i] = fp8kv_block_formats[i].name;
+    for (int i = 0; i < FP8KV_INTQ_FORMAT_COUNT; i++)
+        intq[i] = fp8kv_intq_formats[i].name;
     const char *kernel[FP8KV_MODEL_COUNT];
     const int nk = fp8kv_kernel_models(kernel);
 
@@ -358,8 +366,12 @@ Test(names, help_lists_are_the_tables)
     cr_assert(strstr(h, "--format F       e4m3fn (default), e4m3fnuz, e5m2 or e5m2fnuz "), "%s", h);
     cr_assert(strstr(h, "--overflow O     satfinite (default), nan or inf (inf: e5m2)\n"), "%s", h);
 
+    for (int decode = 0; decode <= 1; decode++) {
+        h = help_of(decode ? "decode-block" : "encode-block");
+        assert_lists(h, "--format F         ", blocks, FP8KV_BLOCK_FORMAT_COUNT, "|", NULL, "|");
+        assert_lists(h, "|", intq, FP8KV_INTQ_FORMAT_COUNT, "|", NULL, "\n");
+    }
     h = help_of("encode-block");
-    assert_lists(h, "--format F         ", blocks, FP8KV_BLOCK_FORMAT_COUNT, "|", NULL, "\n");
     cr_assert(strstr(h, "MX: floor (default), rceil, even") &&
                   strstr(h, "nvfp4: rne (default), ceil, 4over6\n"),
               "%s", h);

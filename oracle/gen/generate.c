@@ -12,6 +12,7 @@
 #include "fp8kv/gen.h"
 #include "fp8kv/oracle.h"
 #include "blocks.h"
+#include "intq.h"
 #include "kv_cases.h"
 #include "fp8kv/fileio.h"
 #include "manifest.h"
@@ -246,6 +247,8 @@ int fp8kv_generate(const char *dir, FILE *log)
     }
     if (rc == 0)
         rc = fp8kv_gen_blocks(&m, log);
+    if (rc == 0)
+        rc = fp8kv_gen_intq(&m, log);
     if (rc == 0)
         rc = fp8kv_manifest_finish(&m, FP8KV_VERSION);
     if (rc == 0 && log)
