@@ -1,4 +1,5 @@
-/* intq.c — the tables of fp8kv/intq.h: llama.cpp's q8_0 and q4_0, and the rounding names. */
+/* intq.c — the tables of fp8kv/intq.h: llama.cpp's q8_0 and q4_0 (and q4_0 with its product and
+ * sum fused), and the rounding names. */
 #include "fp8kv/intq.h"
 
 #include <string.h>
@@ -16,18 +17,23 @@ const struct fp8kv_intq_format fp8kv_intq_formats[FP8KV_INTQ_FORMAT_COUNT] = {
                     .code_min = -128,
                     .code_max = 127,
                     .zero = 0},
-    [FP8KV_Q4_0] = {.id = FP8KV_Q4_0,
-                    .name = "q4_0",
-                    .preset = "llamacpp_q4_0",
-                    .block_size = 32,
-                    .bits = 4,
-                    .source = FP8KV_INTQ_VMAX,
-                    .divisor = -8.0f,
-                    .offset = 8.5f,
-                    .rounding = FP8KV_INTQ_TRUNC,
-                    .code_min = 0,
-                    .code_max = 15,
-                    .zero = 8},
+#define Q4_0(fid, nm, pre, fuse)                                                                   \
+    [fid] = {.id = fid,                                                                            \
+             .name = nm,                                                                           \
+             .preset = pre,                                                                        \
+             .block_size = 32,                                                                     \
+             .bits = 4,                                                                            \
+             .source = FP8KV_INTQ_VMAX,                                                            \
+             .divisor = -8.0f,                                                                     \
+             .offset = 8.5f,                                                                       \
+             .fused = fuse,                                                                        \
+             .rounding = FP8KV_INTQ_TRUNC,                                                         \
+             .code_min = 0,                                                                        \
+             .code_max = 15,                                                                       \
+             .zero = 8}
+    Q4_0(FP8KV_Q4_0, "q4_0", "llamacpp_q4_0", 0),
+    Q4_0(FP8KV_Q4_0_FMA, "q4_0_fma", "llamacpp_q4_0_fma", 1),
+#undef Q4_0
 };
 
 const char *const fp8kv_intq_rounding_names[FP8KV_INTQ_ROUNDING_COUNT] = {"rne", "half_away",

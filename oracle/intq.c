@@ -74,8 +74,8 @@ int fp8kv_oracle_intq_encode(const struct fp8kv_intq_format *f, const uint32_t *
                               f->name, i, x[i]);
     struct fp8kv_exprange saved;
     fp8kv_exprange_widen(&saved);
-    mpfr_t m, d, id, v;
-    mpfr_inits2(fp8kv_binfmt_f32.prec, m, d, id, v, (mpfr_ptr)0);
+    mpfr_t m, d, id, v, offset;
+    mpfr_inits2(fp8kv_binfmt_f32.prec, m, d, id, v, offset, (mpfr_ptr)0);
     scale_source(f, x, m);
     fp8kv_fit_binfmt(d, mpfr_div_d(d, m, (double)f->divisor, MPFR_RNDN), &fp8kv_binfmt_f32);
     if (mpfr_zero_p(d))
@@ -84,13 +84,19 @@ int fp8kv_oracle_intq_encode(const struct fp8kv_intq_format *f, const uint32_t *
         fp8kv_fit_binfmt(id, mpfr_ui_div(id, 1, d, MPFR_RNDN), &fp8kv_binfmt_f32);
     for (int i = 0; i < f->block_size; i++) {
         set_f32(v, x[i]);
-        fp8kv_fit_binfmt(v, mpfr_mul(v, v, id, MPFR_RNDN), &fp8kv_binfmt_f32);
-        if (f->offset != 0.0f)
-            fp8kv_fit_binfmt(v, mpfr_add_d(v, v, (double)f->offset, MPFR_RNDN), &fp8kv_binfmt_f32);
+        if (f->fused) {
+            mpfr_set_flt(offset, f->offset, MPFR_RNDN);
+            fp8kv_fit_binfmt(v, mpfr_fma(v, v, id, offset, MPFR_RNDN), &fp8kv_binfmt_f32);
+        } else {
+            fp8kv_fit_binfmt(v, mpfr_mul(v, v, id, MPFR_RNDN), &fp8kv_binfmt_f32);
+            if (f->offset != 0.0f)
+                fp8kv_fit_binfmt(v, mpfr_add_d(v, v, (double)f->offset, MPFR_RNDN),
+                                 &fp8kv_binfmt_f32);
+        }
         codes[i] = fp8kv_intq_code_byte(f, (int)integer_of(f, v));
     }
     *scale = (uint16_t)fp8kv_oracle_round_dtype(FP8KV_DTYPE_F16, d);
-    mpfr_clears(m, d, id, v, (mpfr_ptr)0);
+    mpfr_clears(m, d, id, v, offset, (mpfr_ptr)0);
     fp8kv_exprange_restore(&saved);
     return FP8KV_OK;
 }

@@ -59,8 +59,8 @@ static void independent_encode(const struct fp8kv_intq_format *f, const float *x
     const float d = (f->source == FP8KV_INTQ_AMAX ? amax : vmax) / f->divisor;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     for (int i = 0; i < f->block_size; i++) {
-        float w = x[i] * id;
-        if (f->offset != 0.0f)
+        float w = f->fused ? fmaf(x[i], id, f->offset) : x[i] * id;
+        if (f->offset != 0.0f && !f->fused)
             w = w + f->offset;
         const int q = independent_integer(f, w);
         codes[i] = f->code_min < 0 ? (uint8_t)(q & 0xFF) : (uint8_t)q;
@@ -140,29 +140,38 @@ Test(intq, seeded_blocks_of_every_magnitude_match_the_independent_steps)
 }
 
 /* blocks whose w falls on every half-integer (the ties) and every integer (the boundaries of
- * trunc) of the element range, at scales 2^e: x = (k / 2) * 2^e / id exactly */
+ * trunc) of the element range, or just beside them: the scale source divisor * u first, then
+ * every multiple k / 2 of u (id = RN32(1 / u) exact for u = 2^e, not for the others) */
+static const float tie_units[] = {0x1p-140f, 0x1p-126f, 0x1p-60f, 0.5f,  1.0f,  128.0f,
+                                  0x1p60f,   0x1p100f,  3.0f,     5.0f,  7.0f,  10.0f,
+                                  0.1f,      3e-3f,     1e-30f,   1e30f, 11.0f, 13.0f};
+#define TIE_UNITS (sizeof tie_units / sizeof tie_units[0])
+
+/* tie_block: block number b of unit u for f into x; 0 past the last block of u */
+static int tie_block(const struct fp8kv_intq_format *f, size_t u, int b, float *x)
+{
+    const int halves = (int)(2.0f * fabsf(f->divisor)), k0 = -halves + b * (f->block_size - 1);
+    if (k0 > halves)
+        return 0;
+    x[0] = f->divisor * tie_units[u];
+    for (int i = 1; i < f->block_size; i++) {
+        const int k = k0 + i - 1;
+        x[i] = k > halves ? 0.0f : (float)k * 0.5f * tie_units[u];
+    }
+    return 1;
+}
+
 Test(intq, every_tie_and_integer_boundary_matches)
 {
-    static const int exps[] = {-140, -126, -60, -1, 0, 7, 60, 100};
     for (int fi = 0; fi < FP8KV_INTQ_FORMAT_COUNT; fi++) {
         const struct fp8kv_intq_format *f = &fp8kv_intq_formats[fi];
         int wrong = 0, blocks = 0;
-        for (size_t ei = 0; ei < sizeof exps / sizeof exps[0]; ei++) {
-            /* the scale source divisor * 2^e (first, and largest in magnitude) makes
-             * d = 2^e and id = 2^-e exactly (where 2^-e is an f32), so w = k / 2 + offset */
-            const float step = ldexpf(0.5f, exps[ei]);
-            const int halves = (int)(2.0f * fabsf(f->divisor));
-            for (int k0 = -halves; k0 <= halves; k0 += f->block_size - 1) {
-                float x[MAX_BLOCK];
-                x[0] = ldexpf(f->divisor, exps[ei]);
-                for (int i = 1; i < f->block_size; i++) {
-                    const int k = k0 + i - 1;
-                    x[i] = k > halves || k < -halves ? 0.0f : (float)k * step;
-                }
+        float x[MAX_BLOCK];
+        for (size_t u = 0; u < TIE_UNITS; u++)
+            for (int b = 0; tie_block(f, u, b, x); b++) {
                 wrong += !expect_same_block(f, x);
                 blocks++;
             }
-        }
         cr_expect_eq(wrong, 0, "%s: %d of %d blocks differ", f->name, wrong, blocks);
     }
 }
@@ -208,6 +217,31 @@ Test(intq, the_first_of_tied_magnitudes_sets_q4_0s_sign)
     x[9] = bits_of(2.0f);
     cr_assert_eq(fp8kv_oracle_intq_encode(f, x, &scale, codes), 0);
     cr_expect_eq(scale, 0x3400);
+}
+
+/* the fused variant is not vacuous: beside trunc's boundaries it writes other codes than q4_0 */
+Test(intq, fusing_the_product_and_the_sum_changes_q4_0s_codes)
+{
+    const struct fp8kv_intq_format *plain = fp8kv_intq_format_by_name("q4_0"),
+                                   *fused = fp8kv_intq_format_by_name("llamacpp_q4_0_fma");
+    cr_assert(plain && fused && fused->fused && !plain->fused);
+    int differ = 0, blocks = 0;
+    float x[MAX_BLOCK];
+    for (size_t u = 0; u < TIE_UNITS; u++)
+        for (int b = 0; tie_block(plain, u, b, x); b++, blocks++) {
+            uint32_t bits[MAX_BLOCK];
+            for (int i = 0; i < MAX_BLOCK; i++)
+                bits[i] = bits_of(x[i]);
+            uint16_t s1, s2;
+            uint8_t c1[MAX_BLOCK], c2[MAX_BLOCK];
+            cr_assert_eq(fp8kv_oracle_intq_encode(plain, bits, &s1, c1), 0);
+            cr_assert_eq(fp8kv_oracle_intq_encode(fused, bits, &s2, c2), 0);
+            cr_assert_eq(s1, s2, "the scale does not depend on the fusing");
+            differ += memcmp(c1, c2, MAX_BLOCK) != 0;
+        }
+    cr_expect_gt(differ, 0, "q4_0 and q4_0_fma agree on all %d blocks beside the boundaries",
+                 blocks);
+    cr_log_info("q4_0 and q4_0_fma differ on %d of %d blocks", differ, blocks);
 }
 
 Test(intq, a_non_finite_input_has_no_code)
@@ -335,6 +369,20 @@ Test(intq_cli, encode_block_lines_are_the_oracles_and_decode_block_reads_them_ba
     cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
     /* line 2: d = -8 / -8 = 1; 0.49999997 + 8.5 rounds to 9 in f32: value 1 */
     cr_expect(strstr(out, "\n0xc1000000 0x3f800000 0x00000000 0x40e00000 "), "%s", out);
+}
+
+/* d = 3 (vmax -24), x = -22.5: x * RN32(1/3) is -7.5 - 2.2e-7, which rounds to -7.5; + 8.5 is
+ * 1 in two roundings (code 1) and 0.99999976 fused (code 0) */
+Test(intq_cli, q4_0_and_its_fused_variant_part_beside_a_boundary)
+{
+    char cmd[1024];
+    for (int fused = 0; fused <= 1; fused++) {
+        snprintf(cmd, sizeof cmd, "echo '-24 -22.5%s' | %s encode-block --format %s",
+                 " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", FP8KV_EXE,
+                 fused ? "llamacpp_q4_0_fma" : "q4_0");
+        cr_assert_eq(test_run(cmd, out, sizeof out), 0, "%s", out);
+        cr_expect(strncmp(out, fused ? "4200 0 0 8 " : "4200 0 1 8 ", 11) == 0, "%s", out);
+    }
 }
 
 Test(intq_cli, bad_input_is_named)

@@ -43,23 +43,26 @@ static uint32_t *new_case(struct cases *c)
     return row;
 }
 
-/* tie_blocks: the scale source divisor * 2^e first (d = 2^e, id = 2^-e), then every multiple
- * k / 2 of 2^e in the code range, so that w falls on every half-integer (the ties of roundf and
- * RNE) and every integer (the boundaries of trunc) */
+/* tie_blocks: the scale source divisor * u first (d = u), then every multiple k / 2 of u in the
+ * code range: for u = 2^e, id = 2^-e is exact and w falls on every half-integer (the ties of
+ * roundf and RNE) and every integer (the boundaries of trunc); for the other u, id = RN32(1 / u)
+ * is not, and w lands just beside them, on the side the roundings (and fusing them) decide */
 static int tie_blocks(const struct fp8kv_intq_format *f, struct cases *c)
 {
-    static const int exps[] = {-130, -126, -40, -1, 0, 5, 40, 110};
+    static const float units[] = {0x1p-130f, 0x1p-126f, 0x1p-40f, 0.5f, 1.0f, 32.0f,
+                                  0x1p40f,   0x1p110f,  3.0f,     5.0f, 7.0f, 10.0f,
+                                  0.1f,      3e-3f,     1e-30f,   1e30f};
     const int halves = (int)(2.0f * fabsf(f->divisor));
-    for (size_t ei = 0; ei < sizeof exps / sizeof exps[0]; ei++)
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
         for (int k0 = -halves; k0 <= halves; k0 += BLOCK - 1) {
             uint32_t *row = new_case(c);
             if (!row)
                 return fp8kv_fail("out of memory");
-            row[0] = bits_of(ldexpf(f->divisor, exps[ei]));
+            row[0] = bits_of(f->divisor * units[u]);
             for (int i = 1; i < BLOCK; i++) {
                 const int k = k0 + i - 1;
                 if (k <= halves)
-                    row[i] = bits_of(ldexpf((float)k, exps[ei] - 1));
+                    row[i] = bits_of((float)k * 0.5f * units[u]);
             }
         }
     return FP8KV_OK;

@@ -16,6 +16,9 @@
  *   q  = clamp(round(w), code_min, code_max)         q8_0: roundf (half away from zero);
  *                                                    q4_0: trunc, clamped to [0, 15]
  *   the stored scale is the f16 (RNE) of d: quantized with the f32 d, read with its f16.
+ * q4_0_fma is q4_0 with w = RN32(x * id + 8.5) in one rounding: the product and the sum fused
+ * (an FMA), as a compiler that contracts them writes it (nvcc does by default; so does gcc for
+ * a CPU with FMA outside ISO C mode), where the source says two roundings.
  * A NaN or an Inf in a block has no code (the engines' results there are undefined).
  * Decoding: y = RN32((q - zero) * f32(scale)), zero 0 (q8_0) or 8 (q4_0): exact for a finite
  * scale; an Inf scale gives +-Inf (NaN for q - zero = 0), a NaN scale NaN. */
@@ -28,7 +31,7 @@
 extern "C" {
 #endif
 
-enum fp8kv_intq_format_id { FP8KV_Q8_0, FP8KV_Q4_0, FP8KV_INTQ_FORMAT_COUNT };
+enum fp8kv_intq_format_id { FP8KV_Q8_0, FP8KV_Q4_0, FP8KV_Q4_0_FMA, FP8KV_INTQ_FORMAT_COUNT };
 
 /* How w becomes an integer. */
 enum fp8kv_intq_rounding {
@@ -47,13 +50,14 @@ enum fp8kv_intq_source {
 
 struct fp8kv_intq_format {
     enum fp8kv_intq_format_id id;
-    const char *name;   /* "q8_0", "q4_0" */
-    const char *preset; /* the engine preset it is: "llamacpp_q8_0", "llamacpp_q4_0" */
+    const char *name;   /* "q8_0", "q4_0", "q4_0_fma" */
+    const char *preset; /* the engine preset it is: "llamacpp_q8_0", "llamacpp_q4_0", ... */
     int block_size;     /* 32 */
     int bits;           /* 8, 4 */
     enum fp8kv_intq_source source;
     float divisor; /* d = m / divisor: 127, -8 */
     float offset;  /* w = v + offset before the rounding: 0, 8.5 */
+    int fused;     /* 1: w = RN32(x * id + offset), one rounding (an FMA); 0: two */
     enum fp8kv_intq_rounding rounding;
     int code_min, code_max; /* the clamp of q: [-128, 127] (never reached by q8_0), [0, 15] */
     int zero;               /* decoding subtracts it: 0, 8 */
