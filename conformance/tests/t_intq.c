@@ -1,17 +1,19 @@
 /* t_intq.c — the integer block formats' oracle (fp8kv/intq_oracle.h) against an independent
  * formulation: the steps of fp8kv/intq.h in the machine's own f32 arithmetic (this tree compiles
- * with -ffp-contract=off, so every operation below is one RN32) and _Float16's RNE conversion,
- * written without MPFR. Encoding: seeded blocks of every magnitude (subnormal to near FLT_MAX),
- * blocks built on every tie and every integer boundary of each rounding, zero, constant, sign-
- * tied and tiny blocks (where the reciprocal overflows); decoding: every code of each format
- * under every f16 scale. Then `fp8kv encode-block` / `decode-block` on these formats: their
- * lines are the oracle's, and bad input is named (exit 2). */
+ * with -ffp-contract=off, so every operation below is one RN32; fmaf where the format fuses)
+ * and the subjects' own f16 conversions (fp8kv/codec.h, integer arithmetic), without MPFR.
+ * Encoding: seeded blocks of every magnitude (subnormal to near FLT_MAX), blocks built on every tie
+ * and every integer boundary of each rounding, zero, constant, sign- tied and tiny blocks (where
+ * the reciprocal overflows); decoding: every code of each format under every f16 scale. Then `fp8kv
+ * encode-block` / `decode-block` on these formats: their lines are the oracle's, and bad input is
+ * named (exit 2). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/intq_oracle.h"
 #include "fp8kv/npy.h"
@@ -65,16 +67,13 @@ static void independent_encode(const struct fp8kv_intq_format *f, const float *x
         const int q = independent_integer(f, w);
         codes[i] = f->code_min < 0 ? (uint8_t)(q & 0xFF) : (uint8_t)q;
     }
-    const _Float16 h = (_Float16)d;
-    memcpy(scale, &h, sizeof *scale);
+    *scale = fp8kv_f32_to_f16_rne(d);
 }
 
 static float independent_decode(const struct fp8kv_intq_format *f, uint16_t scale, uint8_t code)
 {
-    _Float16 h;
-    memcpy(&h, &scale, sizeof h);
     const int q = f->code_min < 0 ? (int)(int8_t)code : (int)code;
-    return (float)(q - f->zero) * (float)h;
+    return (float)(q - f->zero) * fp8kv_f16_to_f32(scale);
 }
 
 /* ---- encoding ---- */
