@@ -254,13 +254,8 @@ static int add(int rc, struct fp8kv_manifest *m, const struct fp8kv_block_format
                const char *name, const char *description, enum fp8kv_npy_dtype dtype, size_t rows,
                size_t cols, const void *data)
 {
-    if (rc != 0)
-        return rc;
-    char path[256];
-    snprintf(path, sizeof path, "blocks/%s/%s", f->name, name);
-    const size_t shape[2] = {rows, cols};
-    return fp8kv_manifest_add_npy(m, NULL, "blocks", path, description, dtype, cols ? 2 : 1, shape,
-                                  data);
+    return fp8kv_manifest_add_table(rc, m, "blocks", f->name, name, description, dtype, rows, cols,
+                                    data);
 }
 
 /* decode_table: every scale code x every element code at G. */

@@ -131,13 +131,8 @@ static int add(int rc, struct fp8kv_manifest *m, const struct fp8kv_intq_format 
                const char *name, const char *description, enum fp8kv_npy_dtype dtype, size_t rows,
                size_t cols, const void *data)
 {
-    if (rc != 0)
-        return rc;
-    char path[256];
-    snprintf(path, sizeof path, "intq/%s/%s", f->name, name);
-    const size_t shape[2] = {rows, cols};
-    return fp8kv_manifest_add_npy(m, NULL, "intq", path, description, dtype, cols ? 2 : 1, shape,
-                                  data);
+    return fp8kv_manifest_add_table(rc, m, "intq", f->name, name, description, dtype, rows, cols,
+                                    data);
 }
 
 /* The f16 scales of the decode table: both signs, every exponent field (subnormals, Inf and

@@ -83,6 +83,19 @@ int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const 
     return FP8KV_OK;
 }
 
+int fp8kv_manifest_add_table(int rc, struct fp8kv_manifest *m, const char *set, const char *group,
+                             const char *name, const char *description, enum fp8kv_npy_dtype dtype,
+                             size_t rows, size_t cols, const void *data)
+{
+    if (rc != 0)
+        return rc;
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s/%s", set, group, name);
+    const size_t shape[2] = {rows, cols};
+    return fp8kv_manifest_add_npy(m, NULL, set, path, description, dtype, cols ? 2 : 1, shape,
+                                  data);
+}
+
 int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set,
                             const char *path, const char *description, const char *text, size_t len)
 {

@@ -28,6 +28,13 @@ int fp8kv_manifest_add_npy(struct fp8kv_manifest *m, const char *profile, const 
                            const char *path, const char *description, enum fp8kv_npy_dtype dtype,
                            int ndim, const size_t *shape, const void *data);
 
+/* fp8kv_manifest_add_table: unless rc is already an error (then rc), writes set/group/name as a
+ * .npy of rows (cols 0: one dimension) or rows x cols elements and records it in set, profile
+ * NULL. 0 or FP8KV_ERR. */
+int fp8kv_manifest_add_table(int rc, struct fp8kv_manifest *m, const char *set, const char *group,
+                             const char *name, const char *description, enum fp8kv_npy_dtype dtype,
+                             size_t rows, size_t cols, const void *data);
+
 /* fp8kv_manifest_add_text: writes dir/path (atomically) with len bytes of text and records it. */
 int fp8kv_manifest_add_text(struct fp8kv_manifest *m, const char *profile, const char *set,
                             const char *path, const char *description, const char *text,
