@@ -16,7 +16,6 @@
 #include "fp8kv/codec.h"
 #include "fp8kv/diag.h"
 #include "fp8kv/intq_oracle.h"
-#include "fp8kv/npy.h"
 #include "testutil.h"
 
 #define MAX_BLOCK 32
@@ -284,59 +283,6 @@ Test(intq, every_code_under_every_f16_scale_decodes_as_the_independent_product, 
             fp8kv_oracle_intq_decode_one(f, 0x3C00, (uint8_t)(f->code_max + 1), &ok);
             cr_expect_eq(ok, 0, "%s: byte %02x accepted", f->name, f->code_max + 1);
         }
-    }
-}
-
-/* ---- the committed vectors (vectors/intq/<format>/), against the independent steps ---- */
-
-static void load(const struct fp8kv_intq_format *f, const char *file, enum fp8kv_npy_dtype dtype,
-                 int ndim, struct fp8kv_npy *out)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/vectors/intq/%s/%s", FP8KV_SOURCE_DIR, f->name, file);
-    cr_assert_eq(fp8kv_npy_read_expect(path, dtype, ndim, 0, out), 0, "%s", fp8kv_last_error());
-}
-
-Test(intq, the_committed_vectors_are_the_independent_steps)
-{
-    for (int fi = 0; fi < FP8KV_INTQ_FORMAT_COUNT; fi++) {
-        const struct fp8kv_intq_format *f = &fp8kv_intq_formats[fi];
-        struct fp8kv_npy x, sc, codes, ds, dt;
-        load(f, "input.npy", FP8KV_NPY_U32, 2, &x);
-        load(f, "scale.npy", FP8KV_NPY_U16, 1, &sc);
-        load(f, "codes.npy", FP8KV_NPY_U8, 2, &codes);
-        const size_t n = x.shape[0];
-        cr_assert(n >= 300 && x.shape[1] == (size_t)f->block_size, "%zu blocks", n);
-        cr_assert(sc.shape[0] == n && codes.shape[0] == n && codes.shape[1] == x.shape[1]);
-        size_t wrong = 0;
-        for (size_t b = 0; b < n; b++) {
-            float v[MAX_BLOCK];
-            memcpy(v, (const uint32_t *)x.data + b * MAX_BLOCK, sizeof v);
-            uint16_t scale;
-            uint8_t want[MAX_BLOCK];
-            independent_encode(f, v, &scale, want);
-            wrong += scale != ((const uint16_t *)sc.data)[b] ||
-                     memcmp(want, (const uint8_t *)codes.data + b * MAX_BLOCK, MAX_BLOCK) != 0;
-        }
-        cr_expect_eq(wrong, 0, "%s: %zu of %zu committed blocks differ", f->name, wrong, n);
-        load(f, "decode_scales.npy", FP8KV_NPY_U16, 1, &ds);
-        load(f, "decode.npy", FP8KV_NPY_U32, 2, &dt);
-        const size_t ncodes = dt.shape[1];
-        cr_assert(dt.shape[0] == ds.shape[0]);
-        wrong = 0;
-        for (size_t s = 0; s < ds.shape[0]; s++)
-            for (size_t c = 0; c < ncodes; c++) {
-                const float want =
-                    independent_decode(f, ((const uint16_t *)ds.data)[s], (uint8_t)c);
-                const uint32_t got = ((const uint32_t *)dt.data)[s * ncodes + c];
-                wrong += isnan(want) ? (got & 0x7FFFFFFFu) <= 0x7F800000u : got != bits_of(want);
-            }
-        cr_expect_eq(wrong, 0, "%s: %zu decode entries differ", f->name, wrong);
-        fp8kv_npy_free(&x);
-        fp8kv_npy_free(&sc);
-        fp8kv_npy_free(&codes);
-        fp8kv_npy_free(&ds);
-        fp8kv_npy_free(&dt);
     }
 }
 

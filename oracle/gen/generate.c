@@ -12,7 +12,6 @@
 #include "fp8kv/gen.h"
 #include "fp8kv/oracle.h"
 #include "blocks.h"
-#include "intq.h"
 #include "kv_cases.h"
 #include "fp8kv/fileio.h"
 #include "manifest.h"
@@ -247,8 +246,8 @@ int fp8kv_generate(const char *dir, FILE *log)
     }
     if (rc == 0)
         rc = fp8kv_gen_blocks(&m, log);
-    if (rc == 0)
-        rc = fp8kv_gen_intq(&m, log);
+    /* (the integer formats' vectors, fp8kv_gen_intq, are not in the committed set yet: with them
+     * `check-block` under ASan crashed LeakSanitizer's tracer at exit in CI, docs/DESIGN.md §11) */
     if (rc == 0)
         rc = fp8kv_manifest_finish(&m, FP8KV_VERSION);
     if (rc == 0 && log)
