@@ -53,6 +53,11 @@ uint8_t fp8kv_intq_code_byte(const struct fp8kv_intq_format *f, int q)
     return f->code_min < 0 ? (uint8_t)(q & 0xFF) : (uint8_t)q;
 }
 
+int fp8kv_intq_code_count(const struct fp8kv_intq_format *f)
+{
+    return f->code_min < 0 ? 256 : f->code_max + 1;
+}
+
 int fp8kv_intq_code_value(const struct fp8kv_intq_format *f, uint8_t byte)
 {
     if (f->code_min < 0)

@@ -305,7 +305,7 @@ static int parse_codes(const struct block_job *job, char *line, uint16_t *scale,
         *scale = (uint16_t)bits;
     }
     const unsigned limit = f ? (unsigned)fp8kv_element_code_count(f->element)
-                             : (job->intq->code_min < 0 ? 256u : (unsigned)job->intq->code_max + 1);
+                             : (unsigned)fp8kv_intq_code_count(job->intq);
     for (int i = 0; i < size; i++) {
         char what[32];
         snprintf(what, sizeof what, "element %d", i + 1);

@@ -262,7 +262,7 @@ Test(intq, every_code_under_every_f16_scale_decodes_as_the_independent_product, 
 {
     for (int fi = 0; fi < FP8KV_INTQ_FORMAT_COUNT; fi++) {
         const struct fp8kv_intq_format *f = &fp8kv_intq_formats[fi];
-        const int codes = f->code_min < 0 ? 256 : f->code_max + 1;
+        const int codes = fp8kv_intq_code_count(f);
         long wrong = 0;
         for (uint32_t s = 0; s < 0x10000u; s += fi == FP8KV_Q8_0 ? 3u : 1u) /* q8_0: a third */
             for (int c = 0; c < codes; c++) {

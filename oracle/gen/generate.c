@@ -246,8 +246,7 @@ int fp8kv_generate(const char *dir, FILE *log)
     }
     if (rc == 0)
         rc = fp8kv_gen_blocks(&m, log);
-    /* (the integer formats' vectors, fp8kv_gen_intq, are not in the committed set yet: with them
-     * `check-block` under ASan crashed LeakSanitizer's tracer at exit in CI, docs/DESIGN.md §11) */
+    /* (the integer formats' vectors are not in the committed set yet: docs/DESIGN.md §11) */
     if (rc == 0)
         rc = fp8kv_manifest_finish(&m, FP8KV_VERSION);
     if (rc == 0 && log)

@@ -73,6 +73,10 @@ const struct fp8kv_intq_format *fp8kv_intq_format_by_name(const char *name);
  * nibble). */
 uint8_t fp8kv_intq_code_byte(const struct fp8kv_intq_format *f, int q);
 
+/* fp8kv_intq_code_count: how many stored bytes f has codes for, 0 .. count - 1 (q8_0: 256,
+ * q4_0: 16). */
+int fp8kv_intq_code_count(const struct fp8kv_intq_format *f);
+
 /* fp8kv_intq_code_value: the integer a stored byte of f holds (its inverse; a q4_0 byte
  * above 15 has none: -1000). */
 int fp8kv_intq_code_value(const struct fp8kv_intq_format *f, uint8_t byte);
